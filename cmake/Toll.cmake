@@ -1,0 +1,53 @@
+# Helper functions for the cross build: kernel objects and statically linked
+# musl user programs, for whichever architecture TOLL_ARCH names.
+
+if(TOLL_ARCH STREQUAL "i386")
+  set(TOLL_KERNEL_TRIPLE i386-unknown-none-elf)
+  set(TOLL_USER_TRIPLE i386-linux-musl)
+  set(TOLL_KERNEL_ARCH_FLAGS -march=i686 -mno-sse -mno-mmx -mno-80387)
+  set(TOLL_LLD_EMULATION elf_i386)
+  set(TOLL_MUSL_DIR /usr/lib/i386-linux-musl)
+  set(TOLL_MUSL_INCLUDE /usr/include/i386-linux-musl)
+  set(TOLL_BUILTINS ${TOLL_CLANG_RESOURCE_DIR}/lib/linux/libclang_rt.builtins-i386.a)
+  set(TOLL_USER_BUILTINS ${TOLL_BUILTINS})
+elseif(TOLL_ARCH STREQUAL "arm64")
+  set(TOLL_KERNEL_TRIPLE aarch64-unknown-none-elf)
+  set(TOLL_USER_TRIPLE aarch64-linux-musl)
+  set(TOLL_KERNEL_ARCH_FLAGS -mgeneral-regs-only)
+  set(TOLL_LLD_EMULATION aarch64elf)
+  set(TOLL_MUSL_DIR /usr/lib/aarch64-linux-musl)
+  set(TOLL_MUSL_INCLUDE /usr/include/aarch64-linux-musl)
+  # clang ships no aarch64 builtins on Debian; libgcc from the cross package
+  # provides the same helpers (long double arithmetic, among others).
+  set(TOLL_BUILTINS /usr/lib/gcc-cross/aarch64-linux-gnu/12/libgcc.a)
+  set(TOLL_USER_BUILTINS ${TOLL_BUILTINS})
+else()
+  message(FATAL_ERROR "TOLL_ARCH must be i386 or arm64 (got '${TOLL_ARCH}')")
+endif()
+
+set(TOLL_COMMON_FLAGS -ffreestanding -fno-exceptions -fno-rtti -fno-threadsafe-statics
+    -nostdlib -fno-pic -fno-stack-protector -fno-delete-null-pointer-checks
+    -fno-omit-frame-pointer -g -O2 -Wall -Wextra -Wno-unused-parameter)
+
+# toll_kernel_flags(<target>): compile <target> as freestanding kernel code.
+function(toll_kernel_flags target)
+  target_compile_options(${target} PRIVATE --target=${TOLL_KERNEL_TRIPLE}
+    ${TOLL_COMMON_FLAGS} ${TOLL_KERNEL_ARCH_FLAGS}
+    $<$<COMPILE_LANGUAGE:CXX>:-std=c++20 -nostdinc++>)
+  target_include_directories(${target} PRIVATE ${TOLL_SOURCE_ROOT})
+endfunction()
+
+# toll_user_program(<name> <sources...>): a static musl program for /bin.
+function(toll_user_program name)
+  add_executable(${name} ${ARGN})
+  target_compile_options(${name} PRIVATE --target=${TOLL_USER_TRIPLE} -static -nostdinc
+    -isystem ${TOLL_CLANG_RESOURCE_DIR}/include -isystem ${TOLL_MUSL_INCLUDE}
+    -fno-pic -fno-stack-protector -O2 -g -Wall -Wextra -Wno-unused-parameter
+    $<$<COMPILE_LANGUAGE:CXX>:-std=c++20 -fno-exceptions -fno-rtti -nostdinc++>)
+  target_include_directories(${name} PRIVATE ${TOLL_SOURCE_ROOT}/user/include)
+  target_link_options(${name} PRIVATE -m ${TOLL_LLD_EMULATION} -static --no-pie
+    ${TOLL_MUSL_DIR}/crt1.o ${TOLL_MUSL_DIR}/crti.o)
+  target_link_libraries(${name} PRIVATE ${TOLL_MUSL_DIR}/libc.a ${TOLL_USER_BUILTINS}
+    ${TOLL_MUSL_DIR}/crtn.o)
+  set_property(GLOBAL APPEND PROPERTY TOLL_USER_PROGRAMS ${name})
+endfunction()

@@ -1,0 +1,66 @@
+// The i386 side of the core's arch interface (kernel/kern/arch.h).
+#include "arch/i386/io.h"
+#include "arch/i386/uart.h"
+#include "kernel/kern/arch.h"
+
+namespace toll::arch {
+namespace {
+// QEMU's isa-debug-exit device (tools/run adds it at this port): writing v
+// makes QEMU exit with status (v << 1) | 1.
+constexpr uint16_t k_qemu_debug_exit = 0xF4;
+// Bochs ends the simulation when "Shutdown" is written to this port.
+constexpr uint16_t k_bochs_shutdown = 0x8900;
+// ACPI PM1a control of QEMU's PIIX4 (SLP_TYPa = 0, SLP_EN): a last resort.
+constexpr uint16_t k_piix4_pm1a_control = 0x604;
+} // namespace
+
+const char* name()
+{
+    return "i386";
+}
+
+void console_putc(char c)
+{
+    i386::uart_putc(c);
+}
+
+int console_getc()
+{
+    return i386::uart_getc();
+}
+
+void poweroff(bool success)
+{
+    asm volatile("cli");
+    i386::outb(k_qemu_debug_exit, success ? 0 : 1);
+    for (const char* p = "Shutdown"; *p; ++p)
+        i386::outb(k_bochs_shutdown, static_cast<uint8_t>(*p));
+    i386::outw(k_piix4_pm1a_control, 0x2000);
+    for (;;)
+        asm volatile("hlt");
+}
+
+uint64_t cycle_counter()
+{
+    return i386::rdtsc();
+}
+
+bool interrupts_disable()
+{
+    bool were = i386::read_eflags() & i386::k_eflags_if;
+    asm volatile("cli" ::: "memory");
+    return were;
+}
+
+void interrupts_restore(bool were_enabled)
+{
+    if (were_enabled)
+        asm volatile("sti" ::: "memory");
+}
+
+void wait_for_interrupt()
+{
+    asm volatile("sti; hlt" ::: "memory");
+}
+
+} // namespace toll::arch

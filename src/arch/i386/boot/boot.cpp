@@ -1,0 +1,96 @@
+// i386_boot(): turns what the loader (or Toll's boot sector) handed over into
+// the core's BootInfo, then calls kernel_main.
+#include "arch/i386/layout.h"
+#include "arch/i386/uart.h"
+#include "kernel/kern/boot.h"
+#include "lib/string.h"
+
+namespace toll::i386 {
+namespace {
+
+// Multiboot specification 0.6.96, 3.3: the boot information structure.
+struct MultibootInfo {
+    uint32_t flags;
+    uint32_t mem_lower, mem_upper;
+    uint32_t boot_device;
+    uint32_t cmdline;
+    uint32_t mods_count, mods_addr;
+    uint32_t syms[4];
+    uint32_t mmap_length, mmap_addr;
+};
+constexpr uint32_t k_mbi_mem = 1u << 0, k_mbi_cmdline = 1u << 2, k_mbi_mmap = 1u << 6;
+
+struct [[gnu::packed]] MultibootMmapEntry {
+    uint32_t size; // of the rest of the entry, not counting this field
+    uint64_t base;
+    uint64_t length;
+    uint32_t type;
+};
+
+// The loader's structures live in low physical memory, which the boot page
+// directory maps at KERNEL_BASE as well.
+template <typename T> T* phys_to_virt(uint32_t phys)
+{
+    return reinterpret_cast<T*>(phys + KERNEL_BASE);
+}
+
+constexpr size_t k_cmdline_size = 512;
+char g_cmdline[k_cmdline_size];
+BootInfo g_boot_info;
+
+void copy_cmdline(const char* source)
+{
+    size_t n = strnlen(source, k_cmdline_size - 1);
+    memcpy(g_cmdline, source, n);
+    g_cmdline[n] = '\0';
+}
+
+void from_multiboot(const MultibootInfo& mbi, BootInfo& info)
+{
+    info.loader = "a multiboot loader";
+    if (mbi.flags & k_mbi_cmdline) {
+        // Multiboot loaders (GRUB, QEMU -kernel) put the kernel's own path
+        // first; the parameters follow the first space.
+        const char* line = phys_to_virt<const char>(mbi.cmdline);
+        const char* space = strchr(line, ' ');
+        copy_cmdline(space ? space + 1 : "");
+    }
+    if (mbi.flags & k_mbi_mmap) {
+        info.source = MemMapSource::multiboot;
+        uint32_t at = mbi.mmap_addr, end = mbi.mmap_addr + mbi.mmap_length;
+        while (at < end) {
+            auto* e = phys_to_virt<const MultibootMmapEntry>(at);
+            uint32_t type = e->type;
+            if (type < 1 || type > 5)
+                type = static_cast<uint32_t>(MemType::reserved);
+            info.add_region(e->base, e->length, static_cast<MemType>(type));
+            at += e->size + sizeof e->size;
+        }
+    } else if (mbi.flags & k_mbi_mem) {
+        info.source = MemMapSource::multiboot;
+        info.add_region(0, uint64_t(mbi.mem_lower) * 1024, MemType::usable);
+        info.add_region(0x100000, uint64_t(mbi.mem_upper) * 1024, MemType::usable);
+    }
+}
+
+} // namespace
+} // namespace toll::i386
+
+/// Called by entry.S with paging on and the boot stack in use.
+extern "C" [[noreturn]] void i386_boot(uint32_t magic, uint32_t pointer)
+{
+    using namespace toll;
+    using namespace toll::i386;
+    uart_init();
+    BootInfo& info = g_boot_info;
+    if (magic == MULTIBOOT_LOADER_MAGIC) {
+        from_multiboot(*phys_to_virt<const MultibootInfo>(pointer), info);
+    } else if (magic == TOLL_BOOTSECT_MAGIC) {
+        info.loader = "the Toll boot sector";
+        copy_cmdline(phys_to_virt<const char>(pointer));
+    } else {
+        info.loader = "an unknown loader";
+    }
+    info.cmdline = g_cmdline;
+    kernel_main(info);
+}

@@ -1,0 +1,42 @@
+// Port I/O and the few privileged instructions the i386 port needs, as inline
+// functions so that the rest of the port reads as ordinary C++.
+#pragma once
+#include <stdint.h>
+
+namespace toll::i386 {
+
+inline void outb(uint16_t port, uint8_t value)
+{
+    asm volatile("outb %0, %1" : : "a"(value), "Nd"(port));
+}
+
+inline void outw(uint16_t port, uint16_t value)
+{
+    asm volatile("outw %0, %1" : : "a"(value), "Nd"(port));
+}
+
+inline uint8_t inb(uint16_t port)
+{
+    uint8_t value;
+    asm volatile("inb %1, %0" : "=a"(value) : "Nd"(port));
+    return value;
+}
+
+inline uint64_t rdtsc()
+{
+    uint32_t lo, hi;
+    asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return (static_cast<uint64_t>(hi) << 32) | lo;
+}
+
+inline uint32_t read_eflags()
+{
+    uint32_t flags;
+    asm volatile("pushfl; popl %0" : "=r"(flags));
+    return flags;
+}
+
+/// EFLAGS.IF, Intel SDM Vol. 1, 3.4.3.
+constexpr uint32_t k_eflags_if = 1u << 9;
+
+} // namespace toll::i386

@@ -1,0 +1,31 @@
+/* The i386 kernel's memory layout and boot constants, shared by assembly and
+   C++ (so only #define and plain integers here). */
+#pragma once
+
+/* The kernel's virtual base: physical address p is mapped at KERNEL_BASE + p. */
+#define KERNEL_BASE 0xC0000000
+/* The kernel is loaded at 1 MB physical, linked at KERNEL_BASE + 1 MB. */
+#define KERNEL_LOAD_PHYS 0x00100000
+/* Megabytes of physical memory the boot page directory maps (4 MB pages). */
+#define BOOT_MAPPED_MB 16
+#define BOOT_STACK_SIZE 16384
+
+/* Multiboot specification 0.6.96, 3.1.1 and 3.2. */
+#define MULTIBOOT_HEADER_MAGIC 0x1BADB002
+#define MULTIBOOT_HEADER_FLAGS 0x00000003 /* page-align modules, want memory info */
+#define MULTIBOOT_LOADER_MAGIC 0x2BADB002
+/* Toll's own boot sector passes this in EAX ('TOLL'), the command line in EBX. */
+#define TOLL_BOOTSECT_MAGIC 0x544F4C4C
+
+/* Intel SDM Vol. 3, 2.5: control register bits. */
+#define CR0_PE 0x00000001
+#define CR0_MP 0x00000002
+#define CR0_EM 0x00000004
+#define CR0_TS 0x00000008
+#define CR0_NE 0x00000020
+#define CR0_WP 0x00010000
+#define CR0_PG 0x80000000
+#define CR4_PSE 0x00000010
+#define CR4_PGE 0x00000080
+#define CR4_OSFXSR 0x00000200
+#define CR4_OSXMMEXCPT 0x00000400

@@ -1,0 +1,34 @@
+// Event counters: named 64-bit counts of the things that cost cycles on real
+// hardware (CR3 loads, TLB flushes, traps, FPU saves, ...). Code that pays a
+// toll bumps its counter at the place it pays.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+#include "kernel/kern/section.h"
+
+namespace toll {
+
+/// One event counter, registered by TOLL_COUNTER in a linker-built table.
+/// Named in FreeBSD sysctl style ("cpu.cr3_loads").
+struct Counter {
+    const char* name;
+    uint64_t value;
+
+    /// Counts @p n more events.
+    void add(uint64_t n = 1) { value += n; }
+};
+
+/// Defines a counter @p ident with the sysctl-style @p name.
+#define TOLL_COUNTER(ident, name)                                                                  \
+    TOLL_IN_SECTION(toll_counters) constinit ::toll::Counter ident { name, 0 }
+
+/// Finds a counter by its name; nullptr if none has it.
+Counter* counter_find(const char* name);
+
+/// Calls @p visit for every counter, in link order.
+void counters_for_each(void (*visit)(Counter& counter, void* context), void* context);
+
+/// Prints every counter that is non-zero as a COUNTER record.
+void counters_dump();
+
+} // namespace toll

@@ -1,0 +1,82 @@
+// The ktest runner: walks the linker-built table of tests and reports each.
+#include "kernel/kern/ktest.h"
+#include "kernel/kern/arch.h"
+#include "kernel/kern/console.h"
+#include "kernel/kern/counters.h"
+#include "lib/cmdline.h"
+#include "lib/format.h"
+
+TOLL_SECTION_BOUNDS(const toll::ktest::Test, toll_ktests);
+
+namespace toll::ktest {
+namespace {
+char g_reason[192];
+bool g_failed;
+bool g_skipped;
+} // namespace
+
+void fail(const char* file, int line, const char* fmt, ...)
+{
+    if (g_failed)
+        return; // The first failure is the interesting one.
+    g_failed = true;
+    size_t n = lib::snformat(g_reason, sizeof g_reason, "%s:%d: ", file, line);
+    if (n >= sizeof g_reason)
+        return;
+    va_list args;
+    va_start(args, fmt);
+    lib::vsnformat(g_reason + n, sizeof g_reason - n, fmt, args);
+    va_end(args);
+}
+
+void skip(const char* reason)
+{
+    g_skipped = true;
+    lib::snformat(g_reason, sizeof g_reason, "%s", reason);
+}
+
+void metric(const char* name, uint64_t value, const char* unit)
+{
+    krecord("METRIC %s %llu %s", name, (unsigned long long)value, unit);
+}
+
+namespace {
+unsigned g_passed, g_failed_count, g_skipped_count;
+} // namespace
+
+unsigned run_matching(const char* glob)
+{
+    for (const Test* t = __start_toll_ktests; t < __stop_toll_ktests; ++t) {
+        if (!lib::glob_match(glob, t->name))
+            continue;
+        g_failed = g_skipped = false;
+        g_reason[0] = '\0';
+        t->body();
+        if (g_failed) {
+            krecord("TEST %s FAIL %s", t->name, g_reason);
+            ++g_failed_count;
+        } else if (g_skipped) {
+            krecord("TEST %s SKIP %s", t->name, g_reason);
+            ++g_skipped_count;
+        } else {
+            krecord("TEST %s PASS", t->name);
+            ++g_passed;
+        }
+    }
+    return g_failed_count;
+}
+
+void run_and_power_off(const char* glob)
+{
+    run_matching(glob);
+    if (g_passed + g_failed_count + g_skipped_count == 0) {
+        // A mistyped glob must not look like a clean run.
+        krecord("TEST ktest.selection FAIL no in-kernel test matches '%s'", glob);
+        ++g_failed_count;
+    }
+    counters_dump();
+    krecord("DONE %u passed, %u failed, %u skipped", g_passed, g_failed_count, g_skipped_count);
+    arch::poweroff(g_failed_count == 0);
+}
+
+} // namespace toll::ktest

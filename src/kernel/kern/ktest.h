@@ -1,0 +1,60 @@
+// ktest: Toll's in-kernel test framework. Tests register themselves by name
+// with KTEST; `test=<glob>` on the command line runs the matching ones and
+// reports each with the serial protocol (TEST, METRIC, DONE).
+#pragma once
+#include <stdint.h>
+#include "kernel/kern/section.h"
+
+namespace toll::ktest {
+
+/// A registered test: a dotted name ("lib.format") and its body.
+struct Test {
+    const char* name;
+    void (*body)();
+};
+
+/// Records a failure of the running test (the first reason is reported).
+void fail(const char* file, int line, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/// Marks the running test skipped with @p reason: it is reported as SKIP,
+/// never as PASS, and does not count as passed.
+void skip(const char* reason);
+
+/// Prints a METRIC record, tagged with the run's nonce.
+void metric(const char* name, uint64_t value, const char* unit);
+
+/// Runs every test whose name matches @p glob; returns the number that failed.
+unsigned run_matching(const char* glob);
+
+/// Runs the tests for `test=<glob>`, prints DONE and powers off.
+[[noreturn]] void run_and_power_off(const char* glob);
+
+} // namespace toll::ktest
+
+#define TOLL_KTEST_CAT2(a, b) a##b
+#define TOLL_KTEST_CAT(a, b) TOLL_KTEST_CAT2(a, b)
+
+/// Defines and registers an in-kernel test: KTEST("area.behaviour") { ... }
+#define KTEST(name) TOLL_KTEST_IMPL(name, TOLL_KTEST_CAT(ktest_body_, __LINE__))
+#define TOLL_KTEST_IMPL(name, body)                                                                \
+    static void body();                                                                            \
+    TOLL_IN_SECTION(toll_ktests)                                                                   \
+    constinit const ::toll::ktest::Test TOLL_KTEST_CAT(body, _entry){name, body};                  \
+    static void body()
+
+/// Checks a condition inside a ktest; a false one fails the test and goes on.
+#define KEXPECT(cond)                                                                              \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            ::toll::ktest::fail(__FILE__, __LINE__, "expected %s", #cond);                         \
+    } while (0)
+
+/// Checks that two integers are equal, printing both when they are not.
+#define KEXPECT_EQ(a, b)                                                                           \
+    do {                                                                                           \
+        auto toll_a_ = (a);                                                                        \
+        auto toll_b_ = (b);                                                                        \
+        if (!(toll_a_ == toll_b_))                                                                 \
+            ::toll::ktest::fail(__FILE__, __LINE__, "expected %s == %s (0x%llx != 0x%llx)", #a,   \
+                                #b, (unsigned long long)toll_a_, (unsigned long long)toll_b_);     \
+    } while (0)

@@ -1,0 +1,39 @@
+// Kernel command-line parameters. Each subsystem declares the keys it reads
+// with TOLL_PARAM; a word whose key nobody declared is reported at boot.
+#pragma once
+#include <stddef.h>
+#include "kernel/kern/section.h"
+
+namespace toll {
+
+/// A declared command-line key and a line of help for the unknown-key message.
+struct KernelParam {
+    const char* key;
+    const char* help;
+};
+
+/// Declares that the kernel understands @p key (a string literal).
+#define TOLL_PARAM(ident, key, help)                                                               \
+    TOLL_IN_SECTION(toll_params) constinit const ::toll::KernelParam ident{key, help}
+
+/// Remembers the boot command line. Called once, early.
+void param_init(const char* cmdline);
+
+/// The whole command line as booted.
+const char* param_cmdline();
+
+/// Finds @p key on the command line. Copies its value (NUL-terminated) into
+/// @p out and returns true; returns false when the key is absent.
+bool param_get(const char* key, char* out, size_t out_size);
+
+/// Returns the value of @p key parsed as an unsigned number, or @p fallback.
+unsigned long param_get_ulong(const char* key, unsigned long fallback);
+
+/// Returns true if @p key is on the command line (with any value).
+bool param_present(const char* key);
+
+/// Warns on the console about every word of @p cmdline whose key is not
+/// declared, and returns how many there were.
+unsigned param_report_unknown(const char* cmdline);
+
+} // namespace toll

@@ -1,0 +1,81 @@
+// Command-line words and glob patterns (used by test=<glob>).
+#include "lib/cmdline.h"
+
+namespace toll::lib {
+
+bool CmdlineCursor::next(CmdlineWord& word)
+{
+    const char* p = m_next;
+    while (*p == ' ' || *p == '\t' || *p == '\n')
+        ++p;
+    if (!*p) {
+        m_next = p;
+        return false;
+    }
+    word.key = p;
+    while (*p && *p != '=' && *p != ' ' && *p != '\t' && *p != '\n')
+        ++p;
+    word.key_length = static_cast<size_t>(p - word.key);
+    word.value = p;
+    word.value_length = 0;
+    if (*p == '=') {
+        ++p;
+        if (*p == '\'' || *p == '"') {
+            char quote = *p++;
+            word.value = p;
+            while (*p && *p != quote)
+                ++p;
+            word.value_length = static_cast<size_t>(p - word.value);
+            if (*p)
+                ++p;
+        } else {
+            bool rest_of_line = word.key_length == 3 && word.key[0] == 'r' && word.key[1] == 'u' &&
+                                word.key[2] == 'n';
+            word.value = p;
+            while (*p && *p != '\n' && (rest_of_line || (*p != ' ' && *p != '\t')))
+                ++p;
+            word.value_length = static_cast<size_t>(p - word.value);
+            while (rest_of_line && word.value_length &&
+                   (word.value[word.value_length - 1] == ' ' ||
+                    word.value[word.value_length - 1] == '\t'))
+                --word.value_length;
+        }
+    }
+    m_next = p;
+    return true;
+}
+
+bool glob_match(const char* pattern, const char* text, size_t length)
+{
+    // Iterative matching with one backtrack point for the last '*'.
+    size_t t = 0;
+    const char* star = nullptr;
+    size_t star_text = 0;
+    while (t < length) {
+        if (*pattern == '*') {
+            star = pattern++;
+            star_text = t;
+        } else if (*pattern && (*pattern == '?' || *pattern == text[t])) {
+            ++pattern;
+            ++t;
+        } else if (star) {
+            pattern = star + 1;
+            t = ++star_text;
+        } else {
+            return false;
+        }
+    }
+    while (*pattern == '*')
+        ++pattern;
+    return !*pattern;
+}
+
+bool glob_match(const char* pattern, const char* text)
+{
+    size_t n = 0;
+    while (text[n])
+        ++n;
+    return glob_match(pattern, text, n);
+}
+
+} // namespace toll::lib

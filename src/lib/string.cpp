@@ -1,0 +1,91 @@
+// Byte-at-a-time implementations of the C memory and string functions. They
+// are deliberately simple: a student should be able to read each in one go.
+#include "lib/string.h"
+
+extern "C" {
+
+void* TOLL_C_NAME(memcpy)(void* dst, const void* src, size_t n)
+{
+    auto* d = static_cast<unsigned char*>(dst);
+    auto* s = static_cast<const unsigned char*>(src);
+    while (n--)
+        *d++ = *s++;
+    return dst;
+}
+
+void* TOLL_C_NAME(memmove)(void* dst, const void* src, size_t n)
+{
+    auto* d = static_cast<unsigned char*>(dst);
+    auto* s = static_cast<const unsigned char*>(src);
+    if (d < s) {
+        while (n--)
+            *d++ = *s++;
+    } else {
+        while (n--)
+            d[n] = s[n];
+    }
+    return dst;
+}
+
+void* TOLL_C_NAME(memset)(void* dst, int value, size_t n)
+{
+    auto* d = static_cast<unsigned char*>(dst);
+    while (n--)
+        *d++ = static_cast<unsigned char>(value);
+    return dst;
+}
+
+int TOLL_C_NAME(memcmp)(const void* a, const void* b, size_t n)
+{
+    auto* x = static_cast<const unsigned char*>(a);
+    auto* y = static_cast<const unsigned char*>(b);
+    for (; n; --n, ++x, ++y)
+        if (*x != *y)
+            return *x < *y ? -1 : 1;
+    return 0;
+}
+
+size_t TOLL_C_NAME(strlen)(const char* s)
+{
+    size_t n = 0;
+    while (s[n])
+        ++n;
+    return n;
+}
+
+size_t TOLL_C_NAME(strnlen)(const char* s, size_t max)
+{
+    size_t n = 0;
+    while (n < max && s[n])
+        ++n;
+    return n;
+}
+
+int TOLL_C_NAME(strcmp)(const char* a, const char* b)
+{
+    while (*a && *a == *b)
+        ++a, ++b;
+    return static_cast<unsigned char>(*a) - static_cast<unsigned char>(*b);
+}
+
+int TOLL_C_NAME(strncmp)(const char* a, const char* b, size_t n)
+{
+    for (; n; --n, ++a, ++b) {
+        if (*a != *b)
+            return static_cast<unsigned char>(*a) - static_cast<unsigned char>(*b);
+        if (!*a)
+            return 0;
+    }
+    return 0;
+}
+
+const char* TOLL_C_NAME(strchr)(const char* s, int c)
+{
+    for (;; ++s) {
+        if (*s == static_cast<char>(c))
+            return s;
+        if (!*s)
+            return nullptr;
+    }
+}
+}

@@ -1,0 +1,98 @@
+// Host tests of src/lib: formatting, string functions, command-line words, globs.
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <string>
+#include "lib/cmdline.h"
+#include "lib/format.h"
+#include "lib/string.h"
+
+using namespace toll::lib;
+
+static std::string fmt(const char* f, ...)
+{
+    char buf[128];
+    va_list args;
+    va_start(args, f);
+    vsnformat(buf, sizeof buf, f, args);
+    va_end(args);
+    return buf;
+}
+
+TEST_CASE("format handles the conversions the kernel uses")
+{
+    CHECK(fmt("%d %i %u", -7, 42, 3000000000u) == "-7 42 3000000000");
+    CHECK(fmt("%x %X %o", 0xbeefu, 0xbeefu, 8u) == "beef BEEF 10");
+    CHECK(fmt("%llu %lld", 18446744073709551615ull, -9223372036854775807ll - 1) ==
+          "18446744073709551615 -9223372036854775808");
+    CHECK(fmt("[%5d|%-5d|%05d]", 42, 42, -42) == "[   42|42   |-0042]");
+    CHECK(fmt("[%s|%.3s|%6s|%-6s]", "abc", "abcdef", "ab", "ab") == "[abc|abc|    ab|ab    ]");
+    CHECK(fmt("%.*s|%*d", 2, "xyz", 4, 7) == "xy|   7");
+    CHECK(fmt("%c%%%s", 'a', (const char*)nullptr) == "a%(null)");
+    CHECK(fmt("%zu", (size_t)12345) == "12345");
+    CHECK(fmt("%q") == "%q");
+}
+
+TEST_CASE("snformat truncates but reports the full length")
+{
+    char buf[8];
+    CHECK(snformat(buf, sizeof buf, "%s", "0123456789") == 10);
+    CHECK(std::string(buf) == "0123456");
+    CHECK(snformat(buf, 1, "abc") == 3);
+    CHECK(buf[0] == '\0');
+}
+
+TEST_CASE("string functions agree with the C library")
+{
+    const char* words[] = {"", "a", "abc", "abd", "ab", "\xff"};
+    for (auto a : words)
+        for (auto b : words) {
+            int ours = toll_strcmp(a, b), theirs = std::strcmp(a, b);
+            CHECK((ours < 0) == (theirs < 0));
+            CHECK((ours > 0) == (theirs > 0));
+        }
+    char buf[16] = "0123456789";
+    toll_memmove(buf + 2, buf, 8);
+    CHECK(std::string(buf) == "0101234567");
+    toll_memmove(buf, buf + 2, 8);
+    CHECK(std::string(buf, 8) == "01234567");
+    toll_memset(buf, 'x', 3);
+    CHECK(std::memcmp(buf, "xxx", 3) == 0);
+    CHECK(toll_memcmp("ab", "ac", 2) < 0);
+    CHECK(toll_strnlen("abcdef", 3) == 3);
+    CHECK(toll_strchr("abc", 'c') != nullptr);
+    CHECK(toll_strchr("abc", 'z') == nullptr);
+    CHECK(toll_strncmp("abcx", "abcy", 3) == 0);
+}
+
+static std::string word_string(const CmdlineWord& w)
+{
+    return std::string(w.key, w.key_length) + "=" + std::string(w.value, w.value_length);
+}
+
+TEST_CASE("command-line words, quoting and run= taking the rest")
+{
+    CmdlineCursor c("  vm.split=4/4 test='vm.* fpu.*'  flag run=/bin/echo hello world  ");
+    CmdlineWord w;
+    REQUIRE(c.next(w));
+    CHECK(word_string(w) == "vm.split=4/4");
+    REQUIRE(c.next(w));
+    CHECK(word_string(w) == "test=vm.* fpu.*");
+    REQUIRE(c.next(w));
+    CHECK(word_string(w) == "flag=");
+    REQUIRE(c.next(w));
+    CHECK(word_string(w) == "run=/bin/echo hello world");
+    CHECK_FALSE(c.next(w));
+}
+
+TEST_CASE("glob patterns")
+{
+    CHECK(glob_match("*", ""));
+    CHECK(glob_match("vm.*", "vm.pmap.map"));
+    CHECK_FALSE(glob_match("vm.*", "fpu.lazy"));
+    CHECK(glob_match("*.lazy", "fpu.lazy"));
+    CHECK(glob_match("f?u.*y", "fpu.lazy"));
+    CHECK(glob_match("a*b*c", "aXbYbZc"));
+    CHECK_FALSE(glob_match("a*b*c", "aXbYbZ"));
+    CHECK_FALSE(glob_match("abc", "abcd"));
+    CHECK(glob_match("ab*", "abcd", 2));
+}
