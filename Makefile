@@ -1,0 +1,55 @@
+# Toll's front door: a thin layer over CMake and tools/. Every target that
+# needs Debian packages runs tools/deps first, which installs what is missing
+# (as root) or prints the exact apt-get command.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+ARGS ?=
+CMDLINE ?=
+PYTHON := /usr/bin/python3
+
+.PHONY: all deps configure build qemu qemu-arm64 bochs qemu-gdb check book bench clean format
+
+all: build
+
+deps:
+	@$(PYTHON) tools/deps
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+configure: $(BUILD)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+	@ln -sf $(BUILD)/i386/compile_commands.json compile_commands.json
+
+# Boot the i386 kernel under QEMU with the serial console on this terminal.
+qemu: deps build
+	$(PYTHON) tools/run --build $(BUILD) --arch i386 --emu qemu --interactive --cmdline "$(CMDLINE)" $(ARGS)
+
+qemu-arm64: deps build
+	$(PYTHON) tools/run --build $(BUILD) --arch arm64 --interactive --cmdline "$(CMDLINE)" $(ARGS)
+
+# Boot the loaderless disk image under Bochs.
+bochs: deps build
+	$(PYTHON) tools/run --build $(BUILD) --arch i386 --emu bochs --boot disk --interactive --cmdline "$(CMDLINE)" $(ARGS)
+
+# QEMU waits for gdb-multiarch: in another terminal, `gdb-multiarch -x tools/gdbinit`.
+qemu-gdb: deps build
+	$(PYTHON) tools/run --build $(BUILD) --arch i386 --gdb --cmdline "$(CMDLINE)" $(ARGS)
+
+# Everything: host tests, system tests under every emulator, the book.
+check: deps build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(ARGS)
+
+book: deps configure
+	$(PYTHON) tools/book --build $(BUILD)
+
+bench: deps build
+	$(PYTHON) tools/bench --build $(BUILD) $(ARGS)
+
+format:
+	git ls-files '*.cpp' '*.h' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD)
