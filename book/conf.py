@@ -1,0 +1,36 @@
+# Sphinx configuration of Toll's book. Build it with `make book` (tools/book),
+# which runs doxygen first and tells this file where the XML is.
+import os
+
+project = "Toll"
+author = "The Toll authors"
+copyright = "the Toll authors"
+
+extensions = ["breathe", "sphinx.ext.todo"]
+
+root_doc = "index"
+exclude_patterns = ["_build", "Doxyfile", "README.rst"]
+templates_path = []
+html_static_path = []
+html_theme = "alabaster"
+html_title = "Toll: a kernel that measures itself"
+html_theme_options = {"description": "A teaching kernel that measures itself", "fixed_sidebar": True}
+
+# C++ is the language of the book; code blocks say what they are.
+primary_domain = "cpp"
+highlight_language = "text"
+
+# Every reference must resolve. The types that appear inside signatures
+# rendered by Breathe (uint64_t, va_list, ...) are exempt: a page that shows a
+# function need not also show every type it mentions. Explicit references in
+# prose (:cpp:func:`toll::panic`, :doc:, :ref:) are checked.
+nitpicky = True
+nitpick_ignore_regex = [("cpp:identifier", ".*")]
+
+# Breathe reads the XML that tools/book made with book/Doxyfile.
+breathe_projects = {"toll": os.environ.get("TOLL_DOXYGEN_XML", "../build/book/doxygen/xml")}
+breathe_default_project = "toll"
+breathe_domain_by_extension = {"h": "cpp", "cpp": "cpp"}
+breathe_show_include = True
+
+todo_include_todos = False
