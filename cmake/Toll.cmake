@@ -13,7 +13,9 @@ if(TOLL_ARCH STREQUAL "i386")
 elseif(TOLL_ARCH STREQUAL "arm64")
   set(TOLL_KERNEL_TRIPLE aarch64-unknown-none-elf)
   set(TOLL_USER_TRIPLE aarch64-linux-musl)
-  set(TOLL_KERNEL_ARCH_FLAGS -mgeneral-regs-only)
+  # The MMU is off for now: every access is Device memory, where unaligned
+  # accesses fault, so the compiler must not emit any (DESIGN.md).
+  set(TOLL_KERNEL_ARCH_FLAGS -mgeneral-regs-only -mstrict-align)
   set(TOLL_LLD_EMULATION aarch64elf)
   set(TOLL_MUSL_DIR /usr/lib/aarch64-linux-musl)
   set(TOLL_MUSL_INCLUDE /usr/include/aarch64-linux-musl)

@@ -1,0 +1,82 @@
+// The arm64 side of the core's arch interface (kernel/kern/arch.h).
+#include "kernel/kern/arch.h"
+#include "arch/arm64/board.h"
+#include "arch/arm64/cpu.h"
+#include "arch/arm64/semihosting.h"
+#include "arch/arm64/uart.h"
+
+namespace toll::arm64 {
+namespace {
+// Arm Power State Coordination Interface (DEN0022), 5.1: SYSTEM_OFF's function id.
+constexpr uint64_t k_psci_system_off = 0x84000008;
+} // namespace
+
+void semihosting_exit(uint32_t status)
+{
+    uint64_t block[2] = {k_adp_stopped_application_exit, status};
+    arm64_semihosting_call(k_sys_exit, reinterpret_cast<uint64_t>(block));
+}
+
+void poweroff_without_semihosting()
+{
+    register uint64_t x0 asm("x0") = k_psci_system_off;
+    if (board().psci == PsciConduit::hvc)
+        asm volatile("hvc #0" : "+r"(x0)::"memory");
+    else if (board().psci == PsciConduit::smc)
+        asm volatile("smc #0" : "+r"(x0)::"memory");
+    for (;;)
+        asm volatile("wfi");
+}
+
+} // namespace toll::arm64
+
+namespace toll::arch {
+
+const char* name()
+{
+    return "arm64";
+}
+
+void console_putc(char c)
+{
+    arm64::uart_putc(c);
+}
+
+int console_getc()
+{
+    return arm64::uart_getc();
+}
+
+void poweroff(bool success)
+{
+    asm volatile("msr daifset, #0xf" ::: "memory");
+    arm64::semihosting_exit(success ? 0 : 1);
+    arm64::poweroff_without_semihosting();
+}
+
+uint64_t cycle_counter()
+{
+    return arm64::read_cntvct();
+}
+
+bool interrupts_disable()
+{
+    bool were = !(arm64::read_daif() & arm64::k_daif_irq);
+    asm volatile("msr daifset, #2" ::: "memory");
+    return were;
+}
+
+void interrupts_restore(bool were_enabled)
+{
+    if (were_enabled)
+        asm volatile("msr daifclr, #2" ::: "memory");
+}
+
+void wait_for_interrupt()
+{
+    // WFI wakes on a pending interrupt even while IRQs are masked (Arm ARM,
+    // "Wait for Interrupt"), so this never sleeps through one.
+    asm volatile("dsb sy; wfi" ::: "memory");
+}
+
+} // namespace toll::arch

@@ -1,0 +1,67 @@
+// arm64_boot(): finds the device tree QEMU left in RAM, turns it into the
+// core's BootInfo, and calls kernel_main. Runs with the MMU off.
+#include "arch/arm64/board.h"
+#include "arch/arm64/fdt.h"
+#include "arch/arm64/layout.h"
+#include "arch/arm64/uart.h"
+#include "lib/format.h"
+
+namespace toll::arm64 {
+namespace {
+
+constexpr size_t k_cmdline_size = 512;
+char g_cmdline[k_cmdline_size];
+char g_loader[96];
+Board g_board;
+BootInfo g_boot_info;
+
+/// Where the device tree is. A Linux-style boot passes it in x0; QEMU's ELF
+/// boot leaves x0 zero and places the blob at the start of RAM instead.
+/// Sets @p how to say which way it was found.
+uintptr_t find_device_tree(uint64_t x0, const char*& how)
+{
+    if (x0 >= VIRT_RAM_BASE && x0 % 8 == 0 &&
+        fdt_be32(reinterpret_cast<void*>(x0)) == k_fdt_magic) {
+        how = "passed in x0";
+        return x0;
+    }
+    how = "found at the start of RAM";
+    if (fdt_be32(reinterpret_cast<void*>(VIRT_DTB_ADDRESS)) == k_fdt_magic)
+        return VIRT_DTB_ADDRESS;
+    return 0;
+}
+
+} // namespace
+
+const Board& board()
+{
+    return g_board;
+}
+
+const BootInfo& boot_info()
+{
+    return g_boot_info;
+}
+
+} // namespace toll::arm64
+
+/// Called by entry.S at EL1 with the MMU off, .bss zeroed and the boot stack
+/// in use; @p x0 is what the loader left in x0.
+extern "C" [[noreturn]] void arm64_boot(uint64_t x0)
+{
+    using namespace toll;
+    using namespace toll::arm64;
+    uart_init();
+    BootInfo& info = g_boot_info;
+    const char* how = "";
+    uintptr_t dtb = find_device_tree(x0, how);
+    if (dtb && read_device_tree(dtb, g_board, info, g_cmdline, k_cmdline_size)) {
+        lib::snformat(g_loader, sizeof g_loader, "QEMU -kernel (device tree at 0x%llx, %s)",
+                      (unsigned long long)dtb, how);
+        info.loader = g_loader;
+    } else {
+        info.loader = "a loader without a device tree";
+    }
+    info.cmdline = g_cmdline;
+    kernel_main(info);
+}

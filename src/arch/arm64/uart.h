@@ -1,0 +1,25 @@
+// The PL011 UART of QEMU's virt machine: Toll's console on arm64.
+#pragma once
+#include <stdint.h>
+
+namespace toll::arm64 {
+
+/// Programs the PL011 for 115200 baud, 8 data bits, no parity, 1 stop bit,
+/// FIFOs on, transmitter and receiver enabled.
+void uart_init();
+
+/// Sends one byte, waiting while the transmit FIFO is full.
+void uart_putc(char c);
+
+/// Returns a received byte, or -1 if none is waiting.
+int uart_getc();
+
+/// Reads the four PrimeCell identification bytes (UARTPCellID0-3), packed
+/// little-endian; a PL011 answers 0xB105F00D.
+uint32_t uart_primecell_id();
+
+/// Reads the peripheral identification (UARTPeriphID0-3), packed little-endian;
+/// its low 12 bits are the part number, 0x011 for a PL011.
+uint32_t uart_periph_id();
+
+} // namespace toll::arm64

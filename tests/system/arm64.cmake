@@ -1,0 +1,9 @@
+# System tests of the arm64 kernel under QEMU (-M virt -cpu max).
+toll_system_test(arm64.qemu.ktests --arch arm64 --cmdline "test=*")
+
+# In deterministic mode CNTVCT counts instructions, so a timed loop must read
+# the same count on every boot.
+add_test(NAME system.arm64.qemu.determinism
+         COMMAND ${TOLL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/determinism.py --metric kern.loop_100k
+                 -- --build ${CMAKE_BINARY_DIR} --arch arm64 --cmdline "test=kern.deterministic_loop")
+set_tests_properties(system.arm64.qemu.determinism PROPERTIES TIMEOUT 120)
