@@ -10,6 +10,7 @@ import os
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -160,6 +161,12 @@ class Machine:
             if os.path.exists(self.console_path) or proc.poll() is not None:
                 break
             time.sleep(0.01)
+        if os.path.exists(self.console_path) and stat.S_ISFIFO(os.stat(self.console_path).st_mode):
+            # A FIFO opened read-write and non-blocking: the open never waits
+            # for a writer, and reads never see EOF before the emulator opens
+            # it (Bochs does so at the first byte); the loop ends on exit.
+            fd = os.open(self.console_path, os.O_RDWR | os.O_NONBLOCK)
+            return open(fd, "rb", buffering=0)
         return open(self.console_path, "rb", buffering=0)
 
     def _kill(self, proc):
