@@ -75,8 +75,10 @@ void interrupts_restore(bool were_enabled)
 void wait_for_interrupt()
 {
     // WFI wakes on a pending interrupt even while IRQs are masked (Arm ARM,
-    // "Wait for Interrupt"), so this never sleeps through one.
-    asm volatile("dsb sy; wfi" ::: "memory");
+    // "Wait for Interrupt"), so sleeping with them masked and unmasking
+    // afterwards cannot miss one; the interrupt is taken at the unmask. Like
+    // i386's "sti; hlt", this returns with interrupts enabled.
+    asm volatile("dsb sy; wfi; msr daifclr, #2; isb" ::: "memory");
 }
 
 } // namespace toll::arch

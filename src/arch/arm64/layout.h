@@ -23,3 +23,15 @@
 /* Arm ARM, SCTLR_EL1: the RES1 bits of the register (11, 20, 22,
    23, 28, 29) with the MMU, caches and alignment checking all off, little-endian. */
 #define SCTLR_EL1_MMU_OFF 0x30D00800
+
+/* QEMU hw/arm/virt.c memory map: the GICv2 distributor and CPU interface. */
+#define VIRT_GICD_BASE 0x08000000
+#define VIRT_GICC_BASE 0x08010000
+
+/* The trap frame of machine/context.h, for vectors.S: x0-x30, then these. */
+#define TF_SP_EL0 248
+#define TF_ELR 256
+#define TF_SPSR 264
+#define TF_ESR 272
+#define TF_FAR 280
+#define TRAP_FRAME_SIZE 288

@@ -6,7 +6,7 @@
 extern "C" {
 /// Issues semihosting operation @p op with parameter @p parameter; returns x0.
 /// Without semihosting enabled the trap instruction is undefined and raises
-/// an exception at arm64_semihosting_trap (see exceptions.cpp).
+/// an exception at arm64_semihosting_trap (see trap.cpp).
 uint64_t arm64_semihosting_call(uint64_t op, uint64_t parameter);
 /// The address of the trapping instruction inside arm64_semihosting_call.
 extern const char arm64_semihosting_trap[];

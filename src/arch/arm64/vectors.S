@@ -1,17 +1,21 @@
-// The EL1 exception vector table. For now every exception is unexpected:
-// each entry hands its number, ESR_EL1, ELR_EL1 and FAR_EL1 to
-// arm64_unexpected_exception() (exceptions.cpp), which does not return.
+// The EL1 exception vector table and the common trap entry and exit. Every
+// exception builds a TrapFrame (machine/context.h) on the kernel stack,
+// calls arm64_trap(frame, vector) in trap.cpp, and returns through
+// arm64_trap_return, which restores the frame (possibly edited) and erets.
 
-// Arm ARM, "Exception vectors": the table holds 16 entries of 128 bytes (4 groups:
-// current EL with SP_EL0, current EL with SP_ELx, lower EL AArch64, lower EL
-// AArch32; each synchronous, IRQ, FIQ, SError), and VBAR_EL1 needs 2 KB alignment.
+#include "arch/arm64/layout.h"
+
+// Arm ARM, "Exception vectors": 16 entries of 128 bytes in four groups
+// (current EL with SP_EL0, current EL with SP_ELx, lower EL AArch64, lower
+// EL AArch32), each synchronous, IRQ, FIQ, SError; VBAR_EL1 is 2 KB aligned.
+// An entry has room for 32 instructions: it saves x0 and x1 and jumps to the
+// common code with the vector number in x0.
 .macro vector index
     .balign 128
+    sub     sp, sp, #TRAP_FRAME_SIZE
+    stp     x0, x1, [sp, #0]
     mov     x0, #\index
-    mrs     x1, esr_el1
-    mrs     x2, elr_el1
-    mrs     x3, far_el1
-    b       arm64_unexpected_exception
+    b       trap_common
 .endm
 
     .text
@@ -21,3 +25,56 @@ arm64_exception_vectors:
     .irp index, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
     vector \index
     .endr
+
+trap_common:
+    stp     x2, x3, [sp, #16]
+    stp     x4, x5, [sp, #32]
+    stp     x6, x7, [sp, #48]
+    stp     x8, x9, [sp, #64]
+    stp     x10, x11, [sp, #80]
+    stp     x12, x13, [sp, #96]
+    stp     x14, x15, [sp, #112]
+    stp     x16, x17, [sp, #128]
+    stp     x18, x19, [sp, #144]
+    stp     x20, x21, [sp, #160]
+    stp     x22, x23, [sp, #176]
+    stp     x24, x25, [sp, #192]
+    stp     x26, x27, [sp, #208]
+    stp     x28, x29, [sp, #224]
+    mrs     x10, sp_el0
+    stp     x30, x10, [sp, #240]
+    mrs     x10, elr_el1
+    mrs     x11, spsr_el1
+    stp     x10, x11, [sp, #TF_ELR]
+    mrs     x10, esr_el1
+    mrs     x11, far_el1
+    stp     x10, x11, [sp, #TF_ESR]
+    mov     x1, x0                   // arm64_trap(frame, vector)
+    mov     x0, sp
+    mov     x29, xzr                 // a backtrace ends at the trap
+    bl      arm64_trap
+
+    .globl arm64_trap_return
+arm64_trap_return:
+    ldp     x10, x11, [sp, #TF_ELR]
+    msr     elr_el1, x10
+    msr     spsr_el1, x11
+    ldp     x30, x10, [sp, #240]
+    msr     sp_el0, x10
+    ldp     x0, x1, [sp, #0]
+    ldp     x2, x3, [sp, #16]
+    ldp     x4, x5, [sp, #32]
+    ldp     x6, x7, [sp, #48]
+    ldp     x8, x9, [sp, #64]
+    ldp     x10, x11, [sp, #80]
+    ldp     x12, x13, [sp, #96]
+    ldp     x14, x15, [sp, #112]
+    ldp     x16, x17, [sp, #128]
+    ldp     x18, x19, [sp, #144]
+    ldp     x20, x21, [sp, #160]
+    ldp     x22, x23, [sp, #176]
+    ldp     x24, x25, [sp, #192]
+    ldp     x26, x27, [sp, #208]
+    ldp     x28, x29, [sp, #224]
+    add     sp, sp, #TRAP_FRAME_SIZE
+    eret

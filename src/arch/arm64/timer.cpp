@@ -1,0 +1,58 @@
+// The periodic clock: the EL1 virtual timer (CNTV_*), reloaded on every
+// interrupt. Arm ARM, "The Generic Timer in AArch64 state".
+#include "arch/arm64/timer.h"
+#include "arch/arm64/cpu.h"
+#include "arch/arm64/gic.h"
+
+namespace toll::arm64 {
+namespace {
+// Arm ARM, CNTV_CTL_EL0: ENABLE (bit 0); IMASK (bit 1) masks the interrupt.
+constexpr uint64_t k_ctl_enable = 1;
+
+uint64_t g_interval;
+volatile uint64_t g_ticks;
+void (*g_on_tick)();
+
+void write_tval(uint64_t ticks)
+{
+    asm volatile("msr cntv_tval_el0, %0; isb" ::"r"(ticks));
+}
+
+void write_ctl(uint64_t value)
+{
+    asm volatile("msr cntv_ctl_el0, %0; isb" ::"r"(value));
+}
+
+void on_interrupt()
+{
+    // Writing TVAL sets the next deadline relative to now and clears the
+    // condition that holds the interrupt line high.
+    write_tval(g_interval);
+    g_ticks = g_ticks + 1;
+    if (g_on_tick)
+        g_on_tick();
+}
+} // namespace
+
+void timer_start(unsigned hz, void (*on_tick)())
+{
+    g_interval = read_cntfrq() / hz;
+    g_ticks = 0;
+    g_on_tick = on_tick;
+    gic_set_handler(k_virtual_timer_intid, on_interrupt);
+    write_tval(g_interval);
+    write_ctl(k_ctl_enable);
+}
+
+void timer_stop()
+{
+    write_ctl(0);
+    gic_set_handler(k_virtual_timer_intid, nullptr);
+}
+
+uint64_t timer_ticks()
+{
+    return g_ticks;
+}
+
+} // namespace toll::arm64

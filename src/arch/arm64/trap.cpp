@@ -1,0 +1,89 @@
+// The C++ side of every arm64 exception: interrupts go to the GIC's
+// handlers, synchronous exceptions to a hook for their class; anything
+// else is a kernel bug and panics with the registers.
+#include "arch/arm64/trap.h"
+#include "arch/arm64/gic.h"
+#include "arch/arm64/layout.h"
+#include "arch/arm64/semihosting.h"
+#include "kernel/kern/console.h"
+#include "kernel/kern/panic.h"
+#include <stddef.h>
+
+namespace toll::arm64 {
+namespace {
+
+static_assert(offsetof(arch::TrapFrame, sp_el0) == TF_SP_EL0);
+static_assert(offsetof(arch::TrapFrame, elr) == TF_ELR);
+static_assert(offsetof(arch::TrapFrame, spsr) == TF_SPSR);
+static_assert(offsetof(arch::TrapFrame, esr) == TF_ESR);
+static_assert(offsetof(arch::TrapFrame, far) == TF_FAR);
+static_assert(sizeof(arch::TrapFrame) == TRAP_FRAME_SIZE && TRAP_FRAME_SIZE % 16 == 0,
+              "the stack pointer must stay 16-byte aligned");
+
+SyncHook g_hooks[k_ec_count];
+
+// Arm ARM, "Exception vectors": the groups, four entries each, in table order.
+const char* const k_vector_names[16] = {
+    "synchronous (EL1, SP_EL0)",
+    "IRQ (EL1, SP_EL0)",
+    "FIQ (EL1, SP_EL0)",
+    "SError (EL1, SP_EL0)",
+    "synchronous (EL1)",
+    "IRQ (EL1)",
+    "FIQ (EL1)",
+    "SError (EL1)",
+    "synchronous (EL0, AArch64)",
+    "IRQ (EL0, AArch64)",
+    "FIQ (EL0, AArch64)",
+    "SError (EL0, AArch64)",
+    "synchronous (EL0, AArch32)",
+    "IRQ (EL0, AArch32)",
+    "FIQ (EL0, AArch32)",
+    "SError (EL0, AArch32)",
+};
+
+} // namespace
+
+void set_sync_hook(unsigned ec, SyncHook hook)
+{
+    if (ec < k_ec_count)
+        g_hooks[ec] = hook;
+}
+
+void dump_frame(const arch::TrapFrame& f)
+{
+    for (unsigned i = 0; i < 31; i += 2) {
+        if (i == 30)
+            kprintf("  x30 %016llx\n", (unsigned long long)f.x[30]);
+        else
+            kprintf("  x%-2u %016llx  x%-2u %016llx\n", i, (unsigned long long)f.x[i], i + 1,
+                    (unsigned long long)f.x[i + 1]);
+    }
+    kprintf("  elr %016llx spsr %08llx sp_el0 %016llx\n", (unsigned long long)f.elr,
+            (unsigned long long)f.spsr, (unsigned long long)f.sp_el0);
+}
+
+} // namespace toll::arm64
+
+/// Called by vectors.S with the frame it built and the vector number.
+extern "C" void arm64_trap(toll::arch::TrapFrame* frame, uint64_t vector)
+{
+    using namespace toll::arm64;
+    if (vector == k_vector_el1_irq || vector == k_vector_el0_irq) {
+        gic_dispatch();
+        return;
+    }
+    if (vector == k_vector_el1_sync || vector == k_vector_el0_sync) {
+        // Without -semihosting the trap instruction is undefined: power off another way.
+        if (frame->elr == reinterpret_cast<uint64_t>(arm64_semihosting_trap))
+            poweroff_without_semihosting();
+        SyncHook hook = g_hooks[exception_class(*frame)];
+        if (hook && hook(*frame))
+            return;
+    }
+    dump_frame(*frame);
+    toll::panic("unexpected exception: %s, ESR 0x%llx (class 0x%x), ELR 0x%llx, FAR 0x%llx",
+                k_vector_names[vector & 15], (unsigned long long)frame->esr,
+                exception_class(*frame), (unsigned long long)frame->elr,
+                (unsigned long long)frame->far);
+}
