@@ -1,0 +1,334 @@
+// The buddy allocator of physical pages (see phys.h for the design): free lists
+// threaded through the free blocks, a bitmap of free block heads per range.
+#include "kernel/vm/phys.h"
+#include "kernel/kern/counters.h"
+#include "kernel/kern/panic.h"
+
+namespace toll::vm {
+namespace {
+
+TOLL_COUNTER(g_allocs, "vm.phys.allocs");
+TOLL_COUNTER(g_frees, "vm.phys.frees");
+TOLL_COUNTER(g_splits, "vm.phys.splits");
+TOLL_COUNTER(g_merges, "vm.phys.merges");
+TOLL_COUNTER(g_failures, "vm.phys.failures");
+TOLL_COUNTER(g_ranges_ignored, "vm.phys.ranges_ignored");
+
+/// Marks a header as belonging to a free block ("FREE" in ASCII).
+constexpr uint32_t k_free_magic = 0x46524545;
+constexpr PhysAddr k_page_mask = k_page_size - 1;
+constexpr unsigned k_bits_per_word = 32;
+
+/// The header at the start of every free block. Links are physical addresses,
+/// so the lists mean the same whatever the kernel's mappings are.
+struct FreeBlock {
+    uint32_t magic; ///< k_free_magic while free; wiped when allocated.
+    uint32_t order; ///< The block holds 2^order pages.
+    PhysAddr self;  ///< The block's own address: a header copied elsewhere is caught.
+    PhysAddr next;  ///< Next free block of the same order, or k_none.
+    PhysAddr prev;  ///< Previous free block of the same order, or k_none.
+};
+static_assert(sizeof(FreeBlock) <= k_page_size);
+
+constexpr PhysAddr block_bytes(unsigned order)
+{
+    return PhysAddr(k_page_size) << order;
+}
+
+FreeBlock* header_at(PhysAddr pa)
+{
+    return static_cast<FreeBlock*>(phys_to_virt(pa));
+}
+
+bool header_valid(const FreeBlock* h, PhysAddr pa, unsigned order)
+{
+    return h->magic == k_free_magic && h->order == order && h->self == pa;
+}
+
+constinit PhysAllocator g_phys_allocator;
+
+} // namespace
+
+PhysAllocator& phys_allocator()
+{
+    return g_phys_allocator;
+}
+
+const PhysAllocator::Range* PhysAllocator::range_of(PhysAddr pa) const
+{
+    for (size_t i = 0; i < m_range_count; ++i)
+        if (pa >= m_ranges[i].start && pa < m_ranges[i].end)
+            return &m_ranges[i];
+    return nullptr;
+}
+
+bool PhysAllocator::is_free_head(const Range& r, PhysAddr pa) const
+{
+    size_t bit = (pa - r.base) / k_page_size;
+    auto* words = static_cast<const uint32_t*>(phys_to_virt(r.base));
+    return (words[bit / k_bits_per_word] >> (bit % k_bits_per_word)) & 1;
+}
+
+void PhysAllocator::set_free_head(const Range& r, PhysAddr pa, bool free)
+{
+    size_t bit = (pa - r.base) / k_page_size;
+    auto* words = static_cast<uint32_t*>(phys_to_virt(r.base));
+    uint32_t mask = uint32_t(1) << (bit % k_bits_per_word);
+    if (free)
+        words[bit / k_bits_per_word] |= mask;
+    else
+        words[bit / k_bits_per_word] &= ~mask;
+}
+
+void PhysAllocator::push(const Range& r, PhysAddr pa, unsigned order)
+{
+    FreeList& list = m_free[order];
+    FreeBlock* h = header_at(pa);
+    h->magic = k_free_magic;
+    h->order = order;
+    h->self = pa;
+    h->prev = k_none;
+    h->next = list.head;
+    if (list.head != k_none)
+        header_at(list.head)->prev = pa;
+    list.head = pa;
+    ++list.count;
+    m_free_pages += size_t(1) << order;
+    set_free_head(r, pa, true);
+}
+
+void PhysAllocator::unlink(const Range& r, PhysAddr pa, unsigned order)
+{
+    FreeBlock* h = header_at(pa);
+    // A bad header on a block the bitmap calls free means someone wrote into
+    // free memory (a use after free) or the lists are corrupt.
+    TOLL_ASSERT(is_free_head(r, pa) && header_valid(h, pa, order));
+    FreeList& list = m_free[order];
+    if (h->prev != k_none)
+        header_at(h->prev)->next = h->next;
+    else
+        list.head = h->next;
+    if (h->next != k_none)
+        header_at(h->next)->prev = h->prev;
+    --list.count;
+    m_free_pages -= size_t(1) << order;
+    set_free_head(r, pa, false);
+    h->magic = 0; // No stale header may stay behind in memory handed out.
+    h->self = 0;
+}
+
+PhysAddr PhysAllocator::free_block_containing(const Range& r, PhysAddr pa, unsigned* order) const
+{
+    // A block containing pa starts at pa rounded down to its own size, so
+    // one probe per order finds it.
+    for (unsigned o = 0; o <= k_max_order; ++o) {
+        PhysAddr head = pa & ~(block_bytes(o) - 1);
+        if (head < r.start)
+            break; // Blocks never start before their range.
+        if (!is_free_head(r, head))
+            continue;
+        const FreeBlock* h = header_at(head);
+        TOLL_ASSERT(h->magic == k_free_magic && h->self == head && h->order <= k_max_order);
+        if (pa < head + block_bytes(h->order)) {
+            *order = h->order;
+            return head;
+        }
+    }
+    return k_none;
+}
+
+void PhysAllocator::add_range(PhysAddr base, uint64_t length)
+{
+    if (base > k_none - k_page_mask)
+        return; // Not even one whole page above base.
+    PhysAddr end = length > k_none - base ? k_none : base + length;
+    PhysAddr first = (base + k_page_mask) & ~k_page_mask;
+    PhysAddr last = end & ~k_page_mask;
+    if (first >= last)
+        return;
+    // Memory maps may overlap; add only the parts that are new.
+    for (size_t i = 0; i < m_range_count; ++i) {
+        const Range& r = m_ranges[i];
+        if (first < r.end && r.base < last) {
+            PhysAddr r_base = r.base, r_end = r.end;
+            if (first < r_base)
+                add_range(first, r_base - first);
+            if (r_end < last)
+                add_range(r_end, last - r_end);
+            return;
+        }
+    }
+    add_fresh(first, last);
+}
+
+void PhysAllocator::add_fresh(PhysAddr base, PhysAddr end)
+{
+    uint64_t pages = (end - base) / k_page_size;
+    uint64_t words = (pages + k_bits_per_word - 1) / k_bits_per_word;
+    uint64_t bitmap_pages = (words * sizeof(uint32_t) + k_page_size - 1) / k_page_size;
+    if (pages <= bitmap_pages || m_range_count == k_max_ranges) {
+        g_ranges_ignored.add();
+        return;
+    }
+    auto* bitmap = static_cast<uint32_t*>(phys_to_virt(base));
+    for (uint64_t i = 0; i < words; ++i)
+        bitmap[i] = 0;
+    Range& r = m_ranges[m_range_count++];
+    r = {base, base + bitmap_pages * k_page_size, end};
+    // Cut the range into the largest naturally aligned blocks that fit. No
+    // two of them are buddies, so there is nothing to merge.
+    for (PhysAddr pa = r.start; pa < end;) {
+        unsigned order = k_max_order;
+        while ((pa & (block_bytes(order) - 1)) != 0 || end - pa < block_bytes(order))
+            --order;
+        push(r, pa, order);
+        pa += block_bytes(order);
+    }
+    m_total_pages += pages - bitmap_pages;
+}
+
+void PhysAllocator::reserve(PhysAddr base, uint64_t length)
+{
+    PhysAddr first = base & ~k_page_mask;
+    PhysAddr end = length > k_none - base ? k_none : base + length;
+    PhysAddr last =
+        end > k_none - k_page_mask ? k_none & ~k_page_mask : (end + k_page_mask) & ~k_page_mask;
+    for (size_t i = 0; i < m_range_count; ++i) {
+        const Range& r = m_ranges[i];
+        PhysAddr lo = first > r.start ? first : r.start;
+        PhysAddr hi = last < r.end ? last : r.end;
+        if (lo < hi)
+            reserve_in(r, lo, hi);
+    }
+}
+
+void PhysAllocator::reserve_in(const Range& r, PhysAddr lo, PhysAddr hi)
+{
+    for (PhysAddr pa = lo; pa < hi;) {
+        unsigned order;
+        PhysAddr head = free_block_containing(r, pa, &order);
+        if (head == k_none) { // Not free: already reserved or allocated.
+            pa += k_page_size;
+            continue;
+        }
+        unlink(r, head, order);
+        carve(r, head, order, lo, hi);
+        pa = head + block_bytes(order);
+    }
+}
+
+void PhysAllocator::carve(const Range& r, PhysAddr head, unsigned order, PhysAddr lo, PhysAddr hi)
+{
+    PhysAddr end = head + block_bytes(order);
+    if (end <= lo || head >= hi) { // Wholly outside the hole: free again.
+        push(r, head, order);
+    } else if (head >= lo && end <= hi) { // Wholly inside: gone for good.
+        m_total_pages -= size_t(1) << order;
+    } else { // Straddles an edge of the hole: split it and look at each half.
+        g_splits.add();
+        carve(r, head, order - 1, lo, hi);
+        carve(r, head + block_bytes(order - 1), order - 1, lo, hi);
+    }
+}
+
+PhysAddr PhysAllocator::alloc(unsigned order)
+{
+    unsigned o = order;
+    while (o <= k_max_order && m_free[o].head == k_none)
+        ++o;
+    if (o > k_max_order) {
+        g_failures.add();
+        return k_none;
+    }
+    PhysAddr pa = m_free[o].head;
+    const Range* r = range_of(pa);
+    TOLL_ASSERT(r != nullptr);
+    unlink(*r, pa, o);
+    while (o > order) { // Keep the lower half, free the upper one.
+        --o;
+        push(*r, pa + block_bytes(o), o);
+        g_splits.add();
+    }
+    g_allocs.add();
+    return pa;
+}
+
+void PhysAllocator::free(PhysAddr pa, unsigned order)
+{
+    TOLL_ASSERT(order <= k_max_order);
+    TOLL_ASSERT((pa & (block_bytes(order) - 1)) == 0 && "misaligned block");
+    const Range* r = range_of(pa);
+    TOLL_ASSERT(r != nullptr && "address not managed by the allocator");
+    TOLL_ASSERT(r->end - pa >= block_bytes(order) && "block runs past its range");
+    // Double free: some page of the block is already free, either inside a
+    // free block that starts at or before pa, or as a free head after it.
+    // Costs O(k_max_order) probes plus 2^order bit tests.
+    unsigned found_order;
+    bool inside_free = free_block_containing(*r, pa, &found_order) != k_none;
+    for (PhysAddr p = pa + k_page_size; !inside_free && p < pa + block_bytes(order);
+         p += k_page_size)
+        inside_free = is_free_head(*r, p);
+    TOLL_ASSERT(!inside_free && "double free");
+
+    while (order < k_max_order) {
+        PhysAddr buddy = pa ^ block_bytes(order);
+        if (buddy < r->start || buddy >= r->end || !is_free_head(*r, buddy) ||
+            header_at(buddy)->order != order)
+            break; // The buddy is (partly) allocated, or outside the range.
+        unlink(*r, buddy, order);
+        pa = pa < buddy ? pa : buddy;
+        ++order;
+        g_merges.add();
+    }
+    push(*r, pa, order);
+    g_frees.add();
+}
+
+bool PhysAllocator::check() const
+{
+    size_t pages = 0, blocks = 0;
+    for (unsigned o = 0; o <= k_max_order; ++o) {
+        size_t count = 0;
+        PhysAddr prev = k_none;
+        for (PhysAddr pa = m_free[o].head; pa != k_none; pa = header_at(pa)->next) {
+            const Range* r = range_of(pa);
+            if (r == nullptr || count++ > m_total_pages)
+                return false; // A wild link, or a cycle.
+            if ((pa & (block_bytes(o) - 1)) != 0 || r->end - pa < block_bytes(o))
+                return false;
+            const FreeBlock* h = header_at(pa);
+            if (!is_free_head(*r, pa) || !header_valid(h, pa, o) || h->prev != prev)
+                return false;
+            // No other free block may start inside this one (no overlaps)...
+            for (PhysAddr p = pa + k_page_size; p < pa + block_bytes(o); p += k_page_size)
+                if (is_free_head(*r, p))
+                    return false;
+            // ...and two free buddies of one order should have been merged.
+            PhysAddr buddy = pa ^ block_bytes(o);
+            if (o < k_max_order && buddy >= r->start && buddy < r->end && is_free_head(*r, buddy) &&
+                header_at(buddy)->order == o)
+                return false;
+            prev = pa;
+        }
+        if (count != m_free[o].count)
+            return false;
+        pages += count << o;
+        blocks += count;
+    }
+    if (pages != m_free_pages || m_free_pages > m_total_pages)
+        return false;
+    // Every bit set in a bitmap must be the head of a listed block.
+    size_t heads = 0;
+    for (size_t i = 0; i < m_range_count; ++i) {
+        const Range& r = m_ranges[i];
+        for (PhysAddr pa = r.base; pa < r.end; pa += k_page_size)
+            if (is_free_head(r, pa)) {
+                if (pa < r.start)
+                    return false; // The bitmap's own pages are never free.
+                ++heads;
+            }
+    }
+    return heads == blocks;
+}
+
+} // namespace toll::vm

@@ -1,0 +1,128 @@
+// The physical page allocator: a binary buddy allocator over the usable memory
+// the boot loader reported, handing out naturally aligned runs of 2^order pages.
+#pragma once
+#include "kernel/vm/physmem.h"
+#include <stddef.h>
+#include <stdint.h>
+
+namespace toll::vm {
+
+/// A binary buddy allocator of physical pages.
+///
+/// Memory is kept as free blocks of 2^order pages (order 0 .. k_max_order),
+/// each aligned to its own size. Allocating splits a larger block in halves
+/// until one of the wanted order is left; freeing merges a block with its
+/// *buddy* (the other half of the block they were split from, found by
+/// flipping one address bit) for as long as the buddy is free too.
+///
+/// Where the bookkeeping lives:
+///  - The free lists are threaded through the free blocks themselves: the
+///    first bytes of a free block hold a small header (links, order, a magic
+///    number and the block's own address), reached with phys_to_virt(). An
+///    allocated block carries no header; alloc() wipes it.
+///  - Whether a buddy is free is decided by a bitmap, one bit per page, set
+///    exactly for the first page of each free block. It is carved out of the
+///    first pages of every range given to add_range(): 1 bit per 4 KB page is
+///    32 KB per GB of memory (1/32768 of it), and it needs no static array
+///    sized for the largest machine. The header alone is not trusted: an
+///    allocated page may contain anything (a user program fills its pages as
+///    it likes) and so could forge a header; the bitmap lives in memory that
+///    is never handed out. The header's magic is kept as a second opinion
+///    that catches writes into free memory (use after free).
+///
+/// Cost: alloc() is O(k_max_order) list operations; free() is O(k_max_order)
+/// bitmap probes plus a scan of 2^order bits for its double-free check.
+///
+/// Not locked: callers serialise (one CPU, no preemption yet).
+/// Exercise for the student: which lock would you add, and why must it also
+/// mask interrupts if an interrupt handler may allocate?
+class PhysAllocator {
+  public:
+    /// The largest block: 2^10 pages = 4 MB with 4 KB pages (2 MB runs need order 9).
+    static constexpr unsigned k_max_order = 10;
+    /// What alloc() returns when no block is free.
+    static constexpr PhysAddr k_none = ~PhysAddr(0);
+    /// How many disjoint ranges add_range() can hold; E820 maps give about 10.
+    static constexpr size_t k_max_ranges = 32;
+
+    constexpr PhysAllocator() = default;
+
+    /// Adds usable memory [base, base+length); trims inward to page
+    /// boundaries; may be called many times, in any order. Parts that overlap
+    /// memory added before are ignored. The first pages of the range hold its
+    /// bitmap (see the class comment); a range too small to hold its bitmap
+    /// and one page more, or beyond k_max_ranges, is ignored.
+    void add_range(PhysAddr base, uint64_t length);
+
+    /// Removes [base, base+length) (kernel image, boot data): every page that
+    /// it touches is never handed out. Call after add_range(). Pages that are
+    /// not free (already reserved, allocated, or never added) are left as they
+    /// are. Costs O(k_max_order) per reserved page at worst.
+    void reserve(PhysAddr base, uint64_t length);
+
+    /// Allocates 2^order contiguous pages, naturally aligned (address is a
+    /// multiple of 2^order pages); k_none when no block is free or order >
+    /// k_max_order. The memory is not cleared.
+    [[nodiscard]] PhysAddr alloc(unsigned order = 0);
+
+    /// Frees a block obtained from alloc(order); coalesces with free buddies.
+    /// Panics (TOLL_ASSERT) on a double free, a misaligned address, or an
+    /// address the allocator does not manage: those are kernel bugs.
+    void free(PhysAddr pa, unsigned order = 0);
+
+    /// The number of pages now free.
+    size_t free_pages() const { return m_free_pages; }
+
+    /// The number of pages managed: added, minus bitmaps and reserved pages.
+    size_t total_pages() const { return m_total_pages; }
+
+    /// Checks internal consistency (free lists, no overlaps); returns false on
+    /// corruption. Walks every free block and bitmap: O(memory), for tests and
+    /// ktests.
+    bool check() const;
+
+  private:
+    /// One range given to add_range(): pages [start, end) are managed; the
+    /// bitmap (at base) covers [base, end), one bit per page.
+    struct Range {
+        PhysAddr base;  ///< Page-aligned start, where the bitmap lives.
+        PhysAddr start; ///< First managed page, just after the bitmap.
+        PhysAddr end;   ///< Page-aligned end (exclusive).
+    };
+
+    /// The range whose managed pages contain @p pa, or nullptr.
+    const Range* range_of(PhysAddr pa) const;
+    /// Reads / writes the bitmap bit of page @p pa: does a free block start there?
+    bool is_free_head(const Range& r, PhysAddr pa) const;
+    void set_free_head(const Range& r, PhysAddr pa, bool free);
+    /// Makes [pa, pa + 2^order pages) a free block: header, list, bitmap.
+    void push(const Range& r, PhysAddr pa, unsigned order);
+    /// Takes the free block at @p pa off its list and wipes its header.
+    void unlink(const Range& r, PhysAddr pa, unsigned order);
+    /// The head of the free block containing page @p pa (its order in
+    /// @p order), or k_none if the page is not free.
+    PhysAddr free_block_containing(const Range& r, PhysAddr pa, unsigned* order) const;
+    /// Adds [base, end), which overlaps no range so far, as a new range.
+    void add_fresh(PhysAddr base, PhysAddr end);
+    /// Reserves the pages of [lo, hi), which lies inside range @p r.
+    void reserve_in(const Range& r, PhysAddr lo, PhysAddr hi);
+    /// Frees again the parts of the unlinked block at @p head outside [lo, hi).
+    void carve(const Range& r, PhysAddr head, unsigned order, PhysAddr lo, PhysAddr hi);
+
+    /// The free blocks of one order: a doubly linked list through their headers.
+    struct FreeList {
+        PhysAddr head = k_none;
+        size_t count = 0;
+    };
+
+    Range m_ranges[k_max_ranges]{};
+    size_t m_range_count = 0;
+    FreeList m_free[k_max_order + 1]{};
+    size_t m_free_pages = 0;
+    size_t m_total_pages = 0;
+};
+
+/// The kernel's one physical allocator, fed by the boot code from the memory map.
+PhysAllocator& phys_allocator();
+
+} // namespace toll::vm

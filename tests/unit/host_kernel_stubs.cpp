@@ -1,0 +1,60 @@
+// Host versions of the kernel services that kernel sources under test call:
+// panic (throws) and phys_to_virt over simulated memory.
+#include "host_kernel_stubs.h"
+#include "kernel/kern/panic.h"
+#include "lib/format.h"
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace toll {
+
+void panic(const char* fmt, ...)
+{
+    char message[256];
+    va_list args;
+    va_start(args, fmt);
+    lib::vsnformat(message, sizeof message, fmt, args);
+    va_end(args);
+    throw test::KernelPanic(message);
+}
+
+void set_panic_hook(PanicHook)
+{
+}
+
+namespace {
+test::SimulatedMemory* g_memory;
+constexpr int k_garbage = 0xa5;
+} // namespace
+
+void* vm::phys_to_virt(PhysAddr pa)
+{
+    if (g_memory == nullptr || pa < g_memory->base() || pa - g_memory->base() >= g_memory->size())
+        throw std::out_of_range("phys_to_virt: address outside simulated memory");
+    return g_memory->host() + (pa - g_memory->base());
+}
+
+namespace test {
+
+SimulatedMemory::SimulatedMemory(vm::PhysAddr base, size_t size) : m_base(base), m_size(size)
+{
+    if (g_memory != nullptr)
+        throw std::logic_error("only one SimulatedMemory at a time");
+    m_memory = static_cast<unsigned char*>(std::aligned_alloc(vm::k_page_size, size));
+    if (m_memory == nullptr)
+        throw std::bad_alloc();
+    // Garbage, not zeroes: the allocator must not rely on memory being clear.
+    std::memset(m_memory, k_garbage, size);
+    g_memory = this;
+}
+
+SimulatedMemory::~SimulatedMemory()
+{
+    g_memory = nullptr;
+    std::free(m_memory);
+}
+
+} // namespace test
+} // namespace toll

@@ -1,0 +1,38 @@
+// What kernel sources need to run inside the host tests: a panic that throws,
+// and simulated physical memory behind vm::phys_to_virt.
+#pragma once
+#include "kernel/vm/physmem.h"
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace toll::test {
+
+/// Thrown by the host toll::panic (and so by a failed TOLL_ASSERT), so that a
+/// test can REQUIRE_THROWS that the kernel code caught a broken invariant.
+struct KernelPanic : std::runtime_error {
+    explicit KernelPanic(const std::string& message) : std::runtime_error(message) {}
+};
+
+/// Simulated physical memory [base, base + size): an ordinary host array that
+/// vm::phys_to_virt maps while this object lives. One at a time. An access
+/// outside it throws std::out_of_range, which catches address arithmetic bugs.
+class SimulatedMemory {
+  public:
+    SimulatedMemory(vm::PhysAddr base, size_t size);
+    ~SimulatedMemory();
+    SimulatedMemory(const SimulatedMemory&) = delete;
+    SimulatedMemory& operator=(const SimulatedMemory&) = delete;
+
+    vm::PhysAddr base() const { return m_base; }
+    size_t size() const { return m_size; }
+    /// The host array standing in for physical address base().
+    unsigned char* host() const { return m_memory; }
+
+  private:
+    vm::PhysAddr m_base;
+    size_t m_size;
+    unsigned char* m_memory;
+};
+
+} // namespace toll::test
