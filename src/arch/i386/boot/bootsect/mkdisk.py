@@ -65,6 +65,9 @@ def main():
     p.add_argument("--elf", required=True, help="the kernel ELF (for its entry and load address)")
     p.add_argument("--flat", required=True, help="the kernel as a flat binary")
     p.add_argument("-o", "--output", required=True)
+    p.add_argument("--truncate", type=int, metavar="SECTORS",
+                   help="for tests only: cut the image to SECTORS sectors, so that the "
+                        "boot sector's reads fail")
     args = p.parse_args()
 
     with open(args.bootsect, "rb") as f:
@@ -95,6 +98,10 @@ def main():
     assert len(image) == KERNEL_LBA * SECTOR
     image += kernel
     image += bytes(-len(image) % (CYLINDER_SECTORS * SECTOR))
+    if args.truncate is not None:
+        if args.truncate * SECTOR >= len(image):
+            fail(f"--truncate {args.truncate} does not cut the image")
+        image = image[:args.truncate * SECTOR]
     with open(args.output, "wb") as f:
         f.write(image)
 
