@@ -21,6 +21,7 @@ static_assert(sizeof(arch::TrapFrame) == TRAP_FRAME_SIZE && TRAP_FRAME_SIZE % 16
               "the stack pointer must stay 16-byte aligned");
 
 SyncHook g_hooks[k_ec_count];
+void (*g_exit_hook)(bool from_user);
 
 // Arm ARM, "Exception vectors": the groups, four entries each, in table order.
 const char* const k_vector_names[16] = {
@@ -50,6 +51,11 @@ void set_sync_hook(unsigned ec, SyncHook hook)
         g_hooks[ec] = hook;
 }
 
+void set_trap_exit_hook(void (*hook)(bool from_user))
+{
+    g_exit_hook = hook;
+}
+
 void dump_frame(const arch::TrapFrame& f)
 {
     for (unsigned i = 0; i < 31; i += 2) {
@@ -69,17 +75,21 @@ void dump_frame(const arch::TrapFrame& f)
 extern "C" void arm64_trap(toll::arch::TrapFrame* frame, uint64_t vector)
 {
     using namespace toll::arm64;
+    bool handled = false;
     if (vector == k_vector_el1_irq || vector == k_vector_el0_irq) {
         gic_dispatch();
-        return;
-    }
-    if (vector == k_vector_el1_sync || vector == k_vector_el0_sync) {
+        handled = true;
+    } else if (vector == k_vector_el1_sync || vector == k_vector_el0_sync) {
         // Without -semihosting the trap instruction is undefined: power off another way.
         if (frame->elr == reinterpret_cast<uint64_t>(arm64_semihosting_trap))
             poweroff_without_semihosting();
         SyncHook hook = g_hooks[exception_class(*frame)];
-        if (hook && hook(*frame))
-            return;
+        handled = hook && hook(*frame);
+    }
+    if (handled) {
+        if (g_exit_hook)
+            g_exit_hook(frame->from_user());
+        return;
     }
     dump_frame(*frame);
     toll::panic("unexpected exception: %s, ESR 0x%llx (class 0x%x), ELR 0x%llx, FAR 0x%llx",

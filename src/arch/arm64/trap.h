@@ -29,6 +29,11 @@ using SyncHook = bool (*)(arch::TrapFrame& frame);
 /// Installs @p hook for exception class @p ec (nullptr removes it).
 void set_sync_hook(unsigned ec, SyncHook hook);
 
+/// Installs @p hook, called on the way out of every handled interrupt and
+/// synchronous exception, with whether the trap came from EL0. The scheduler's
+/// preemption point goes here.
+void set_trap_exit_hook(void (*hook)(bool from_user));
+
 /// Prints the registers of a trap frame.
 void dump_frame(const arch::TrapFrame& frame);
 
