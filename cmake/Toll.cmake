@@ -36,7 +36,8 @@ function(toll_kernel_flags target)
   target_compile_options(${target} PRIVATE --target=${TOLL_KERNEL_TRIPLE}
     ${TOLL_COMMON_FLAGS} ${TOLL_KERNEL_ARCH_FLAGS}
     $<$<COMPILE_LANGUAGE:CXX>:-std=c++20 -nostdinc++>)
-  target_include_directories(${target} PRIVATE ${TOLL_SOURCE_ROOT})
+  target_include_directories(${target} PRIVATE ${TOLL_SOURCE_ROOT}
+    ${TOLL_SOURCE_ROOT}/arch/${TOLL_ARCH}/include)
 endfunction()
 
 # toll_user_program(<name> <sources...>): a static musl program for /bin.

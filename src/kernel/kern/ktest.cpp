@@ -46,9 +46,11 @@ unsigned g_passed, g_failed_count, g_skipped_count;
 
 unsigned run_matching(const char* glob)
 {
+    unsigned matched = 0;
     for (const Test* t = __start_toll_ktests; t < __stop_toll_ktests; ++t) {
         if (!lib::glob_match(glob, t->name))
             continue;
+        ++matched;
         g_failed = g_skipped = false;
         g_reason[0] = '\0';
         t->body();
@@ -63,17 +65,24 @@ unsigned run_matching(const char* glob)
             ++g_passed;
         }
     }
+    if (matched == 0) // A mistyped glob must not look like a clean run.
+        report("ktest.selection", false, "no in-kernel test matches the glob");
     return g_failed_count;
 }
 
-void run_and_power_off(const char* glob)
+void report(const char* name, bool passed, const char* reason)
 {
-    run_matching(glob);
-    if (g_passed + g_failed_count + g_skipped_count == 0) {
-        // A mistyped glob must not look like a clean run.
-        krecord("TEST ktest.selection FAIL no in-kernel test matches '%s'", glob);
+    if (passed) {
+        krecord("TEST %s PASS", name);
+        ++g_passed;
+    } else {
+        krecord("TEST %s FAIL %s", name, reason);
         ++g_failed_count;
     }
+}
+
+void finish()
+{
     counters_dump();
     krecord("DONE %u passed, %u failed, %u skipped", g_passed, g_failed_count, g_skipped_count);
     arch::poweroff(g_failed_count == 0);

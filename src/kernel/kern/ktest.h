@@ -26,8 +26,12 @@ void metric(const char* name, uint64_t value, const char* unit);
 /// Runs every test whose name matches @p glob; returns the number that failed.
 unsigned run_matching(const char* glob);
 
-/// Runs the tests for `test=<glob>`, prints DONE and powers off.
-[[noreturn]] void run_and_power_off(const char* glob);
+/// Reports the outcome of a check made outside a registered test (a user
+/// program run with run=): PASS when @p passed, else FAIL with @p reason.
+void report(const char* name, bool passed, const char* reason);
+
+/// Dumps the counters, prints DONE with the totals and powers off.
+[[noreturn]] void finish();
 
 } // namespace toll::ktest
 

@@ -6,6 +6,13 @@
 #include "kernel/kern/ktest.h"
 #include "kernel/kern/panic.h"
 #include "kernel/kern/param.h"
+#include "kernel/proc/initrd.h"
+#include "kernel/proc/process.h"
+#include "kernel/proc/thread.h"
+#include "kernel/sys/file.h"
+#include "kernel/vm/vm_init.h"
+#include "lib/format.h"
+#include "lib/string.h"
 
 // Bounds of the static-constructor table, provided by each arch's linker script.
 extern "C" void (*__init_array_start[])();
@@ -65,6 +72,66 @@ void print_memory_map(const BootInfo& info)
     kprintf("usable memory: %llu KB\n", (unsigned long long)(usable / 1024));
 }
 
+// run=<program> <args>: runs one program, reports its status as a TEST record.
+void run_program(const char* command)
+{
+    constexpr size_t k_max_argv = 16;
+    static char words[256];
+    static char path[80];
+    const char* argv[k_max_argv + 1] = {};
+    size_t argc = 0;
+    lib::snformat(words, sizeof words, "%s", command);
+    for (char* p = words; *p && argc < k_max_argv;) {
+        while (*p == ' ')
+            *p++ = '\0';
+        if (!*p)
+            break;
+        argv[argc++] = p;
+        while (*p && *p != ' ')
+            ++p;
+    }
+    char name[96];
+    if (argc == 0) {
+        ktest::report("run", false, "run= names no program");
+        return;
+    }
+    lib::snformat(path, sizeof path, "%s%s", strchr(argv[0], '/') ? "" : "/bin/", argv[0]);
+    lib::snformat(name, sizeof name, "run:%s", argv[0]);
+    int pid = proc::spawn(path, argv);
+    if (pid < 0) {
+        char reason[64];
+        lib::snformat(reason, sizeof reason, "cannot start %s (errno %d)", path, -pid);
+        ktest::report(name, false, reason);
+        return;
+    }
+    int status = proc::wait_for(pid);
+    char reason[64];
+    if ((status & 0x7F) != 0)
+        lib::snformat(reason, sizeof reason, "killed by signal %d", status & 0x7F);
+    else
+        lib::snformat(reason, sizeof reason, "exit status %d", (status >> 8) & 0xFF);
+    ktest::report(name, status == 0, reason);
+}
+
+// With nothing to test or run: the interactive system, /bin/init on the console.
+[[noreturn]] void run_init()
+{
+    sys::console_input_init();
+    static const char* const argv[] = {"init", nullptr};
+    int pid = proc::spawn("/bin/init", argv);
+    if (pid < 0) {
+        static const char* const sh_argv[] = {"sh", nullptr};
+        pid = proc::spawn("/bin/sh", sh_argv);
+    }
+    if (pid < 0) {
+        kprintf("no /bin/init or /bin/sh in the ramdisk (errno %d); powering off\n", -pid);
+        arch::poweroff(false);
+    }
+    int status = proc::wait_for(pid);
+    kprintf("init exited (status 0x%x); powering off\n", status);
+    arch::poweroff(status == 0);
+}
+
 void run_static_constructors()
 {
     for (auto** ctor = __init_array_start; ctor < __init_array_end; ++ctor)
@@ -85,12 +152,23 @@ void kernel_main(BootInfo& info)
     param_report_unknown(info.cmdline);
     print_memory_map(info);
 
-    char glob[64];
-    if (param_get("test", glob, sizeof glob))
-        ktest::run_and_power_off(glob);
+    arch::cpu_init();
+    vm::vm_init(info);
+    proc::sched_init();
+    size_t programs = proc::initrd_init();
+    kprintf("ramdisk: %zu files\n", programs);
 
-    kprintf("nothing to run (give test=<glob>); powering off\n");
-    arch::poweroff(true);
+    char glob[64];
+    bool testing = param_get("test", glob, sizeof glob);
+    static char command[256];
+    bool running = param_get("run", command, sizeof command);
+    if (testing)
+        ktest::run_matching(glob);
+    if (running)
+        run_program(command);
+    if (testing || running)
+        ktest::finish();
+    run_init();
 }
 
 } // namespace toll

@@ -1,6 +1,7 @@
 // i386_boot(): turns what the loader (or Toll's boot sector) handed over into
 // the core's BootInfo, then calls kernel_main.
 #include "arch/i386/layout.h"
+#include "arch/i386/mmu.h"
 #include "arch/i386/uart.h"
 #include "kernel/kern/boot.h"
 #include "lib/string.h"
@@ -92,5 +93,11 @@ extern "C" [[noreturn]] void i386_boot(uint32_t magic, uint32_t pointer)
         info.loader = "an unknown loader";
     }
     info.cmdline = g_cmdline;
+    uint64_t top = 0;
+    for (size_t i = 0; i < info.region_count; ++i)
+        if (info.regions[i].type == MemType::usable &&
+            info.regions[i].base + info.regions[i].length > top)
+            top = info.regions[i].base + info.regions[i].length;
+    direct_map_init(top);
     kernel_main(info);
 }

@@ -1,0 +1,134 @@
+// Threads on i386: building the first kernel-stack frames of new threads, and
+// switching kernel stacks (context_switch_stacks in trap_entry.S).
+#include "arch/i386/cpu.h"
+#include "arch/i386/layout.h"
+#include "arch/i386/pic.h"
+#include "arch/i386/trap.h"
+#include "kernel/kern/arch.h"
+#include "lib/string.h"
+
+extern "C" void context_switch_stacks(uint32_t* save_esp, uint32_t new_esp);
+extern "C" void kernel_thread_start();
+extern "C" void trap_return();
+extern "C" char __kernel_end[];
+
+namespace toll::arch {
+namespace {
+
+constexpr unsigned k_clock_hz = 100;
+constexpr uint32_t k_eflags_reserved1 = 1u << 1;
+constexpr uint32_t k_eflags_if = 1u << 9;
+
+// The frame context_switch_stacks pops: edi, esi, ebx, ebp, return address.
+struct SwitchFrame {
+    uint32_t edi, esi, ebx, ebp;
+    uint32_t eip;
+};
+
+TrapFrame* user_frame_at(uintptr_t stack_top)
+{
+    return reinterpret_cast<TrapFrame*>(stack_top - sizeof(TrapFrame));
+}
+
+// Puts a SwitchFrame below @p frame_top that "returns" into trap_return.
+void switch_into_trap_return(ThreadContext& ctx, TrapFrame* frame)
+{
+    auto* sw = reinterpret_cast<SwitchFrame*>(frame) - 1;
+    *sw = SwitchFrame{0, 0, 0, 0, reinterpret_cast<uint32_t>(trap_return)};
+    ctx.esp = reinterpret_cast<uint32_t>(sw);
+}
+
+} // namespace
+
+void cpu_init()
+{
+    i386::gdt_init();
+    i386::idt_init();
+    i386::pic_init();
+    i386::pit_init(k_clock_hz);
+    i386::pic_enable(i386::k_irq_timer);
+}
+
+void kernel_image_range(uint64_t* start, uint64_t* end)
+{
+    *start = KERNEL_LOAD_PHYS;
+    *end = reinterpret_cast<uint32_t>(__kernel_end) - KERNEL_BASE;
+}
+
+unsigned clock_hz()
+{
+    return k_clock_hz;
+}
+
+void context_init_kernel(ThreadContext& ctx, uintptr_t stack_top, void (*entry)(void*), void* arg)
+{
+    auto* sw = reinterpret_cast<SwitchFrame*>(stack_top) - 1;
+    *sw = SwitchFrame{0, reinterpret_cast<uint32_t>(arg), reinterpret_cast<uint32_t>(entry), 0,
+                      reinterpret_cast<uint32_t>(kernel_thread_start)};
+    ctx.esp = reinterpret_cast<uint32_t>(sw);
+    ctx.kstack_top = stack_top;
+    ctx.frame = nullptr;
+}
+
+void context_init_user(ThreadContext& ctx, uintptr_t stack_top, uintptr_t pc, uintptr_t sp)
+{
+    TrapFrame* f = user_frame_at(stack_top);
+    memset(f, 0, sizeof *f);
+    f->cs = i386::k_user_cs;
+    f->ds = f->es = f->fs = f->gs = f->user_ss = i386::k_user_ds;
+    f->eip = pc;
+    f->user_esp = sp;
+    f->eflags = k_eflags_reserved1 | k_eflags_if;
+    ctx.kstack_top = stack_top;
+    ctx.frame = f;
+    ctx.tls = {};
+    switch_into_trap_return(ctx, f);
+}
+
+void frame_reset_user(ThreadContext& ctx, uintptr_t pc, uintptr_t sp)
+{
+    TrapFrame* f = ctx.frame;
+    memset(f, 0, sizeof *f);
+    f->cs = i386::k_user_cs;
+    f->ds = f->es = f->fs = f->gs = f->user_ss = i386::k_user_ds;
+    f->eip = pc;
+    f->user_esp = sp;
+    f->eflags = k_eflags_reserved1 | k_eflags_if;
+    f->vector = i386::k_vec_syscall;
+    ctx.tls = {};
+    i386::gdt_set_user_tls(0, 0, false);
+}
+
+unsigned elf_machine()
+{
+    return 3; // EM_386 (System V ABI, ELF header)
+}
+
+unsigned elf_class()
+{
+    return 1; // ELFCLASS32
+}
+
+void context_init_fork(ThreadContext& child, uintptr_t stack_top, const TrapFrame& parent)
+{
+    TrapFrame* f = user_frame_at(stack_top);
+    *f = parent;
+    f->eax = 0; // fork returns 0 in the child
+    child.kstack_top = stack_top;
+    child.frame = f;
+    switch_into_trap_return(child, f);
+}
+
+void set_syscall_return(TrapFrame& frame, long value)
+{
+    frame.eax = static_cast<uint32_t>(value);
+}
+
+void context_switch(ThreadContext& from, ThreadContext& to)
+{
+    i386::tss_set_kernel_stack(to.kstack_top);
+    i386::gdt_set_user_tls(to.tls.base, to.tls.limit_pages, to.tls.present);
+    context_switch_stacks(&from.esp, to.esp);
+}
+
+} // namespace toll::arch

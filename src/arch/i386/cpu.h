@@ -1,0 +1,96 @@
+// i386 descriptor tables and the privileged registers the port touches: GDT
+// selectors, the TSS, control registers. Intel SDM Vol. 3, chapters 2-3 and 7.
+#pragma once
+#include <stdint.h>
+
+namespace toll::i386 {
+
+// GDT slots. Intel SDM Vol. 3, 3.4.2: selector = index << 3 | RPL.
+enum GdtSlot : uint16_t {
+    k_gdt_null = 0,
+    k_gdt_kernel_code = 1,
+    k_gdt_kernel_data = 2,
+    k_gdt_user_code = 3,
+    k_gdt_user_data = 4,
+    k_gdt_tss = 5,
+    k_gdt_user_tls = 6, ///< set_thread_area's entry, reloaded on every switch
+    k_gdt_double_fault_tss = 7,
+    k_gdt_count = 8,
+};
+constexpr uint16_t selector(GdtSlot slot, unsigned rpl = 0)
+{
+    return static_cast<uint16_t>(slot << 3 | rpl);
+}
+constexpr uint16_t k_kernel_cs = selector(k_gdt_kernel_code);
+constexpr uint16_t k_kernel_ds = selector(k_gdt_kernel_data);
+constexpr uint16_t k_user_cs = selector(k_gdt_user_code, 3);
+constexpr uint16_t k_user_ds = selector(k_gdt_user_data, 3);
+
+/// A segment descriptor in the GDT (Intel SDM Vol. 3, 3.4.5).
+struct [[gnu::packed]] SegmentDescriptor {
+    uint16_t limit_low;
+    uint16_t base_low;
+    uint8_t base_mid;
+    uint8_t access;
+    uint8_t limit_high_flags;
+    uint8_t base_high;
+};
+
+/// The 32-bit task-state segment (Intel SDM Vol. 3, 7.2.1).
+struct [[gnu::packed]] Tss {
+    uint32_t prev_task;
+    uint32_t esp0, ss0, esp1, ss1, esp2, ss2;
+    uint32_t cr3, eip, eflags, eax, ecx, edx, ebx, esp, ebp, esi, edi;
+    uint32_t es, cs, ss, ds, fs, gs, ldt;
+    uint16_t trap, iomap_base;
+};
+
+/// Builds the GDT, loads it and the TSS. Called once at boot.
+void gdt_init();
+
+/// Sets the kernel stack the CPU switches to on a trap from user mode.
+void tss_set_kernel_stack(uint32_t esp0);
+
+/// Writes the user TLS descriptor (set_thread_area); base 0 limit 0 clears it.
+void gdt_set_user_tls(uint32_t base, uint32_t limit_pages, bool present);
+
+/// The boot CPU's TSS.
+Tss& boot_tss();
+
+/// The GDT itself (the vm86 and double-fault code patch descriptors).
+SegmentDescriptor* gdt();
+
+inline uint32_t read_cr0()
+{
+    uint32_t v;
+    asm volatile("movl %%cr0, %0" : "=r"(v));
+    return v;
+}
+inline void write_cr0(uint32_t v)
+{
+    asm volatile("movl %0, %%cr0" : : "r"(v) : "memory");
+}
+inline uint32_t read_cr2()
+{
+    uint32_t v;
+    asm volatile("movl %%cr2, %0" : "=r"(v));
+    return v;
+}
+inline uint32_t read_cr3()
+{
+    uint32_t v;
+    asm volatile("movl %%cr3, %0" : "=r"(v));
+    return v;
+}
+inline uint32_t read_cr4()
+{
+    uint32_t v;
+    asm volatile("movl %%cr4, %0" : "=r"(v));
+    return v;
+}
+inline void write_cr4(uint32_t v)
+{
+    asm volatile("movl %0, %%cr4" : : "r"(v) : "memory");
+}
+
+} // namespace toll::i386

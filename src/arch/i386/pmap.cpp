@@ -1,0 +1,177 @@
+// i386 page tables: a page directory per address space, page tables allocated
+// on demand, the kernel's quarter shared by copying its directory entries.
+// Written without inline assembly so that tests/unit compiles it over
+// simulated physical memory (load_cr3 and invalidate_page are stubbed there).
+#include "arch/i386/mmu.h"
+#include "kernel/kern/counters.h"
+#include "kernel/vm/kmem.h"
+#include "kernel/vm/phys.h"
+#include "kernel/vm/pmap.h"
+#include "lib/string.h"
+
+namespace toll::vm {
+
+/// The i386 pmap is its page directory: a Pmap* is the directory's kernel
+/// address, so a pmap costs exactly one page.
+struct Pmap {
+    uint32_t entries[i386::k_entries];
+};
+
+namespace {
+
+using namespace toll::i386;
+
+TOLL_COUNTER(g_page_tables, "vm.pmap.page_tables");
+
+Pmap* g_current;
+
+uint32_t* table(uint32_t phys)
+{
+    return static_cast<uint32_t*>(phys_to_virt(phys));
+}
+
+uint32_t pd_phys(Pmap* pmap)
+{
+    return static_cast<uint32_t>(virt_to_phys(pmap));
+}
+
+// Returns the PTE slot for @p va, allocating the page table if @p create.
+uint32_t* pte_slot(Pmap* pmap, uint32_t va, bool create)
+{
+    uint32_t& pde = pmap->entries[pd_index(va)];
+    if (!(pde & k_pte_present)) {
+        if (!create)
+            return nullptr;
+        PhysAddr pt = phys_allocator().alloc(0);
+        if (pt == PhysAllocator::k_none)
+            return nullptr;
+        memset(phys_to_virt(pt), 0, k_page_size);
+        g_page_tables.add();
+        // Rights are enforced in the PTEs; the PDE allows everything.
+        pde = static_cast<uint32_t>(pt) | k_pte_present | k_pte_write | k_pte_user;
+    }
+    if (pde & k_pde_large)
+        return nullptr; // never in user space
+    return &table(pde & k_pte_frame)[pt_index(va)];
+}
+
+// A PROT_NONE page keeps its frame in a not-present PTE marked with this
+// software bit (Intel SDM Vol. 3, 4.3: bits 9-11 are ignored by the CPU), so
+// that mprotect back to readable finds the same contents.
+constexpr uint32_t k_pte_soft_none = 1u << 9;
+
+bool mapped(uint32_t pte)
+{
+    return pte & (k_pte_present | k_pte_soft_none);
+}
+
+uint32_t pte_bits(unsigned prot)
+{
+    // i386 without PAE has no execute-disable bit: read implies execute.
+    if (prot == k_prot_none)
+        return k_pte_soft_none;
+    uint32_t bits = k_pte_present | k_pte_user;
+    if (prot & k_prot_write)
+        bits |= k_pte_write;
+    return bits;
+}
+
+void flush(Pmap* pmap, uint32_t va)
+{
+    if (pmap == g_current)
+        invalidate_page(va);
+}
+
+} // namespace
+
+Pmap* pmap_create()
+{
+    PhysAddr pd = phys_allocator().alloc(0);
+    if (pd == PhysAllocator::k_none)
+        return nullptr;
+    auto* pmap = static_cast<Pmap*>(phys_to_virt(pd));
+    memset(pmap->entries, 0, k_kernel_pde_first * sizeof(uint32_t));
+    memcpy(pmap->entries + k_kernel_pde_first,
+           table(kernel_page_directory_phys()) + k_kernel_pde_first,
+           (k_entries - k_kernel_pde_first) * sizeof(uint32_t));
+    return pmap;
+}
+
+void pmap_destroy(Pmap* pmap)
+{
+    if (pmap == g_current)
+        pmap_activate(nullptr);
+    for (unsigned i = 0; i < k_kernel_pde_first; ++i) {
+        uint32_t pde = pmap->entries[i];
+        if ((pde & k_pte_present) && !(pde & k_pde_large)) {
+            phys_allocator().free(pde & k_pte_frame, 0);
+            g_page_tables.value--;
+        }
+    }
+    phys_allocator().free(virt_to_phys(pmap), 0);
+}
+
+Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot)
+{
+    uint32_t* pte = pte_slot(pmap, static_cast<uint32_t>(va), true);
+    if (!pte)
+        return k_enomem;
+    bool was_present = mapped(*pte);
+    *pte = static_cast<uint32_t>(pa) | pte_bits(prot);
+    if (was_present)
+        flush(pmap, static_cast<uint32_t>(va));
+    return k_ok;
+}
+
+PhysAddr pmap_remove(Pmap* pmap, uintptr_t va)
+{
+    uint32_t* pte = pte_slot(pmap, static_cast<uint32_t>(va), false);
+    if (!pte || !mapped(*pte))
+        return PhysAllocator::k_none;
+    PhysAddr pa = *pte & k_pte_frame;
+    *pte = 0;
+    flush(pmap, static_cast<uint32_t>(va));
+    return pa;
+}
+
+void pmap_protect(Pmap* pmap, uintptr_t va, unsigned prot)
+{
+    uint32_t* pte = pte_slot(pmap, static_cast<uint32_t>(va), false);
+    if (!pte || !mapped(*pte))
+        return;
+    *pte = (*pte & k_pte_frame) | pte_bits(prot);
+    flush(pmap, static_cast<uint32_t>(va));
+}
+
+bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot)
+{
+    uint32_t* pte = pte_slot(pmap, static_cast<uint32_t>(va), false);
+    if (!pte || !mapped(*pte))
+        return false;
+    if (pa)
+        *pa = (*pte & k_pte_frame) | (va & (k_page_size - 1));
+    if (prot)
+        *prot = !(*pte & k_pte_present) ? k_prot_none
+                : k_prot_read | k_prot_exec | ((*pte & k_pte_write) ? k_prot_write : 0);
+    return true;
+}
+
+void pmap_activate(Pmap* pmap)
+{
+    if (pmap == g_current)
+        return; // same address space: no CR3 load, no TLB flush
+    g_current = pmap;
+    load_cr3(pmap ? pd_phys(pmap) : kernel_page_directory_phys());
+}
+
+Pmap* pmap_current()
+{
+    return g_current;
+}
+
+uintptr_t user_space_limit()
+{
+    return KERNEL_BASE;
+}
+
+} // namespace toll::vm

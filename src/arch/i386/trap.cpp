@@ -1,0 +1,203 @@
+// The IDT and i386_trap(), where every trap, interrupt and system call lands:
+// exceptions from user mode kill the program alone; from the kernel they are
+// either a recoverable fault in copyin/copyout or a PANIC with a register dump.
+#include "arch/i386/cpu.h"
+#include "arch/i386/io.h"
+#include "arch/i386/pic.h"
+#include "arch/i386/trap.h"
+#include "arch/i386/uart.h"
+#include "kernel/kern/arch.h"
+#include "kernel/kern/console.h"
+#include "kernel/kern/counters.h"
+#include "kernel/kern/panic.h"
+#include "kernel/proc/process.h"
+#include "kernel/proc/thread.h"
+#include "kernel/vm/fault.h"
+
+extern "C" char trap_stubs[];
+
+namespace toll::i386 {
+namespace {
+
+// Intel SDM Vol. 3, 6.11: a 32-bit interrupt gate.
+struct [[gnu::packed]] Gate {
+    uint16_t offset_low;
+    uint16_t selector;
+    uint8_t zero;
+    uint8_t type_attr;
+    uint16_t offset_high;
+};
+constexpr uint8_t k_gate_interrupt32 = 0x8E, k_gate_dpl3 = 0x60;
+constexpr unsigned k_stub_size = 16; // each stub is .balign 16 in trap_entry.S
+
+alignas(8) Gate g_idt[256];
+
+TOLL_COUNTER(g_traps_total, "cpu.traps");
+TOLL_COUNTER(g_syscalls, "cpu.syscalls");
+TOLL_COUNTER(g_page_faults, "cpu.traps.page_fault");
+TOLL_COUNTER(g_gp_faults, "cpu.traps.general_protection");
+TOLL_COUNTER(g_timer_irqs, "cpu.irq.timer");
+TOLL_COUNTER(g_serial_irqs, "cpu.irq.serial");
+TOLL_COUNTER(g_other_traps, "cpu.traps.other");
+
+const char* const k_exception_names[32] = {
+    "divide error", "debug", "NMI", "breakpoint", "overflow", "bound range", "invalid opcode",
+    "device not available", "double fault", "coprocessor overrun", "invalid TSS",
+    "segment not present", "stack fault", "general protection", "page fault", "reserved",
+    "x87 FPU error", "alignment check", "machine check", "SIMD FP exception", "virtualization",
+    "control protection", "reserved", "reserved", "reserved", "reserved", "reserved", "reserved",
+    "reserved", "reserved", "security", "reserved"};
+
+// Linux signal numbers for the exceptions a user program can cause.
+int signal_for(unsigned vector)
+{
+    constexpr int k_sigill = 4, k_sigtrap = 5, k_sigbus = 7, k_sigfpe = 8, k_sigsegv = 11;
+    switch (vector) {
+    case k_vec_divide:
+    case k_vec_x87:
+    case k_vec_simd:
+        return k_sigfpe;
+    case k_vec_debug:
+    case k_vec_breakpoint:
+        return k_sigtrap;
+    case k_vec_invalid_opcode:
+    case k_vec_device_not_available:
+        return k_sigill;
+    case k_vec_alignment:
+        return k_sigbus;
+    default:
+        return k_sigsegv;
+    }
+}
+
+ExceptionHook g_exception_hooks[32];
+
+} // namespace
+
+const char* exception_name(unsigned vector)
+{
+    return vector < 32 ? k_exception_names[vector] : "interrupt";
+}
+
+void set_exception_hook(unsigned vector, ExceptionHook hook)
+{
+    g_exception_hooks[vector] = hook;
+}
+
+void idt_set_gate(unsigned vector, uint32_t handler, bool user_callable)
+{
+    g_idt[vector] = Gate{static_cast<uint16_t>(handler & 0xFFFF), k_kernel_cs, 0,
+                         static_cast<uint8_t>(k_gate_interrupt32 | (user_callable ? k_gate_dpl3 : 0)),
+                         static_cast<uint16_t>(handler >> 16)};
+}
+
+uint32_t trap_stub_address(unsigned vector)
+{
+    return reinterpret_cast<uint32_t>(trap_stubs) + vector * k_stub_size;
+}
+
+void idt_init()
+{
+    for (unsigned v = 0; v < 256; ++v)
+        idt_set_gate(v, trap_stub_address(v), false);
+    // User mode may raise these three itself: int3, into, and int $0x80.
+    idt_set_gate(k_vec_breakpoint, trap_stub_address(k_vec_breakpoint), true);
+    idt_set_gate(k_vec_overflow, trap_stub_address(k_vec_overflow), true);
+    idt_set_gate(k_vec_syscall, trap_stub_address(k_vec_syscall), true);
+    struct [[gnu::packed]] {
+        uint16_t limit;
+        uint32_t base;
+    } idtr{sizeof g_idt - 1, reinterpret_cast<uint32_t>(g_idt)};
+    asm volatile("lidt %0" : : "m"(idtr));
+}
+
+void dump_frame(const arch::TrapFrame& f)
+{
+    kprintf("trap %u (%s), error 0x%x, eip %08x cs %04x eflags %08x cr2 %08x cr3 %08x\n", f.vector,
+            exception_name(f.vector), f.error, f.eip, f.cs, f.eflags, read_cr2(), read_cr3());
+    kprintf("eax %08x ebx %08x ecx %08x edx %08x esi %08x edi %08x ebp %08x\n", f.eax, f.ebx,
+            f.ecx, f.edx, f.esi, f.edi, f.ebp);
+    if (f.from_user())
+        kprintf("user esp %08x ss %04x\n", f.user_esp, f.user_ss);
+    else
+        kprintf("kernel esp %08x\n", reinterpret_cast<uint32_t>(&f.user_esp));
+}
+
+namespace {
+
+void kernel_exception(arch::TrapFrame& f)
+{
+    if (f.vector == k_vec_page_fault && fixup_user_access(f))
+        return; // a bad user pointer in copyin/copyout: it returns EFAULT
+    dump_frame(f);
+    panic("kernel %s (trap %u) at eip 0x%x", exception_name(f.vector), f.vector, f.eip);
+}
+
+void user_exception(arch::TrapFrame& f)
+{
+    if (f.vector == k_vec_page_fault) {
+        uint32_t address = read_cr2();
+        bool write = f.error & k_pf_write;
+        bool present = f.error & k_pf_present;
+        if (vm::handle_user_fault(address, write, present))
+            return;
+        proc::kill_current_by_fault(signal_for(f.vector), f.vector, exception_name(f.vector),
+                                    f.eip, address);
+        return;
+    }
+    proc::kill_current_by_fault(signal_for(f.vector), f.vector, exception_name(f.vector), f.eip,
+                                0);
+}
+
+void interrupt(unsigned irq)
+{
+    if ((irq == 7 || irq == 15) && pic_is_spurious(irq))
+        return;
+    pic_eoi(irq);
+    if (irq == k_irq_timer) {
+        g_timer_irqs.add();
+        proc::sched_clock_tick();
+    } else if (irq == k_irq_com1) {
+        g_serial_irqs.add();
+        console_input_interrupt();
+    }
+}
+
+} // namespace
+} // namespace toll::i386
+
+/// The C++ side of every trap (trap_entry.S).
+extern "C" void i386_trap(toll::arch::TrapFrame* frame)
+{
+    using namespace toll;
+    using namespace toll::i386;
+    arch::TrapFrame& f = *frame;
+    g_traps_total.add();
+    bool from_user = f.from_user();
+    if (f.vector == k_vec_syscall) {
+        g_syscalls.add();
+        syscall_dispatch(f);
+    } else if (f.vector < 32) {
+        if (f.vector == k_vec_page_fault)
+            g_page_faults.add();
+        else if (f.vector == k_vec_general_protection)
+            g_gp_faults.add();
+        else
+            g_other_traps.add();
+        if (g_exception_hooks[f.vector] && g_exception_hooks[f.vector](f))
+            return;
+        if (from_user)
+            user_exception(f);
+        else
+            kernel_exception(f);
+    } else if (f.vector >= k_irq_base && f.vector < k_irq_base + 16) {
+        interrupt(f.vector - k_irq_base);
+    } else {
+        g_other_traps.add();
+        if (!from_user)
+            panic("unexpected vector %u in the kernel", f.vector);
+    }
+    if (from_user)
+        proc::return_to_user_checks();
+    proc::sched_preempt_point(from_user);
+}

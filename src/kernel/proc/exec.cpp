@@ -1,0 +1,380 @@
+// execve and the first process: load a static ELF program from the ramdisk
+// into a fresh address space and build the stack the C library expects
+// (argc, argv, envp, the auxiliary vector; System V ABI, "Process Initialization").
+#include "kernel/kern/arch.h"
+#include "kernel/kern/counters.h"
+#include "kernel/proc/initrd.h"
+#include "kernel/proc/process.h"
+#include "kernel/sys/file.h"
+#include "kernel/vm/kmalloc.h"
+#include "kernel/vm/phys.h"
+#include "lib/string.h"
+
+namespace toll::proc {
+namespace {
+
+TOLL_COUNTER(g_execs, "proc.execs");
+
+// ELF header fields (System V gABI, chapter 4), for both classes.
+struct Elf32Header {
+    uint8_t ident[16];
+    uint16_t type, machine;
+    uint32_t version, entry, phoff, shoff, flags;
+    uint16_t ehsize, phentsize, phnum, shentsize, shnum, shstrndx;
+};
+struct Elf32Phdr {
+    uint32_t type, offset, vaddr, paddr, filesz, memsz, flags, align;
+};
+struct Elf64Header {
+    uint8_t ident[16];
+    uint16_t type, machine;
+    uint32_t version;
+    uint64_t entry, phoff, shoff;
+    uint32_t flags;
+    uint16_t ehsize, phentsize, phnum, shentsize, shnum, shstrndx;
+};
+struct Elf64Phdr {
+    uint32_t type, flags;
+    uint64_t offset, vaddr, paddr, filesz, memsz, align;
+};
+constexpr uint32_t k_pt_load = 1;
+constexpr uint32_t k_pf_x = 1, k_pf_w = 2, k_pf_r = 4;
+constexpr uint16_t k_et_exec = 2;
+
+// Auxiliary vector types (System V ABI; Linux's numbering).
+enum : uintptr_t {
+    k_at_null = 0, k_at_phdr = 3, k_at_phent = 4, k_at_phnum = 5, k_at_pagesz = 6,
+    k_at_entry = 9, k_at_uid = 11, k_at_euid = 12, k_at_gid = 13, k_at_egid = 14,
+    k_at_hwcap = 16, k_at_clktck = 17, k_at_secure = 23, k_at_random = 25,
+};
+
+constexpr size_t k_max_args = 64;
+constexpr size_t k_arg_bytes = 8192;
+
+// The program's arguments, gathered in the kernel before the old address
+// space goes away.
+struct ArgBlock {
+    char bytes[k_arg_bytes];
+    size_t used = 0;
+    const char* argv[k_max_args + 1];
+    const char* envp[k_max_args + 1];
+    size_t argc = 0, envc = 0;
+};
+
+struct Segment {
+    uint64_t offset, vaddr, filesz, memsz;
+    uint32_t flags;
+};
+
+struct Image {
+    uintptr_t entry = 0;
+    uintptr_t phdr = 0;
+    size_t phnum = 0, phent = 0;
+    Segment segments[16];
+    size_t count = 0;
+};
+
+template <typename Header, typename Phdr>
+Errno parse(const RamdiskFile& file, Image& image)
+{
+    if (file.size < sizeof(Header))
+        return k_enoexec;
+    auto* h = reinterpret_cast<const Header*>(file.data);
+    if (h->type != k_et_exec || h->phentsize != sizeof(Phdr) ||
+        h->phoff + uint64_t(h->phnum) * sizeof(Phdr) > file.size)
+        return k_enoexec;
+    image.entry = static_cast<uintptr_t>(h->entry);
+    image.phnum = h->phnum;
+    image.phent = sizeof(Phdr);
+    auto* ph = reinterpret_cast<const Phdr*>(file.data + h->phoff);
+    for (size_t i = 0; i < h->phnum; ++i) {
+        if (ph[i].type != k_pt_load)
+            continue;
+        if (image.count == sizeof image.segments / sizeof image.segments[0] ||
+            ph[i].offset + ph[i].filesz > file.size || ph[i].filesz > ph[i].memsz ||
+            ph[i].vaddr + ph[i].memsz < ph[i].vaddr ||
+            ph[i].vaddr + ph[i].memsz > vm::user_space_limit() - vm::k_user_stack_size)
+            return k_enoexec;
+        image.segments[image.count++] = {ph[i].offset, ph[i].vaddr, ph[i].filesz, ph[i].memsz,
+                                         ph[i].flags};
+        if (h->phoff >= ph[i].offset && h->phoff < ph[i].offset + ph[i].filesz)
+            image.phdr = static_cast<uintptr_t>(ph[i].vaddr + (h->phoff - ph[i].offset));
+    }
+    return image.count ? k_ok : k_enoexec;
+}
+
+unsigned prot_of(uint32_t flags)
+{
+    return ((flags & k_pf_r) ? vm::k_prot_read : 0) | ((flags & k_pf_w) ? vm::k_prot_write : 0) |
+           ((flags & k_pf_x) ? vm::k_prot_exec : 0);
+}
+
+// Returns the kernel address of user page @p va in @p space, faulting it in.
+uint8_t* user_page(vm::VmSpace* space, uintptr_t va)
+{
+    vm::PhysAddr pa;
+    if (!vm::pmap_extract(space->pmap, va, &pa, nullptr)) {
+        vm::Region* r = vm::vmspace_find(space, va);
+        if (!r)
+            return nullptr;
+        unsigned saved = r->prot;
+        r->prot = vm::k_prot_read | vm::k_prot_write; // the kernel fills it
+        bool ok = vm::vmspace_fault(space, va, true);
+        r->prot = saved;
+        if (!ok || !vm::pmap_extract(space->pmap, va, &pa, nullptr))
+            return nullptr;
+        vm::pmap_protect(space->pmap, va, saved);
+    }
+    return static_cast<uint8_t*>(vm::phys_to_virt(pa & ~vm::PhysAddr(vm::k_page_size - 1)));
+}
+
+// Copies @p length bytes to user address @p to of @p space (not active).
+bool write_user(vm::VmSpace* space, uintptr_t to, const void* from, size_t length)
+{
+    auto* src = static_cast<const uint8_t*>(from);
+    while (length) {
+        uintptr_t page = to & ~uintptr_t(vm::k_page_size - 1);
+        size_t offset = to - page;
+        size_t n = vm::k_page_size - offset < length ? vm::k_page_size - offset : length;
+        uint8_t* k = user_page(space, page);
+        if (!k)
+            return false;
+        memcpy(k + offset, src, n);
+        src += n;
+        to += n;
+        length -= n;
+    }
+    return true;
+}
+
+Errno load_segments(vm::VmSpace* space, const RamdiskFile& file, const Image& image)
+{
+    constexpr uintptr_t k_mask = vm::k_page_size - 1;
+    uintptr_t highest = 0;
+    for (size_t i = 0; i < image.count; ++i) {
+        const Segment& s = image.segments[i];
+        uintptr_t start = static_cast<uintptr_t>(s.vaddr) & ~k_mask;
+        uintptr_t end = static_cast<uintptr_t>(s.vaddr + s.memsz + k_mask) & ~k_mask;
+        // A page shared with the previous segment keeps its contents and gets
+        // the union of both segments' rights.
+        for (vm::Region* r = space->regions; r; r = r->next)
+            if (r->end > start && r->start < end) {
+                r->prot |= prot_of(s.flags);
+                vm::pmap_protect(space->pmap, start, r->prot);
+                start = r->end;
+            }
+        if (end > start)
+            if (Errno e = vm::vmspace_map(space, start, end - start, prot_of(s.flags)); e != k_ok)
+                return e;
+        if (!write_user(space, static_cast<uintptr_t>(s.vaddr), file.data + s.offset,
+                        static_cast<size_t>(s.filesz)))
+            return k_enomem;
+        if (end > highest)
+            highest = end;
+    }
+    space->brk_start = space->brk = highest;
+    return k_ok;
+}
+
+// Builds argc/argv/envp/auxv at the top of the new stack; returns the stack pointer.
+uintptr_t build_stack(vm::VmSpace* space, const ArgBlock& args, const Image& image)
+{
+    uintptr_t top = vm::user_space_limit();
+    uintptr_t sp = top;
+    uintptr_t argv_at[k_max_args], envp_at[k_max_args];
+    auto push_string = [&](const char* s) {
+        size_t n = strlen(s) + 1;
+        sp -= n;
+        return write_user(space, sp, s, n) ? sp : 0;
+    };
+    for (size_t i = 0; i < args.envc; ++i)
+        if (!(envp_at[i] = push_string(args.envp[i])))
+            return 0;
+    for (size_t i = 0; i < args.argc; ++i)
+        if (!(argv_at[i] = push_string(args.argv[i])))
+            return 0;
+    // 16 bytes for AT_RANDOM: not random (deterministic runs), but present.
+    uint8_t random[16];
+    for (int i = 0; i < 16; ++i)
+        random[i] = static_cast<uint8_t>(0x5A ^ (i * 37));
+    sp -= sizeof random;
+    uintptr_t random_at = sp;
+    if (!write_user(space, sp, random, sizeof random))
+        return 0;
+
+    uintptr_t auxv[][2] = {
+        {k_at_phdr, image.phdr},   {k_at_phent, image.phent}, {k_at_phnum, image.phnum},
+        {k_at_pagesz, vm::k_page_size}, {k_at_entry, image.entry}, {k_at_uid, 0},
+        {k_at_euid, 0}, {k_at_gid, 0}, {k_at_egid, 0}, {k_at_hwcap, 0},
+        {k_at_clktck, arch::clock_hz()}, {k_at_secure, 0}, {k_at_random, random_at},
+        {k_at_null, 0}};
+    size_t words = 1 + args.argc + 1 + args.envc + 1 + sizeof auxv / sizeof(uintptr_t);
+    sp = (sp - words * sizeof(uintptr_t)) & ~uintptr_t(15);
+    uintptr_t at = sp;
+    auto put = [&](uintptr_t v) {
+        bool ok = write_user(space, at, &v, sizeof v);
+        at += sizeof v;
+        return ok;
+    };
+    bool ok = put(args.argc);
+    for (size_t i = 0; i < args.argc; ++i)
+        ok = ok && put(argv_at[i]);
+    ok = ok && put(0);
+    for (size_t i = 0; i < args.envc; ++i)
+        ok = ok && put(envp_at[i]);
+    ok = ok && put(0);
+    ok = ok && write_user(space, at, auxv, sizeof auxv);
+    return ok ? sp : 0;
+}
+
+bool add_string(ArgBlock& block, const char* s, const char** slot)
+{
+    size_t n = strlen(s) + 1;
+    if (block.used + n > sizeof block.bytes)
+        return false;
+    memcpy(block.bytes + block.used, s, n);
+    *slot = block.bytes + block.used;
+    block.used += n;
+    return true;
+}
+
+// Loads @p path into a new address space. On success *out_space, *pc and *sp
+// describe the new program.
+Errno load(const char* path, const ArgBlock& args, vm::VmSpace** out_space, uintptr_t* pc,
+           uintptr_t* sp)
+{
+    const RamdiskFile* file = initrd_lookup(path);
+    if (!file)
+        return k_enoent;
+    if (file->size < 16 || memcmp(file->data, "\x7f" "ELF", 4) != 0)
+        return k_enoexec;
+    Image image;
+    unsigned cls = file->data[4];
+    if (cls != arch::elf_class())
+        return k_enoexec;
+    Errno e = cls == 1 ? parse<Elf32Header, Elf32Phdr>(*file, image)
+                       : parse<Elf64Header, Elf64Phdr>(*file, image);
+    if (e != k_ok)
+        return e;
+    if (reinterpret_cast<const Elf32Header*>(file->data)->machine != arch::elf_machine())
+        return k_enoexec;
+    vm::VmSpace* space = vm::vmspace_create();
+    if (!space)
+        return k_enomem;
+    uintptr_t limit = vm::user_space_limit();
+    if ((e = load_segments(space, *file, image)) != k_ok ||
+        (e = vm::vmspace_map(space, limit - vm::k_user_stack_size, vm::k_user_stack_size,
+                             vm::k_prot_read | vm::k_prot_write)) != k_ok) {
+        vm::vmspace_destroy(space);
+        return e;
+    }
+    *sp = build_stack(space, args, image);
+    if (!*sp) {
+        vm::vmspace_destroy(space);
+        return k_e2big;
+    }
+    *pc = image.entry;
+    *out_space = space;
+    return k_ok;
+}
+
+const char* basename(const char* path)
+{
+    const char* slash = nullptr;
+    for (const char* p = path; *p; ++p)
+        if (*p == '/')
+            slash = p;
+    return slash ? slash + 1 : path;
+}
+
+void set_name(Process* p, const char* path)
+{
+    const char* b = basename(path);
+    size_t n = strnlen(b, sizeof p->name - 1);
+    memcpy(p->name, b, n);
+    p->name[n] = '\0';
+}
+
+} // namespace
+
+long exec(const char* path, const char* const* argv, const char* const* envp)
+{
+    ArgBlock* block = make<ArgBlock>();
+    if (!block)
+        return -k_enomem;
+    for (; argv && argv[block->argc]; ++block->argc)
+        if (block->argc == k_max_args ||
+            !add_string(*block, argv[block->argc], &block->argv[block->argc])) {
+            destroy(block);
+            return -k_e2big;
+        }
+    for (; envp && envp[block->envc]; ++block->envc)
+        if (block->envc == k_max_args ||
+            !add_string(*block, envp[block->envc], &block->envp[block->envc])) {
+            destroy(block);
+            return -k_e2big;
+        }
+    vm::VmSpace* space;
+    uintptr_t pc, sp;
+    Errno e = load(path, *block, &space, &pc, &sp);
+    destroy(block);
+    if (e != k_ok)
+        return -e;
+    Process* p = current_process();
+    vm::VmSpace* old = p->vm;
+    p->vm = space;
+    vm::pmap_activate(space->pmap);
+    vm::vmspace_destroy(old);
+    set_name(p, path);
+    arch::frame_reset_user(current()->context, pc, sp);
+    g_execs.add();
+    return 0;
+}
+
+int spawn(const char* path, const char* const* argv)
+{
+    Process* p = nullptr;
+    Thread* t = thread_alloc("user");
+    if (!t)
+        return -k_enomem;
+    static const char* const k_env[] = {"PATH=/bin", "HOME=/", "TERM=dumb", nullptr};
+    ArgBlock* block = make<ArgBlock>();
+    if (!block) {
+        thread_free(t);
+        return -k_enomem;
+    }
+    for (; argv[block->argc] && block->argc < k_max_args; ++block->argc)
+        add_string(*block, argv[block->argc], &block->argv[block->argc]);
+    for (; k_env[block->envc]; ++block->envc)
+        add_string(*block, k_env[block->envc], &block->envp[block->envc]);
+    vm::VmSpace* space;
+    uintptr_t pc, sp;
+    Errno e = load(path, *block, &space, &pc, &sp);
+    destroy(block);
+    if (e != k_ok) {
+        thread_free(t);
+        return -e;
+    }
+    p = make_process_for_spawn(t, space);
+    if (!p) {
+        vm::vmspace_destroy(space);
+        thread_free(t);
+        return -k_eagain;
+    }
+    set_name(p, path);
+    memcpy(t->name, p->name, sizeof t->name);
+    // Descriptors 0, 1 and 2: the console.
+    if (sys::File* console = sys::console_open()) {
+        for (int fd = 0; fd < 3; ++fd) {
+            sys::file_ref(console);
+            p->files[fd] = console;
+        }
+        sys::file_unref(console);
+    }
+    arch::context_init_user(t->context, t->kstack_base + k_kstack_size, pc, sp);
+    g_execs.add();
+    make_runnable(t);
+    return p->pid;
+}
+
+} // namespace toll::proc

@@ -1,0 +1,222 @@
+// The process table and the life of a process: fork, exit, wait, kill.
+// exec lives in exec.cpp.
+#include "kernel/proc/process.h"
+#include "kernel/kern/arch.h"
+#include "kernel/kern/console.h"
+#include "kernel/kern/counters.h"
+#include "kernel/kern/panic.h"
+#include "kernel/sys/file.h"
+#include "kernel/sys/uaccess.h"
+#include "kernel/vm/kmalloc.h"
+#include "lib/string.h"
+
+namespace toll::proc {
+namespace {
+
+TOLL_COUNTER(g_forks, "proc.forks");
+TOLL_COUNTER(g_exits, "proc.exits");
+TOLL_COUNTER(g_fault_kills, "proc.killed_by_fault");
+
+Process* g_table[k_max_processes];
+int g_next_pid = 1;
+
+// Linux's wait options and status encoding.
+constexpr int k_wnohang = 1;
+
+void free_process(Process* p);
+
+Process* alloc_process(Process* parent)
+{
+    for (Process* z : g_table) // reap orphans that have exited
+        if (z && z->orphan && z->zombie)
+            free_process(z);
+    int slot = -1;
+    for (int i = 0; i < k_max_processes; ++i)
+        if (!g_table[i]) {
+            slot = i;
+            break;
+        }
+    if (slot < 0)
+        return nullptr;
+    Process* p = make<Process>();
+    if (!p)
+        return nullptr;
+    p->pid = g_next_pid++;
+    p->parent = parent;
+    g_table[slot] = p;
+    return p;
+}
+
+void free_process(Process* p)
+{
+    for (auto& slot : g_table)
+        if (slot == p)
+            slot = nullptr;
+    if (p->thread)
+        thread_free(p->thread);
+    destroy(p);
+}
+
+// The channel a parent sleeps on while waiting for its children.
+const void* child_channel(Process* parent)
+{
+    return parent ? static_cast<const void*>(parent) : static_cast<const void*>(&g_table);
+}
+
+} // namespace
+
+Process* current_process()
+{
+    return current()->process;
+}
+
+int process_count()
+{
+    int n = 0;
+    for (Process* p : g_table)
+        n += p != nullptr;
+    return n;
+}
+
+Process* make_process_for_spawn(Thread* t, vm::VmSpace* space)
+{
+    Process* p = alloc_process(nullptr);
+    if (p) {
+        p->thread = t;
+        p->vm = space;
+        t->process = p;
+    }
+    return p;
+}
+
+long fork(arch::TrapFrame& frame)
+{
+    Process* parent = current_process();
+    Process* child = alloc_process(parent);
+    if (!child)
+        return -k_eagain;
+    child->thread = thread_alloc(parent->name);
+    child->vm = child->thread ? vm::vmspace_fork(parent->vm) : nullptr;
+    if (!child->vm) {
+        free_process(child);
+        return -k_enomem;
+    }
+    memcpy(child->name, parent->name, sizeof child->name);
+    sys::fd_copy_table(child, parent);
+    child->thread->process = child;
+    child->thread->context.tls = current()->context.tls;
+    arch::context_init_fork(child->thread->context, child->thread->kstack_base + k_kstack_size,
+                            frame);
+    g_forks.add();
+    make_runnable(child->thread);
+    return child->pid;
+}
+
+void exit_current(int wait_status)
+{
+    Process* p = current_process();
+    TOLL_ASSERT(p);
+    g_exits.add();
+    sys::fd_close_all(p);
+    vm::pmap_activate(nullptr); // leave the address space before freeing it
+    vm::vmspace_destroy(p->vm);
+    p->vm = nullptr;
+    // Orphans go to the kernel (parent nullptr): their zombies are reaped
+    // when they exit, since nobody will wait for them.
+    for (Process* c : g_table)
+        if (c && c->parent == p) {
+            c->parent = nullptr;
+            c->orphan = true;
+            if (c->zombie)
+                free_process(c);
+        }
+    p->wait_status = wait_status;
+    p->zombie = true;
+    p->thread = nullptr; // the scheduler frees the thread once it is off its stack
+    wakeup(child_channel(p->parent));
+    thread_exit();
+}
+
+long wait_child(int pid, int* status, int options)
+{
+    Process* self = current_process();
+    for (;;) {
+        bool have_child = false;
+        for (Process* c : g_table) {
+            if (!c || c->parent != self || (pid > 0 && c->pid != pid))
+                continue;
+            have_child = true;
+            if (!c->zombie)
+                continue;
+            int child_pid = c->pid;
+            if (status)
+                *status = c->wait_status;
+            free_process(c);
+            return child_pid;
+        }
+        if (!have_child)
+            return -k_echild;
+        if (options & k_wnohang)
+            return 0;
+        sleep_on(child_channel(self));
+    }
+}
+
+int wait_for(int pid)
+{
+    for (;;) {
+        for (Process* c : g_table)
+            if (c && c->pid == pid && c->zombie) {
+                int status = c->wait_status;
+                free_process(c);
+                return status;
+            }
+        sleep_on(child_channel(nullptr));
+    }
+}
+
+long kill(int pid, int signal)
+{
+    constexpr int k_max_signal = 64;
+    if (signal < 0 || signal > k_max_signal)
+        return -k_einval;
+    for (Process* p : g_table) {
+        if (!p || p->pid != pid || p->zombie)
+            continue;
+        if (signal == 0)
+            return 0; // only asks whether the process exists
+        // Toll has no signal handlers: every signal it sends terminates.
+        p->pending_kill = signal;
+        if (p->thread && p->thread->state == ThreadState::sleeping && p->thread->wait_channel)
+            wakeup(p->thread->wait_channel);
+        return 0;
+    }
+    return -k_esrch;
+}
+
+void kill_current_by_fault(int signal, unsigned vector, const char* what, uintptr_t pc,
+                           uintptr_t address)
+{
+    Process* p = current_process();
+    TOLL_ASSERT(p);
+    g_fault_kills.add();
+    kprintf("toll: pid %d (%s) killed by fault %u (%s) at pc 0x%lx, address 0x%lx\n", p->pid,
+            p->name, vector, what, static_cast<unsigned long>(pc),
+            static_cast<unsigned long>(address));
+    exit_current(signal); // wait status: terminated by this signal
+}
+
+bool interrupted()
+{
+    Process* p = current_process();
+    return p && p->pending_kill;
+}
+
+void return_to_user_checks()
+{
+    Process* p = current_process();
+    if (p && p->pending_kill)
+        exit_current(p->pending_kill);
+}
+
+} // namespace toll::proc

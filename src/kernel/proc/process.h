@@ -1,0 +1,79 @@
+// Processes: an address space, open files and one thread; fork, exec, exit,
+// wait and kill, with Linux's wait-status encoding.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+#include "kernel/kern/errno.h"
+#include "kernel/proc/thread.h"
+#include "kernel/vm/vmspace.h"
+
+namespace toll::sys {
+struct File;
+}
+
+namespace toll::proc {
+
+constexpr int k_max_fds = 64;
+constexpr int k_max_processes = 256;
+
+struct Process {
+    int pid = 0;
+    Process* parent = nullptr;
+    Thread* thread = nullptr;
+    vm::VmSpace* vm = nullptr;
+    sys::File* files[k_max_fds] = {};
+    bool zombie = false;
+    int wait_status = 0;   ///< Linux encoding: exit code << 8, or the signal number
+    int pending_kill = 0;  ///< a signal that kills the process on its way out of the kernel
+    uintptr_t clear_child_tid = 0;
+    bool orphan = false;   ///< its parent exited: nobody will wait for it
+    char name[16] = {};
+};
+
+/// The process of the running thread, or nullptr for a kernel thread.
+Process* current_process();
+
+/// Creates the first user process running @p path with @p argv (NULL-ended)
+/// and makes it runnable. Returns its pid or a negative errno.
+int spawn(const char* path, const char* const* argv);
+
+/// Waits (in a kernel thread) for process @p pid to end; returns its wait status.
+int wait_for(int pid);
+
+/// Makes a parentless process owning thread @p t and address space @p space
+/// (for spawn). Returns nullptr when the table is full.
+Process* make_process_for_spawn(Thread* t, vm::VmSpace* space);
+
+/// fork(): copies the current process. Returns the child's pid or -errno.
+long fork(arch::TrapFrame& frame);
+
+/// execve(): replaces the current program. Returns -errno on failure; on
+/// success it does not return to the old program.
+long exec(const char* path, const char* const* argv, const char* const* envp);
+
+/// Ends the current process with a Linux wait status.
+[[noreturn]] void exit_current(int wait_status);
+
+/// wait4(): waits for a child (pid -1 for any). Stores the status; returns
+/// the child's pid, 0 with WNOHANG and nothing ready, or -errno.
+long wait_child(int pid, int* status, int options);
+
+/// kill(): marks @p pid to die with @p signal. Returns 0 or -errno.
+long kill(int pid, int signal);
+
+/// Kills the current process for a fault it caused (signal, vector), printing
+/// why. Does not return to the program.
+void kill_current_by_fault(int signal, unsigned vector, const char* what, uintptr_t pc,
+                           uintptr_t address);
+
+/// Checks on every return to user mode: a pending kill ends the process here.
+void return_to_user_checks();
+
+/// True if the current process has been killed while it slept: blocking
+/// loops give up with EINTR so the kill takes effect.
+bool interrupted();
+
+/// Number of processes in existence (zombies included).
+int process_count();
+
+} // namespace toll::proc

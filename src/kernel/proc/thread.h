@@ -1,0 +1,79 @@
+// Threads and the scheduler: a preemptive round-robin run queue, sleep and
+// wakeup on channels, kernel threads. Uniprocessor: the kernel runs with
+// interrupts disabled except in the idle loop and in preemptible kernel
+// threads, so disabling interrupts is the only lock it needs.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+#include "machine/context.h"
+
+namespace toll::proc {
+
+struct Process;
+
+enum class ThreadState { runnable, running, sleeping, dead };
+
+/// A kernel-schedulable thread: its own kernel stack and saved context.
+struct Thread {
+    arch::ThreadContext context;
+    uintptr_t kstack_base = 0;  ///< Lowest address of the kernel stack.
+    ThreadState state = ThreadState::runnable;
+    const void* wait_channel = nullptr;
+    uint64_t wake_tick = 0;     ///< For timed sleeps; 0 when none.
+    Thread* next = nullptr;     ///< Run-queue link.
+    Process* process = nullptr; ///< nullptr for a kernel thread.
+    bool preemptible = false;   ///< A kernel thread that runs with interrupts on.
+    bool need_resched = false;
+    uint64_t switches_in = 0;   ///< How often it was switched to.
+    char name[16] = {};
+    int id = 0;
+};
+
+/// Size of every kernel stack.
+constexpr size_t k_kstack_size = 16384;
+
+/// The thread running now.
+Thread* current();
+
+/// Starts the scheduler on the boot stack: turns the boot flow into the
+/// first thread ("boot"), and creates the idle thread.
+void sched_init();
+
+/// Creates a runnable kernel thread running fn(arg). Returns nullptr when
+/// memory is short.
+Thread* thread_create_kernel(const char* name, void (*fn)(void*), void* arg, bool preemptible);
+
+/// Allocates a thread with a kernel stack for a user process; not yet runnable.
+Thread* thread_alloc(const char* name);
+
+/// Makes @p t runnable (appends it to the run queue).
+void make_runnable(Thread* t);
+
+/// Gives up the CPU to the next runnable thread, if any.
+void yield();
+
+/// Sleeps on @p channel until wakeup(channel) (or the tick @p wake_tick, if non-zero).
+void sleep_on(const void* channel, uint64_t wake_tick = 0);
+
+/// Wakes every thread sleeping on @p channel.
+void wakeup(const void* channel);
+
+/// Ends the current thread; another thread frees its stack.
+[[noreturn]] void thread_exit();
+
+/// Frees a dead thread's stack and descriptor (not the current thread).
+void thread_free(Thread* t);
+
+/// Called from the clock interrupt: counts a tick, wakes timed sleepers and
+/// marks the current thread for preemption at the end of its quantum.
+void sched_clock_tick();
+
+/// Called by the arch on the way out of a trap: switches if the current thread
+/// should give up the CPU and the trap came from user mode (or a preemptible
+/// kernel thread).
+void sched_preempt_point(bool from_user);
+
+/// Clock ticks since boot.
+uint64_t ticks();
+
+} // namespace toll::proc

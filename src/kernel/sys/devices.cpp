@@ -1,0 +1,167 @@
+// /dev/console (the serial port, with a small line discipline), /dev/zero and
+// /dev/null.
+#include "kernel/sys/devices.h"
+#include "kernel/kern/arch.h"
+#include "kernel/kern/console.h"
+#include "kernel/proc/thread.h"
+#include "kernel/sys/uaccess.h"
+#include "lib/string.h"
+
+namespace toll::sys {
+namespace {
+
+constexpr int k_s_ifchr = 020000;
+
+// --- /dev/zero and /dev/null ---------------------------------------------
+
+const uint8_t k_zeros[1024] = {};
+
+long zero_read(File&, uintptr_t buffer, size_t count)
+{
+    // Copy out in chunks from a block of zeros: one copyout per chunk, which
+    // is what the /dev/zero benchmarks measure.
+    size_t done = 0;
+    while (done < count) {
+        size_t n = count - done < sizeof k_zeros ? count - done : sizeof k_zeros;
+        if (copyout(buffer + done, k_zeros, n) != k_ok)
+            return done ? static_cast<long>(done) : -k_efault;
+        done += n;
+    }
+    return static_cast<long>(count);
+}
+
+long null_read(File&, uintptr_t, size_t)
+{
+    return 0;
+}
+
+long sink_write(File&, uintptr_t buffer, size_t count)
+{
+    // Like Linux, /dev/null and /dev/zero accept any count without reading it.
+    (void)buffer;
+    return static_cast<long>(count);
+}
+
+long no_tty(File&, unsigned long, uintptr_t)
+{
+    return -k_enotty;
+}
+
+const FileOps k_zero_ops = {zero_read, sink_write, no_tty, nullptr, k_s_ifchr};
+const FileOps k_null_ops = {null_read, sink_write, no_tty, nullptr, k_s_ifchr};
+
+// --- /dev/console ----------------------------------------------------------
+
+constexpr size_t k_line_max = 256;
+char g_line[k_line_max]; // the line being edited
+size_t g_line_length;
+char g_ready[k_line_max * 2]; // completed lines waiting for read()
+size_t g_ready_length;
+bool g_eof_pending;
+
+long console_write(File&, uintptr_t buffer, size_t count)
+{
+    char chunk[128];
+    size_t done = 0;
+    while (done < count) {
+        size_t n = count - done < sizeof chunk ? count - done : sizeof chunk;
+        if (copyin(chunk, buffer + done, n) != k_ok)
+            return done ? static_cast<long>(done) : -k_efault;
+        for (size_t i = 0; i < n; ++i) {
+            if (chunk[i] == '\n')
+                arch::console_putc('\r');
+            arch::console_putc(chunk[i]);
+        }
+        done += n;
+    }
+    return static_cast<long>(count);
+}
+
+long console_read(File&, uintptr_t buffer, size_t count)
+{
+    while (g_ready_length == 0 && !g_eof_pending)
+        proc::sleep_on(&g_ready_length);
+    if (g_ready_length == 0) {
+        g_eof_pending = false; // Ctrl-D on an empty line: end of file, once
+        return 0;
+    }
+    size_t n = g_ready_length < count ? g_ready_length : count;
+    if (copyout(buffer, g_ready, n) != k_ok)
+        return -k_efault;
+    memmove(g_ready, g_ready + n, g_ready_length - n);
+    g_ready_length -= n;
+    return static_cast<long>(n);
+}
+
+long console_ioctl(File&, unsigned long request, uintptr_t)
+{
+    // A serial line has no window size; musl asks (TIOCGWINSZ) to decide
+    // whether stdout is a terminal. ENOTTY is the honest answer.
+    (void)request;
+    return -k_enotty;
+}
+
+const FileOps k_console_ops = {console_read, console_write, console_ioctl, nullptr, k_s_ifchr};
+
+void finish_line()
+{
+    if (g_ready_length + g_line_length <= sizeof g_ready) {
+        memcpy(g_ready + g_ready_length, g_line, g_line_length);
+        g_ready_length += g_line_length;
+    }
+    g_line_length = 0;
+    proc::wakeup(&g_ready_length);
+}
+
+} // namespace
+
+const FileOps* device_lookup(const char* path)
+{
+    if (strcmp(path, "/dev/console") == 0 || strcmp(path, "/dev/tty") == 0)
+        return &k_console_ops;
+    if (strcmp(path, "/dev/zero") == 0)
+        return &k_zero_ops;
+    if (strcmp(path, "/dev/null") == 0)
+        return &k_null_ops;
+    return nullptr;
+}
+
+File* console_open()
+{
+    return file_new(&k_console_ops, k_o_rdwr);
+}
+
+void console_input_byte(char c)
+{
+    constexpr char k_backspace = 0x08, k_delete = 0x7F, k_ctrl_d = 0x04, k_ctrl_u = 0x15;
+    if (c == '\r')
+        c = '\n';
+    if (c == k_backspace || c == k_delete) {
+        if (g_line_length) {
+            --g_line_length;
+            kprintf("\b \b");
+        }
+        return;
+    }
+    if (c == k_ctrl_u) {
+        while (g_line_length) {
+            --g_line_length;
+            kprintf("\b \b");
+        }
+        return;
+    }
+    if (c == k_ctrl_d) {
+        if (g_line_length == 0)
+            g_eof_pending = true;
+        finish_line();
+        return;
+    }
+    if (g_line_length < k_line_max - 1) {
+        g_line[g_line_length++] = c;
+        kprintf("%c", c); // echo
+    }
+    if (c == '\n')
+        finish_line();
+}
+
+} // namespace toll::sys

@@ -1,0 +1,10 @@
+// The character devices under /dev: console, zero and null.
+#pragma once
+#include "kernel/sys/file.h"
+
+namespace toll::sys {
+
+/// The operations for device @p path ("/dev/zero"), or nullptr if it is none.
+const FileOps* device_lookup(const char* path);
+
+} // namespace toll::sys

@@ -1,0 +1,116 @@
+// Files and descriptor tables, plus open() by path.
+#include "kernel/sys/file.h"
+#include "kernel/kern/panic.h"
+#include "kernel/proc/initrd.h"
+#include "kernel/proc/process.h"
+#include "kernel/sys/devices.h"
+#include "kernel/sys/uaccess.h"
+#include "kernel/vm/kmalloc.h"
+#include "lib/string.h"
+
+namespace toll::sys {
+namespace {
+
+long ramdisk_read(File& f, uintptr_t buffer, size_t count)
+{
+    if (f.offset >= f.size)
+        return 0;
+    size_t n = f.size - f.offset < count ? f.size - f.offset : count;
+    if (copyout(buffer, f.data + f.offset, n) != k_ok)
+        return -k_efault;
+    f.offset += n;
+    return static_cast<long>(n);
+}
+
+long ramdisk_write(File&, uintptr_t, size_t)
+{
+    return -k_ebadf; // the ramdisk is read-only; files are opened O_RDONLY
+}
+
+constexpr int k_s_ifreg = 0100000;
+const FileOps k_ramdisk_ops = {ramdisk_read, ramdisk_write, nullptr, nullptr, k_s_ifreg};
+
+} // namespace
+
+File* file_new(const FileOps* ops, int flags)
+{
+    File* f = make<File>();
+    if (f) {
+        f->ops = ops;
+        f->flags = flags;
+    }
+    return f;
+}
+
+void file_ref(File* file)
+{
+    ++file->refs;
+}
+
+void file_unref(File* file)
+{
+    TOLL_ASSERT(file->refs > 0);
+    if (--file->refs == 0) {
+        if (file->ops->release)
+            file->ops->release(*file);
+        destroy(file);
+    }
+}
+
+Errno file_open(const char* path, int flags, File** out)
+{
+    if (const FileOps* dev = device_lookup(path)) {
+        *out = file_new(dev, flags & k_o_accmode);
+        return *out ? k_ok : k_enomem;
+    }
+    const proc::RamdiskFile* rf = proc::initrd_lookup(path);
+    if (!rf)
+        return (flags & k_o_creat) ? k_erofs : k_enoent;
+    if ((flags & k_o_accmode) != k_o_rdonly || (flags & (k_o_trunc | k_o_creat)))
+        return k_erofs;
+    if (flags & k_o_directory)
+        return k_enotdir;
+    File* f = file_new(&k_ramdisk_ops, k_o_rdonly);
+    if (!f)
+        return k_enomem;
+    f->data = rf->data;
+    f->size = rf->size;
+    *out = f;
+    return k_ok;
+}
+
+int fd_install(proc::Process* p, File* file, int min)
+{
+    for (int fd = min; fd < proc::k_max_fds; ++fd)
+        if (!p->files[fd]) {
+            p->files[fd] = file;
+            return fd;
+        }
+    return -k_emfile;
+}
+
+File* fd_get(int fd)
+{
+    proc::Process* p = proc::current_process();
+    if (!p || fd < 0 || fd >= proc::k_max_fds)
+        return nullptr;
+    return p->files[fd];
+}
+
+void fd_close_all(proc::Process* p)
+{
+    for (auto& f : p->files)
+        if (f) {
+            file_unref(f);
+            f = nullptr;
+        }
+}
+
+void fd_copy_table(proc::Process* child, proc::Process* parent)
+{
+    for (int fd = 0; fd < proc::k_max_fds; ++fd)
+        if ((child->files[fd] = parent->files[fd]))
+            file_ref(child->files[fd]);
+}
+
+} // namespace toll::sys

@@ -1,0 +1,77 @@
+// Open files: a reference-counted File with an operations table, the
+// per-process descriptor table, and open() by path (devices and the initial
+// ramdisk).
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+#include "kernel/kern/errno.h"
+
+namespace toll::proc {
+struct Process;
+}
+
+namespace toll::sys {
+
+struct File;
+
+/// What a kind of file can do. Data moves to and from user memory with
+/// copyin/copyout inside these, so a bad buffer gives EFAULT.
+struct FileOps {
+    long (*read)(File& file, uintptr_t buffer, size_t count);
+    long (*write)(File& file, uintptr_t buffer, size_t count);
+    long (*ioctl)(File& file, unsigned long request, uintptr_t argument);
+    void (*release)(File& file); ///< the last reference is gone
+    int mode;                    ///< st_mode type bits for fstat
+};
+
+struct File {
+    const FileOps* ops = nullptr;
+    int refs = 1;
+    int flags = 0;       ///< O_ACCMODE bits the file was opened with
+    uint64_t offset = 0; ///< for seekable files
+    const uint8_t* data = nullptr; ///< ramdisk files: their bytes
+    size_t size = 0;
+    void* object = nullptr; ///< pipes: the pipe
+};
+
+// Linux open flags and the access modes.
+constexpr int k_o_rdonly = 0, k_o_wronly = 1, k_o_rdwr = 2, k_o_accmode = 3;
+constexpr int k_o_creat = 0100, k_o_trunc = 01000, k_o_append = 02000, k_o_nonblock = 04000,
+              k_o_directory = 0200000, k_o_cloexec = 02000000;
+
+/// A new File with one reference; nullptr when memory is short.
+File* file_new(const FileOps* ops, int flags);
+/// Adds a reference.
+void file_ref(File* file);
+/// Drops a reference; the last one releases the file.
+void file_unref(File* file);
+
+/// Opens a path: /dev/console, /dev/zero, /dev/null, or a ramdisk file.
+Errno file_open(const char* path, int flags, File** out);
+
+/// Installs @p file in the lowest free descriptor of @p p at or above @p min.
+/// Returns the descriptor or -k_emfile (the reference is not consumed then).
+int fd_install(proc::Process* p, File* file, int min = 0);
+
+/// The File behind descriptor @p fd of the current process, or nullptr.
+File* fd_get(int fd);
+
+/// Closes every descriptor of @p p.
+void fd_close_all(proc::Process* p);
+
+/// Gives @p child a copy of @p parent's descriptor table (fork).
+void fd_copy_table(proc::Process* child, proc::Process* parent);
+
+/// The console device (its operations), for the first process's descriptors.
+File* console_open();
+
+/// Starts the console's input side (receive interrupt, line discipline).
+void console_input_init();
+
+/// Called by the arch's serial receive interrupt with each byte received.
+void console_input_byte(char c);
+
+/// Creates a pipe: @p read_end and @p write_end. Returns k_ok or k_enomem.
+Errno pipe_create(File** read_end, File** write_end);
+
+} // namespace toll::sys

@@ -1,0 +1,137 @@
+// Pipes: a 4 KB ring buffer between a read end and a write end. Reads block
+// until data or end of file; writes block while the pipe is full and fail
+// with EPIPE once no reader is left.
+#include "kernel/proc/thread.h"
+#include "kernel/sys/file.h"
+#include "kernel/sys/uaccess.h"
+#include "kernel/kern/counters.h"
+#include "kernel/vm/kmalloc.h"
+
+namespace toll::sys {
+namespace {
+
+TOLL_COUNTER(g_pipe_bytes, "pipe.bytes");
+TOLL_COUNTER(g_pipe_waits, "pipe.waits");
+
+constexpr size_t k_pipe_size = 4096;
+constexpr int k_s_ififo = 010000;
+
+struct Pipe {
+    uint8_t buffer[k_pipe_size];
+    size_t head = 0;  ///< next byte to read
+    size_t count = 0; ///< bytes in the buffer
+    int readers = 1;
+    int writers = 1;
+};
+
+long pipe_read(File& f, uintptr_t buffer, size_t count)
+{
+    auto* p = static_cast<Pipe*>(f.object);
+    while (p->count == 0) {
+        if (p->writers == 0 || count == 0)
+            return 0;
+        g_pipe_waits.add();
+        proc::sleep_on(&p->count);
+    }
+    size_t done = 0;
+    while (done < count && p->count) {
+        size_t run = k_pipe_size - p->head;
+        if (run > p->count)
+            run = p->count;
+        if (run > count - done)
+            run = count - done;
+        if (copyout(buffer + done, p->buffer + p->head, run) != k_ok)
+            return done ? static_cast<long>(done) : -k_efault;
+        p->head = (p->head + run) % k_pipe_size;
+        p->count -= run;
+        done += run;
+    }
+    g_pipe_bytes.add(done);
+    proc::wakeup(&p->head); // writers wait for room on &head
+    return static_cast<long>(done);
+}
+
+long pipe_write(File& f, uintptr_t buffer, size_t count)
+{
+    auto* p = static_cast<Pipe*>(f.object);
+    size_t done = 0;
+    while (done < count) {
+        if (p->readers == 0)
+            return done ? static_cast<long>(done) : -k_epipe;
+        if (p->count == k_pipe_size) {
+            proc::wakeup(&p->count);
+            g_pipe_waits.add();
+            proc::sleep_on(&p->head);
+            continue;
+        }
+        size_t tail = (p->head + p->count) % k_pipe_size;
+        size_t run = tail >= p->head ? k_pipe_size - tail : p->head - tail;
+        if (run > k_pipe_size - p->count)
+            run = k_pipe_size - p->count;
+        if (run > count - done)
+            run = count - done;
+        if (copyin(p->buffer + tail, buffer + done, run) != k_ok)
+            return done ? static_cast<long>(done) : -k_efault;
+        p->count += run;
+        done += run;
+    }
+    proc::wakeup(&p->count); // readers wait for data on &count
+    return static_cast<long>(done);
+}
+
+void release_end(File& f, bool reader)
+{
+    auto* p = static_cast<Pipe*>(f.object);
+    if (reader)
+        --p->readers;
+    else
+        --p->writers;
+    proc::wakeup(&p->count);
+    proc::wakeup(&p->head);
+    if (p->readers == 0 && p->writers == 0)
+        destroy(p);
+}
+
+void release_read(File& f)
+{
+    release_end(f, true);
+}
+
+void release_write(File& f)
+{
+    release_end(f, false);
+}
+
+long pipe_no_write(File&, uintptr_t, size_t)
+{
+    return -k_ebadf;
+}
+
+long pipe_no_read(File&, uintptr_t, size_t)
+{
+    return -k_ebadf;
+}
+
+const FileOps k_read_end = {pipe_read, pipe_no_write, nullptr, release_read, k_s_ififo};
+const FileOps k_write_end = {pipe_no_read, pipe_write, nullptr, release_write, k_s_ififo};
+
+} // namespace
+
+Errno pipe_create(File** read_end, File** write_end)
+{
+    Pipe* p = make<Pipe>();
+    File* r = file_new(&k_read_end, k_o_rdonly);
+    File* w = file_new(&k_write_end, k_o_wronly);
+    if (!p || !r || !w) {
+        destroy(p);
+        destroy(r);
+        destroy(w);
+        return k_enomem;
+    }
+    r->object = w->object = p;
+    *read_end = r;
+    *write_end = w;
+    return k_ok;
+}
+
+} // namespace toll::sys

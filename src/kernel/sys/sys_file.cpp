@@ -1,0 +1,270 @@
+// System calls on descriptors: read, write, their vector forms, open, close,
+// dup, pipe, ioctl, lseek, fcntl.
+#include "kernel/proc/initrd.h"
+#include "kernel/proc/process.h"
+#include "kernel/sys/file.h"
+#include "kernel/sys/syscalls.h"
+#include "kernel/sys/uaccess.h"
+
+namespace toll::sys {
+namespace {
+
+constexpr size_t k_path_max = 256;
+constexpr size_t k_iov_max = 1024;
+// Linux limits one read/write to this many bytes (MAX_RW_COUNT, about 2 GB).
+constexpr size_t k_max_rw = 0x7FFFF000;
+
+struct UserIovec {
+    uintptr_t base;
+    uintptr_t length;
+};
+
+long do_rw(int fd, uintptr_t buffer, size_t count, bool write)
+{
+    File* f = fd_get(fd);
+    if (!f)
+        return -k_ebadf;
+    int mode = f->flags & k_o_accmode;
+    if (write ? mode == k_o_rdonly : mode == k_o_wronly)
+        return -k_ebadf;
+    if (count > k_max_rw)
+        count = k_max_rw;
+    if (!user_range_ok(buffer, count))
+        return -k_efault;
+    return write ? f->ops->write(*f, buffer, count) : f->ops->read(*f, buffer, count);
+}
+
+long do_rwv(int fd, uintptr_t iov, size_t count, bool write)
+{
+    if (count > k_iov_max)
+        return -k_einval;
+    long total = 0;
+    for (size_t i = 0; i < count; ++i) {
+        UserIovec v;
+        if (copyin(&v, iov + i * sizeof v, sizeof v) != k_ok)
+            return total ? total : -k_efault;
+        if (v.length == 0)
+            continue;
+        long n = do_rw(fd, v.base, v.length, write);
+        if (n < 0)
+            return total ? total : n;
+        total += n;
+        if (static_cast<uintptr_t>(n) < v.length)
+            break;
+    }
+    return total;
+}
+
+long install(File* f, int min = 0)
+{
+    int fd = fd_install(proc::current_process(), f, min);
+    if (fd < 0)
+        file_unref(f);
+    return fd;
+}
+
+} // namespace
+
+long sys_read(const SyscallArgs& a)
+{
+    return do_rw(static_cast<int>(a.a[0]), a.a[1], a.a[2], false);
+}
+
+long sys_write(const SyscallArgs& a)
+{
+    return do_rw(static_cast<int>(a.a[0]), a.a[1], a.a[2], true);
+}
+
+long sys_readv(const SyscallArgs& a)
+{
+    return do_rwv(static_cast<int>(a.a[0]), a.a[1], a.a[2], false);
+}
+
+long sys_writev(const SyscallArgs& a)
+{
+    return do_rwv(static_cast<int>(a.a[0]), a.a[1], a.a[2], true);
+}
+
+long sys_open(const SyscallArgs& a)
+{
+    char path[k_path_max];
+    long n = copyinstr(path, a.a[0], sizeof path);
+    if (n < 0)
+        return n;
+    File* f;
+    if (Errno e = file_open(path, static_cast<int>(a.a[1]), &f); e != k_ok)
+        return -e;
+    return install(f);
+}
+
+long sys_access(const SyscallArgs& a)
+{
+    char path[k_path_max];
+    long n = copyinstr(path, a.a[0], sizeof path);
+    if (n < 0)
+        return n;
+    constexpr uintptr_t k_w_ok = 2;
+    File* f;
+    if (Errno e = file_open(path, k_o_rdonly, &f); e != k_ok)
+        return -e;
+    bool is_device = f->ops->mode != 0100000;
+    file_unref(f);
+    return (a.a[1] & k_w_ok) && !is_device ? -k_erofs : 0;
+}
+
+long sys_close(const SyscallArgs& a)
+{
+    int fd = static_cast<int>(a.a[0]);
+    File* f = fd_get(fd);
+    if (!f)
+        return -k_ebadf;
+    proc::current_process()->files[fd] = nullptr;
+    file_unref(f);
+    return 0;
+}
+
+long sys_dup(const SyscallArgs& a)
+{
+    File* f = fd_get(static_cast<int>(a.a[0]));
+    if (!f)
+        return -k_ebadf;
+    file_ref(f);
+    return install(f);
+}
+
+long sys_dup2(const SyscallArgs& a)
+{
+    int from = static_cast<int>(a.a[0]), to = static_cast<int>(a.a[1]);
+    File* f = fd_get(from);
+    if (!f)
+        return -k_ebadf;
+    if (to < 0 || to >= proc::k_max_fds)
+        return -k_ebadf;
+    if (from == to)
+        return to;
+    proc::Process* p = proc::current_process();
+    file_ref(f);
+    if (p->files[to])
+        file_unref(p->files[to]);
+    p->files[to] = f;
+    return to;
+}
+
+long sys_dup3(const SyscallArgs& a)
+{
+    if (a.a[0] == a.a[1])
+        return -k_einval;
+    if (a.a[2] & ~static_cast<uintptr_t>(k_o_cloexec))
+        return -k_einval;
+    return sys_dup2(a);
+}
+
+long sys_pipe2(const SyscallArgs& a)
+{
+    if (a.a[1] & ~static_cast<uintptr_t>(k_o_cloexec | k_o_nonblock))
+        return -k_einval;
+    if (!user_range_ok(a.a[0], 2 * sizeof(int)))
+        return -k_efault;
+    File *r, *w;
+    if (Errno e = pipe_create(&r, &w); e != k_ok)
+        return -e;
+    proc::Process* p = proc::current_process();
+    int fds[2] = {fd_install(p, r), -1};
+    if (fds[0] >= 0)
+        fds[1] = fd_install(p, w);
+    if (fds[1] < 0) {
+        if (fds[0] >= 0)
+            p->files[fds[0]] = nullptr;
+        file_unref(r);
+        file_unref(w);
+        return -k_emfile;
+    }
+    if (copyout(a.a[0], fds, sizeof fds) != k_ok) {
+        p->files[fds[0]] = p->files[fds[1]] = nullptr;
+        file_unref(r);
+        file_unref(w);
+        return -k_efault;
+    }
+    return 0;
+}
+
+long sys_pipe(const SyscallArgs& a)
+{
+    SyscallArgs b = a;
+    b.a[1] = 0;
+    return sys_pipe2(b);
+}
+
+long sys_ioctl(const SyscallArgs& a)
+{
+    File* f = fd_get(static_cast<int>(a.a[0]));
+    if (!f)
+        return -k_ebadf;
+    if (!f->ops->ioctl)
+        return -k_enotty;
+    return f->ops->ioctl(*f, a.a[1], a.a[2]);
+}
+
+long sys_lseek(const SyscallArgs& a)
+{
+    File* f = fd_get(static_cast<int>(a.a[0]));
+    if (!f)
+        return -k_ebadf;
+    if (f->ops->mode != 0100000)
+        return -k_espipe;
+    long offset = static_cast<long>(a.a[1]);
+    long base;
+    switch (a.a[2]) {
+    case 0: base = 0; break;
+    case 1: base = static_cast<long>(f->offset); break;
+    case 2: base = static_cast<long>(f->size); break;
+    default: return -k_einval;
+    }
+    if (base + offset < 0)
+        return -k_einval;
+    f->offset = static_cast<uint64_t>(base + offset);
+    return static_cast<long>(f->offset);
+}
+
+long sys_llseek(const SyscallArgs& a)
+{
+    // _llseek(fd, offset_high, offset_low, loff_t* result, whence)
+    if (a.a[1] != 0 && a.a[1] != ~uintptr_t(0))
+        return -k_einval;
+    SyscallArgs b = a;
+    b.a[1] = a.a[2];
+    b.a[2] = a.a[4];
+    long r = sys_lseek(b);
+    if (r < 0)
+        return r;
+    int64_t result = r;
+    return copyout(a.a[3], &result, sizeof result) == k_ok ? 0 : -k_efault;
+}
+
+long sys_fcntl(const SyscallArgs& a)
+{
+    constexpr uintptr_t k_f_dupfd = 0, k_f_getfd = 1, k_f_setfd = 2, k_f_getfl = 3, k_f_setfl = 4,
+                        k_f_dupfd_cloexec = 1030;
+    File* f = fd_get(static_cast<int>(a.a[0]));
+    if (!f)
+        return -k_ebadf;
+    switch (a.a[1]) {
+    case k_f_dupfd:
+    case k_f_dupfd_cloexec:
+        if (a.a[2] >= static_cast<uintptr_t>(proc::k_max_fds))
+            return -k_einval;
+        file_ref(f);
+        return install(f, static_cast<int>(a.a[2]));
+    case k_f_getfd:
+    case k_f_setfd:
+        return 0; // close-on-exec is not tracked: exec keeps every descriptor
+    case k_f_getfl:
+        return f->flags;
+    case k_f_setfl:
+        return 0;
+    default:
+        return -k_einval;
+    }
+}
+
+} // namespace toll::sys

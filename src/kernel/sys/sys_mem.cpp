@@ -1,0 +1,107 @@
+// System calls on the address space: brk, mmap (anonymous), munmap, mprotect.
+#include "kernel/proc/process.h"
+#include "kernel/sys/syscalls.h"
+
+namespace toll::sys {
+namespace {
+
+// Linux's mmap flags and protections.
+constexpr uintptr_t k_map_shared = 0x01, k_map_private = 0x02, k_map_fixed = 0x10,
+                    k_map_anonymous = 0x20, k_map_fixed_noreplace = 0x100000;
+constexpr uintptr_t k_map_known = k_map_shared | k_map_private | k_map_fixed | k_map_anonymous |
+                                  k_map_fixed_noreplace | 0x4000 /*NORESERVE*/ |
+                                  0x20000 /*STACK*/ | 0x0100 /*GROWSDOWN*/ | 0x8000 /*POPULATE*/;
+constexpr uintptr_t k_prot_known = vm::k_prot_read | vm::k_prot_write | vm::k_prot_exec;
+constexpr uintptr_t k_page_mask = vm::k_page_size - 1;
+
+uintptr_t page_round_up(uintptr_t v)
+{
+    return (v + k_page_mask) & ~k_page_mask;
+}
+
+bool overlaps_any(vm::VmSpace* space, uintptr_t start, uintptr_t end)
+{
+    for (vm::Region* r = space->regions; r; r = r->next)
+        if (r->start < end && start < r->end)
+            return true;
+    return false;
+}
+
+} // namespace
+
+long sys_brk(const SyscallArgs& a)
+{
+    vm::VmSpace* space = proc::current_process()->vm;
+    uintptr_t want = a.a[0];
+    // Linux: an impossible request leaves the break where it is and returns it.
+    if (want < space->brk_start || want >= vm::user_space_limit() - vm::k_user_stack_size)
+        return static_cast<long>(space->brk);
+    uintptr_t old_end = page_round_up(space->brk), new_end = page_round_up(want);
+    if (new_end > old_end) {
+        if (overlaps_any(space, old_end, new_end) ||
+            vm::vmspace_map(space, old_end, new_end - old_end,
+                            vm::k_prot_read | vm::k_prot_write) != k_ok)
+            return static_cast<long>(space->brk);
+    } else if (new_end < old_end) {
+        vm::vmspace_unmap(space, new_end, old_end - new_end);
+    }
+    space->brk = want;
+    return static_cast<long>(want);
+}
+
+long sys_mmap_pages(const SyscallArgs& a)
+{
+    uintptr_t address = a.a[0], length = a.a[1], prot = a.a[2], flags = a.a[3];
+    vm::VmSpace* space = proc::current_process()->vm;
+    if (!length || (prot & ~k_prot_known) || (flags & ~k_map_known))
+        return -k_einval;
+    if (!(flags & (k_map_shared | k_map_private)))
+        return -k_einval;
+    if (!(flags & k_map_anonymous))
+        return -k_enodev; // only anonymous memory: the ramdisk is not mappable
+    length = page_round_up(length);
+    if (length == 0 || length >= vm::user_space_limit())
+        return -k_enomem;
+    bool fixed = flags & (k_map_fixed | k_map_fixed_noreplace);
+    if (fixed) {
+        if (address & k_page_mask)
+            return -k_einval;
+        if (address + length < address || address + length > vm::user_space_limit())
+            return -k_enomem;
+        if ((flags & k_map_fixed_noreplace) && overlaps_any(space, address, address + length))
+            return -k_eexist;
+    } else {
+        address = vm::vmspace_find_hole(space, length);
+        if (!address)
+            return -k_enomem;
+    }
+    if (Errno e = vm::vmspace_map(space, address, length, static_cast<unsigned>(prot)); e != k_ok)
+        return -e;
+    return static_cast<long>(address);
+}
+
+long sys_munmap(const SyscallArgs& a)
+{
+    uintptr_t address = a.a[0], length = page_round_up(a.a[1]);
+    if ((address & k_page_mask) || !length || address + length < address ||
+        address + length > vm::user_space_limit())
+        return -k_einval;
+    Errno e = vm::vmspace_unmap(proc::current_process()->vm, address, length);
+    return e == k_ok ? 0 : -e;
+}
+
+long sys_mprotect(const SyscallArgs& a)
+{
+    uintptr_t address = a.a[0], length = page_round_up(a.a[1]), prot = a.a[2];
+    if ((address & k_page_mask) || (prot & ~k_prot_known))
+        return -k_einval;
+    if (!length)
+        return 0;
+    if (address + length < address || address + length > vm::user_space_limit())
+        return -k_enomem;
+    Errno e = vm::vmspace_protect(proc::current_process()->vm, address, length,
+                                  static_cast<unsigned>(prot));
+    return e == k_ok ? 0 : -e;
+}
+
+} // namespace toll::sys

@@ -1,0 +1,229 @@
+// System calls on processes and time: fork, execve, exit, wait, kill, the
+// identity calls, yield, sleep and the clock.
+#include "kernel/kern/arch.h"
+#include "kernel/kern/counters.h"
+#include "kernel/proc/process.h"
+#include "kernel/sys/syscalls.h"
+#include "kernel/sys/uaccess.h"
+#include "kernel/vm/kmalloc.h"
+
+namespace toll::sys {
+namespace {
+
+TOLL_COUNTER(g_unknown_syscalls, "sys.unknown");
+
+constexpr size_t k_exec_strings = 16384;
+constexpr size_t k_exec_max_args = 64;
+
+// execve's arguments copied into the kernel: the strings and pointers to them.
+struct ExecArgs {
+    char strings[k_exec_strings];
+    size_t used = 0;
+    char path[256];
+    const char* argv[k_exec_max_args + 1];
+    const char* envp[k_exec_max_args + 1];
+};
+
+long copy_vector(ExecArgs& ea, uintptr_t user_vector, const char** out)
+{
+    size_t i = 0;
+    if (user_vector) {
+        for (;; ++i) {
+            uintptr_t pointer;
+            if (copyin(&pointer, user_vector + i * sizeof pointer, sizeof pointer) != k_ok)
+                return -k_efault;
+            if (!pointer)
+                break;
+            if (i == k_exec_max_args)
+                return -k_e2big;
+            long n = copyinstr(ea.strings + ea.used, pointer, k_exec_strings - ea.used);
+            if (n == -k_enametoolong)
+                return -k_e2big;
+            if (n < 0)
+                return n;
+            out[i] = ea.strings + ea.used;
+            ea.used += static_cast<size_t>(n) + 1;
+        }
+    }
+    out[i] = nullptr;
+    return 0;
+}
+
+struct LinuxTimespec {
+    long seconds;
+    long nanoseconds;
+};
+
+constexpr long k_ns_per_s = 1000000000;
+
+} // namespace
+
+long sys_unknown(uintptr_t number)
+{
+    (void)number;
+    g_unknown_syscalls.add();
+    return -k_enosys;
+}
+
+long sys_fork(const SyscallArgs& a)
+{
+    return proc::fork(*a.frame);
+}
+
+long sys_execve(const SyscallArgs& a)
+{
+    ExecArgs* ea = make<ExecArgs>();
+    if (!ea)
+        return -k_enomem;
+    long r = copyinstr(ea->path, a.a[0], sizeof ea->path);
+    if (r >= 0)
+        r = copy_vector(*ea, a.a[1], ea->argv);
+    if (r >= 0)
+        r = copy_vector(*ea, a.a[2], ea->envp);
+    if (r >= 0)
+        r = proc::exec(ea->path, ea->argv, ea->envp);
+    destroy(ea);
+    return r;
+}
+
+long sys_exit(const SyscallArgs& a)
+{
+    proc::exit_current(static_cast<int>((a.a[0] & 0xFF) << 8));
+}
+
+long sys_exit_group(const SyscallArgs& a)
+{
+    return sys_exit(a);
+}
+
+long sys_wait4(const SyscallArgs& a)
+{
+    constexpr uintptr_t k_known_options = 1 /*WNOHANG*/ | 2 /*WUNTRACED*/ | 0x40000000 /*__WALL*/;
+    int pid = static_cast<int>(a.a[0]);
+    if (a.a[2] & ~k_known_options)
+        return -k_einval;
+    if (pid == 0 || pid < -1)
+        pid = -1; // process groups: Toll has one, so "any child"
+    if (a.a[1] && !user_range_ok(a.a[1], sizeof(int)))
+        return -k_efault;
+    int status = 0;
+    long r = proc::wait_child(pid, &status, static_cast<int>(a.a[2]));
+    if (r > 0 && a.a[1] && copyout(a.a[1], &status, sizeof status) != k_ok)
+        return -k_efault;
+    return r;
+}
+
+long sys_waitpid(const SyscallArgs& a)
+{
+    SyscallArgs b = a;
+    b.a[3] = 0;
+    return sys_wait4(b);
+}
+
+long sys_getpid(const SyscallArgs&)
+{
+    return proc::current_process()->pid;
+}
+
+long sys_gettid(const SyscallArgs& a)
+{
+    return sys_getpid(a);
+}
+
+long sys_getppid(const SyscallArgs&)
+{
+    proc::Process* parent = proc::current_process()->parent;
+    return parent ? parent->pid : 0;
+}
+
+long sys_kill(const SyscallArgs& a)
+{
+    return proc::kill(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]));
+}
+
+long sys_sched_yield(const SyscallArgs&)
+{
+    proc::yield();
+    return 0;
+}
+
+long sys_set_tid_address(const SyscallArgs& a)
+{
+    proc::Process* p = proc::current_process();
+    p->clear_child_tid = a.a[0];
+    return p->pid;
+}
+
+long sys_getuid(const SyscallArgs&)
+{
+    return 0; // Toll has one user, root
+}
+
+long sys_rt_sigaction(const SyscallArgs& a)
+{
+    // Toll delivers no signals: every signal it sends terminates. Accept the
+    // request so that programs which ignore SIGPIPE run, and report an empty
+    // old action.
+    constexpr uintptr_t k_max_signal = 64, k_sigkill = 9, k_sigstop = 19;
+    uintptr_t sig = a.a[0];
+    if (sig == 0 || sig > k_max_signal || ((sig == k_sigkill || sig == k_sigstop) && a.a[1]))
+        return -k_einval;
+    if (a.a[2]) {
+        uint8_t empty[20] = {};
+        size_t size = a.a[3] + 12 < sizeof empty ? a.a[3] + 12 : sizeof empty;
+        if (copyout(a.a[2], empty, size) != k_ok)
+            return -k_efault;
+    }
+    if (a.a[1] && !user_range_ok(a.a[1], 12))
+        return -k_efault;
+    return 0;
+}
+
+long sys_rt_sigprocmask(const SyscallArgs& a)
+{
+    if (a.a[0] > 2)
+        return -k_einval;
+    if (a.a[2]) {
+        uint8_t empty[8] = {};
+        size_t size = a.a[3] < sizeof empty ? a.a[3] : sizeof empty;
+        if (copyout(a.a[2], empty, size) != k_ok)
+            return -k_efault;
+    }
+    return 0;
+}
+
+long sys_nanosleep(const SyscallArgs& a)
+{
+    LinuxTimespec ts;
+    if (copyin(&ts, a.a[0], sizeof ts) != k_ok)
+        return -k_efault;
+    if (ts.seconds < 0 || ts.nanoseconds < 0 || ts.nanoseconds >= k_ns_per_s)
+        return -k_einval;
+    uint64_t hz = arch::clock_hz();
+    uint64_t ticks = static_cast<uint64_t>(ts.seconds) * hz +
+                     (static_cast<uint64_t>(ts.nanoseconds) * hz + k_ns_per_s - 1) / k_ns_per_s;
+    uint64_t wake = proc::ticks() + ticks;
+    while (proc::ticks() < wake) {
+        if (proc::interrupted())
+            return -k_eintr;
+        proc::sleep_on(proc::current(), wake);
+    }
+    return 0;
+}
+
+long sys_clock_gettime(const SyscallArgs& a)
+{
+    constexpr uintptr_t k_realtime = 0, k_monotonic = 1, k_process_cputime = 2,
+                        k_thread_cputime = 3, k_monotonic_raw = 4, k_boottime = 7;
+    uintptr_t clock = a.a[0];
+    if (clock != k_realtime && clock != k_monotonic && clock != k_process_cputime &&
+        clock != k_thread_cputime && clock != k_monotonic_raw && clock != k_boottime)
+        return -k_einval;
+    // Every clock counts from boot in clock ticks (Toll keeps no wall time).
+    uint64_t hz = arch::clock_hz();
+    uint64_t t = proc::ticks();
+    LinuxTimespec ts{static_cast<long>(t / hz), static_cast<long>((t % hz) * (k_ns_per_s / hz))};
+    return copyout(a.a[1], &ts, sizeof ts) == k_ok ? 0 : -k_efault;
+}
+
+} // namespace toll::sys

@@ -1,0 +1,48 @@
+// Toll's own system calls: reading the event counters from user space.
+#include "kernel/kern/counters.h"
+#include "kernel/sys/syscalls.h"
+#include "kernel/sys/uaccess.h"
+#include "lib/format.h"
+
+namespace toll::sys {
+
+long sys_counter_get(const SyscallArgs& a)
+{
+    char name[64];
+    long n = copyinstr(name, a.a[0], sizeof name);
+    if (n < 0)
+        return n;
+    Counter* c = counter_find(name);
+    if (!c)
+        return -k_enoent;
+    uint64_t value = c->value;
+    return copyout(a.a[1], &value, sizeof value) == k_ok ? 0 : -k_efault;
+}
+
+long sys_counter_list(const SyscallArgs& a)
+{
+    struct Listing {
+        uintptr_t buffer;
+        size_t size;
+        size_t used;
+        bool fault;
+    } listing{a.a[0], a.a[1], 0, false};
+    if (!user_range_ok(listing.buffer, listing.size))
+        return -k_efault;
+    counters_for_each(
+        [](Counter& c, void* context) {
+            auto* l = static_cast<Listing*>(context);
+            char line[96];
+            size_t n = lib::snformat(line, sizeof line, "%s %llu\n", c.name,
+                                     static_cast<unsigned long long>(c.value));
+            if (l->fault || l->used + n > l->size)
+                return;
+            if (copyout(l->buffer + l->used, line, n) != k_ok)
+                l->fault = true;
+            l->used += n;
+        },
+        &listing);
+    return listing.fault ? -k_efault : static_cast<long>(listing.used);
+}
+
+} // namespace toll::sys

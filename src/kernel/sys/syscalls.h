@@ -1,0 +1,69 @@
+// The system calls Toll implements, as the architecture's dispatch table
+// calls them: six word-sized arguments and the trap frame. Each returns a
+// non-negative result or -errno, exactly as Linux does.
+#pragma once
+#include <stdint.h>
+#include "machine/context.h"
+
+namespace toll::sys {
+
+struct SyscallArgs {
+    uintptr_t a[6];
+    arch::TrapFrame* frame;
+};
+
+using SyscallHandler = long (*)(const SyscallArgs& args);
+
+// Files (sys_file.cpp)
+long sys_read(const SyscallArgs&);
+long sys_write(const SyscallArgs&);
+long sys_readv(const SyscallArgs&);
+long sys_writev(const SyscallArgs&);
+long sys_open(const SyscallArgs&);
+long sys_close(const SyscallArgs&);
+long sys_dup(const SyscallArgs&);
+long sys_dup2(const SyscallArgs&);
+long sys_dup3(const SyscallArgs&);
+long sys_pipe(const SyscallArgs&);
+long sys_pipe2(const SyscallArgs&);
+long sys_ioctl(const SyscallArgs&);
+long sys_lseek(const SyscallArgs&);
+long sys_llseek(const SyscallArgs&);
+long sys_fcntl(const SyscallArgs&);
+long sys_access(const SyscallArgs&);
+
+// Processes (sys_proc.cpp)
+long sys_fork(const SyscallArgs&);
+long sys_execve(const SyscallArgs&);
+long sys_exit(const SyscallArgs&);
+long sys_exit_group(const SyscallArgs&);
+long sys_wait4(const SyscallArgs&);
+long sys_waitpid(const SyscallArgs&);
+long sys_getpid(const SyscallArgs&);
+long sys_getppid(const SyscallArgs&);
+long sys_gettid(const SyscallArgs&);
+long sys_kill(const SyscallArgs&);
+long sys_sched_yield(const SyscallArgs&);
+long sys_set_tid_address(const SyscallArgs&);
+long sys_getuid(const SyscallArgs&);
+long sys_rt_sigaction(const SyscallArgs&);
+long sys_rt_sigprocmask(const SyscallArgs&);
+
+// Time (sys_proc.cpp)
+long sys_nanosleep(const SyscallArgs&);
+long sys_clock_gettime(const SyscallArgs&);
+
+// Memory (sys_mem.cpp)
+long sys_brk(const SyscallArgs&);
+long sys_mmap_pages(const SyscallArgs&); ///< mmap2: the offset is in pages
+long sys_munmap(const SyscallArgs&);
+long sys_mprotect(const SyscallArgs&);
+
+// Toll's own (sys_toll.cpp), numbered above Linux's range.
+long sys_counter_get(const SyscallArgs&);
+long sys_counter_list(const SyscallArgs&);
+
+/// Counts a system call that the table does not have and returns -ENOSYS.
+long sys_unknown(uintptr_t number);
+
+} // namespace toll::sys

@@ -1,0 +1,65 @@
+// The checked user-memory copies over the architecture's fault-recovering
+// primitives, with the copy counters every measurement reads.
+#include "kernel/sys/uaccess.h"
+#include "kernel/kern/arch_uaccess.h"
+#include "kernel/kern/counters.h"
+#include "kernel/vm/pmap.h"
+
+namespace toll::sys {
+namespace {
+TOLL_COUNTER(g_copyin_calls, "vm.copyin.calls");
+TOLL_COUNTER(g_copyin_bytes, "vm.copyin.bytes");
+TOLL_COUNTER(g_copyout_calls, "vm.copyout.calls");
+TOLL_COUNTER(g_copyout_bytes, "vm.copyout.bytes");
+TOLL_COUNTER(g_copy_faults, "vm.copy.faults");
+} // namespace
+
+bool user_range_ok(uintptr_t address, size_t length)
+{
+    uintptr_t limit = vm::user_space_limit();
+    return address <= limit && length <= limit - address;
+}
+
+Errno copyin(void* to, uintptr_t from, size_t length)
+{
+    g_copyin_calls.add();
+    g_copyin_bytes.add(length);
+    if (!user_range_ok(from, length) || !arch::copy_from_user(to, from, length)) {
+        g_copy_faults.add();
+        return k_efault;
+    }
+    return k_ok;
+}
+
+Errno copyout(uintptr_t to, const void* from, size_t length)
+{
+    g_copyout_calls.add();
+    g_copyout_bytes.add(length);
+    if (!user_range_ok(to, length) || !arch::copy_to_user(to, from, length)) {
+        g_copy_faults.add();
+        return k_efault;
+    }
+    return k_ok;
+}
+
+long copyinstr(char* to, uintptr_t from, size_t size)
+{
+    g_copyin_calls.add();
+    uintptr_t limit = vm::user_space_limit();
+    if (from >= limit) {
+        g_copy_faults.add();
+        return -k_efault;
+    }
+    size_t room = limit - from < size ? limit - from : size;
+    long n = arch::copy_string_from_user(to, from, room);
+    if (n == -1) {
+        g_copy_faults.add();
+        return -k_efault;
+    }
+    if (n == -2)
+        return room < size ? -k_efault : -k_enametoolong;
+    g_copyin_bytes.add(static_cast<uint64_t>(n) + 1);
+    return n;
+}
+
+} // namespace toll::sys

@@ -1,0 +1,26 @@
+// copyin, copyout and copyinstr: the only way the kernel touches user memory.
+// Every user pointer is range-checked against the top of user space, and a
+// fault while copying becomes EFAULT instead of a kernel panic.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+#include "kernel/kern/errno.h"
+
+namespace toll::sys {
+
+/// True if [address, address+length) lies wholly in user space (no wrap).
+bool user_range_ok(uintptr_t address, size_t length);
+
+/// Copies @p length bytes from user address @p from into the kernel.
+/// Returns k_ok or k_efault.
+Errno copyin(void* to, uintptr_t from, size_t length);
+
+/// Copies @p length bytes from the kernel to user address @p to.
+/// Returns k_ok or k_efault.
+Errno copyout(uintptr_t to, const void* from, size_t length);
+
+/// Copies a NUL-terminated string of at most @p size bytes (NUL included)
+/// from user space. Returns its length, -k_efault, or -k_enametoolong.
+long copyinstr(char* to, uintptr_t from, size_t size);
+
+} // namespace toll::sys

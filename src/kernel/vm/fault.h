@@ -1,0 +1,3 @@
+// The machine-independent page-fault entry point (see vmspace.h).
+#pragma once
+#include "kernel/vm/vmspace.h"

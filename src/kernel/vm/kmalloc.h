@@ -1,0 +1,45 @@
+// The kernel heap: small objects from power-of-two size classes carved out of
+// physical pages, large ones as whole runs of pages.
+#pragma once
+#include <stddef.h>
+
+namespace toll::vm {
+
+/// Allocates @p size bytes of zeroed kernel memory, aligned to 8 bytes (to a
+/// page for sizes of a page or more). Returns nullptr when memory is short.
+[[nodiscard]] void* kmalloc(size_t size);
+
+/// Frees memory from kmalloc. nullptr is ignored.
+void kfree(void* p);
+
+/// Allocates and zeroes one physical page, returning its kernel address.
+[[nodiscard]] void* alloc_page();
+
+/// Frees a page from alloc_page().
+void free_page(void* page);
+
+} // namespace toll::vm
+
+/// Placement new for constructing objects in kmalloc'ed memory.
+inline void* operator new(size_t, void* where) noexcept
+{
+    return where;
+}
+
+namespace toll {
+/// Allocates and constructs a T on the kernel heap; nullptr when memory is short.
+template <typename T, typename... Args> T* make(Args&&... args)
+{
+    void* p = vm::kmalloc(sizeof(T));
+    return p ? new (p) T(static_cast<Args&&>(args)...) : nullptr;
+}
+
+/// Destroys and frees an object from make().
+template <typename T> void destroy(T* p)
+{
+    if (p) {
+        p->~T();
+        vm::kfree(p);
+    }
+}
+} // namespace toll

@@ -1,0 +1,45 @@
+// vm_init: from the boot memory map to a working physical allocator.
+#include "kernel/vm/vm_init.h"
+#include "kernel/kern/arch.h"
+#include "kernel/kern/console.h"
+#include "kernel/vm/kmem.h"
+#include "kernel/vm/phys.h"
+
+namespace toll::vm {
+
+void vm_init(const BootInfo& info)
+{
+    // Low memory (below 1 MB) is left to the BIOS, the vm86 monitor and
+    // the real-mode vector table.
+    constexpr uint64_t k_low_memory_end = 1u << 20;
+    PhysAllocator& phys = phys_allocator();
+    PhysAddr limit = direct_map_limit();
+    auto add = [&](uint64_t base, uint64_t end) {
+        if (base < k_low_memory_end)
+            base = k_low_memory_end;
+        if (end > limit)
+            end = limit;
+        if (end > base)
+            phys.add_range(base, end - base);
+    };
+    bool any = false;
+    for (size_t i = 0; i < info.region_count; ++i) {
+        const MemRegion& r = info.regions[i];
+        if (r.type == MemType::usable) {
+            add(r.base, r.base + r.length);
+            any = true;
+        }
+    }
+    if (!any) {
+        kprintf("vm: no memory map; assuming %llu MB\n",
+                (unsigned long long)(k_safe_minimum_bytes >> 20));
+        add(0, k_safe_minimum_bytes);
+    }
+    PhysAddr image_start, image_end;
+    arch::kernel_image_range(&image_start, &image_end);
+    phys.reserve(image_start, image_end - image_start);
+    kprintf("vm: %zu pages free of %zu; direct map %llu MB\n", phys.free_pages(),
+            phys.total_pages(), (unsigned long long)(limit >> 20));
+}
+
+} // namespace toll::vm

@@ -1,0 +1,66 @@
+// A user address space: the regions a program may touch (with their rights)
+// over a pmap. Anonymous memory is demand-zero: a page appears on its first
+// touch. fork copies every present page (no copy-on-write yet).
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+#include "kernel/kern/errno.h"
+#include "kernel/vm/pmap.h"
+
+namespace toll::vm {
+
+/// A contiguous, page-aligned range of user addresses with the same rights.
+struct Region {
+    uintptr_t start;
+    uintptr_t end; ///< exclusive
+    unsigned prot;
+    Region* next; ///< sorted by address
+};
+
+/// A process's address space.
+struct VmSpace {
+    Pmap* pmap = nullptr;
+    Region* regions = nullptr;
+    uintptr_t brk_start = 0; ///< end of the program's data: where the heap starts
+    uintptr_t brk = 0;       ///< current program break (page-rounded up in regions)
+    size_t resident_pages = 0;
+};
+
+/// Size of the user stack region created by exec.
+constexpr size_t k_user_stack_size = 8u << 20;
+
+/// Creates an empty address space; nullptr when memory is short.
+VmSpace* vmspace_create();
+
+/// Frees every page, region and page table of @p space, then @p space itself.
+void vmspace_destroy(VmSpace* space);
+
+/// Makes [start, start+length) a demand-zero region with @p prot, replacing
+/// whatever was mapped there. Both must be page aligned and inside user space.
+Errno vmspace_map(VmSpace* space, uintptr_t start, size_t length, unsigned prot);
+
+/// Removes [start, start+length): frees its pages; splits regions as needed.
+Errno vmspace_unmap(VmSpace* space, uintptr_t start, size_t length);
+
+/// Changes the rights of [start, start+length); k_enomem if any of it is unmapped.
+Errno vmspace_protect(VmSpace* space, uintptr_t start, size_t length, unsigned prot);
+
+/// Finds a free, page-aligned hole of @p length below the stack; 0 if none.
+uintptr_t vmspace_find_hole(VmSpace* space, size_t length);
+
+/// Copies @p parent (regions and every present page) for fork; nullptr when
+/// memory is short (nothing is left allocated then).
+VmSpace* vmspace_fork(VmSpace* parent);
+
+/// The region holding @p address, or nullptr.
+Region* vmspace_find(VmSpace* space, uintptr_t address);
+
+/// Makes the page holding @p address present, as a fault would. Returns false
+/// if the address is in no region or the access is not allowed.
+bool vmspace_fault(VmSpace* space, uintptr_t address, bool write);
+
+/// The page-fault handler for user addresses (from user mode, or from the
+/// kernel inside copyin/copyout): demand-zero or refuse.
+bool handle_user_fault(uintptr_t address, bool write, bool present);
+
+} // namespace toll::vm
