@@ -73,6 +73,8 @@ class Machine:
         if "qemu" in os.path.basename(cmd[0]):
             cmd = [a if a != "stdio" else "mon:stdio" for a in cmd]
             sys.stderr.write("tools/run: Ctrl-A X quits QEMU\n")
+        if getattr(self, "interactive_runner", None):
+            return self.interactive_runner(cmd)  # Bochs: images.bochs_interactive()
         return subprocess.call(cmd)
 
     def stream(self, records, args):

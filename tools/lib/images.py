@@ -6,7 +6,12 @@ its layout); each run boots its own copy, so parallel runs never share one.
 """
 
 import os
+import select
 import shutil
+import subprocess
+import sys
+import termios
+import tty
 
 from emulators import SetupError, build_file, find_tool
 
@@ -80,10 +85,12 @@ def bochs(args, machine):
     disk = private_disk(args, machine.scratch)
     log = os.path.join(machine.scratch, "bochs.log")
     if args.interactive:
-        # The console is this terminal (Bochs puts it in raw mode); guest time
-        # follows the wall clock so that a sleeping shell sleeps for real.
-        tty = os.ttyname(0) if os.isatty(0) else "/dev/tty"
-        com1 = f"com1: enabled=1, mode=term, dev={quoted(tty)}"
+        # COM1 on a pseudo-terminal that bochs_interactive() relays to this
+        # terminal; guest time follows the wall clock, so a sleep sleeps.
+        master, slave = os.openpty()
+        machine.console_pty = (master, slave)
+        machine.interactive_runner = lambda cmd: bochs_interactive(machine, cmd)
+        com1 = f"com1: enabled=1, mode=term, dev={quoted(os.ttyname(slave))}"
         clock = "clock: sync=realtime, time0=local"
     else:
         console = os.path.join(machine.scratch, "console")
@@ -138,6 +145,78 @@ def bochs(args, machine):
             return False
     machine.reset_status = triple_faulted
     return [exe, "-q", "-f", bochsrc, "-rc", rc]
+
+
+# Ctrl-A X quits, as under QEMU; Ctrl-A Ctrl-A sends one Ctrl-A.
+ESCAPE, QUIT = b"\x01", b"xX"
+
+
+def bochs_interactive(machine, cmd):
+    """Runs Bochs with the user's terminal relayed to and from its COM1 pty.
+
+    Bochs' own term mode would take the terminal raw with Ctrl-C going to the
+    guest and no way out; here Ctrl-A X ends the run, and the terminal is
+    always given back as it was. Bochs' own messages go to bochs.out."""
+    master, slave = machine.console_pty
+    out_path = os.path.join(machine.scratch, "bochs.out")
+    sys.stderr.write("tools/run: Ctrl-A X quits Bochs\n")
+    stdin = sys.stdin.fileno()
+    saved = termios.tcgetattr(stdin) if os.isatty(stdin) else None
+    with open(out_path, "wb") as out:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                start_new_session=True)
+    watched = [master, stdin]
+    escaped = False
+    seen_output = False
+    user_quit = False
+    try:
+        if saved is not None:
+            tty.setraw(stdin)
+        while proc.poll() is None:
+            ready, _, _ = select.select(watched, [], [], 0.2)
+            if master in ready:
+                try:
+                    data = os.read(master, 4096)
+                except OSError:
+                    data = b""
+                seen_output = seen_output or bool(data)
+                os.write(sys.stdout.fileno(), data)
+            if stdin in ready:
+                data = os.read(stdin, 1024)
+                if not data:
+                    watched.remove(stdin)
+                send = b""
+                for byte in (data[i:i + 1] for i in range(len(data))):
+                    if escaped:
+                        escaped = False
+                        if byte in QUIT:
+                            user_quit = True
+                            proc.kill()
+                            break
+                        send += byte if byte == ESCAPE else ESCAPE + byte
+                    elif byte == ESCAPE:
+                        escaped = True
+                    else:
+                        send += byte
+                if send:
+                    os.write(master, send)
+    finally:
+        if saved is not None:
+            termios.tcsetattr(stdin, termios.TCSADRAIN, saved)
+        if proc.poll() is None:
+            proc.kill()
+        status = proc.wait()
+        os.close(master)
+        os.close(slave)
+    if user_quit:
+        sys.stderr.write("\ntools/run: quit\n")
+        return 0
+    if not seen_output:
+        # Nothing from the guest: Bochs' own messages say why.
+        with open(out_path, "r", errors="replace") as f:
+            sys.stderr.write("".join(f.readlines()[-10:]))
+    sys.stderr.write(f"\ntools/run: Bochs exited with status {status}\n")
+    return status
 
 
 def kernel_with_extra_programs(args, scratch, kernel):
