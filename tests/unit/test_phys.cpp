@@ -164,12 +164,13 @@ TEST_CASE("phys: one split per order on the way down, one merge per order on the
     CHECK(a.alloc(PhysAllocator::k_max_order) == block);
 }
 
-TEST_CASE("phys: reserved pages are never handed out")
+TEST_CASE("phys: pages reserved before the first alloc are never handed out")
 {
     SimulatedMemory mem(k_base, k_memory_size);
     PhysAllocator a;
     a.add_range(k_base, 16 << 20);
     size_t total = a.total_pages();
+    CHECK(total == (16 << 20) / k_page - 1);
 
     // A hole with ragged edges: it touches pages 0x105..0x108 (4 pages).
     a.reserve(k_base + 0x5123, 0x3000);
@@ -180,12 +181,15 @@ TEST_CASE("phys: reserved pages are never handed out")
     a.reserve(k_base + (32 << 20), 1 << 20);
     a.reserve(k_base + 0x5000, 0x1000);
     size_t reserved = 4 + k_max_block / k_page + 1;
-    CHECK(a.total_pages() == total - reserved);
+    // The two holes inside the range split it in three; the two new pieces
+    // each pay one page for their own bitmap.
+    size_t extra_bitmaps = 2;
+    CHECK(a.total_pages() == total - reserved - extra_bitmaps);
     CHECK(a.free_pages() == a.total_pages());
     REQUIRE(a.check());
 
     std::vector<PhysAddr> pages = take_all_pages(a);
-    CHECK(pages.size() == total - reserved);
+    CHECK(pages.size() == total - reserved - extra_bitmaps);
     for (PhysAddr pa : pages) {
         INFO("page " << std::hex << pa);
         CHECK_FALSE((pa >= k_base + 0x5000 && pa < k_base + 0x9000));
@@ -194,15 +198,73 @@ TEST_CASE("phys: reserved pages are never handed out")
     }
     for (PhysAddr pa : pages)
         a.free(pa);
+    CHECK(a.free_pages() == a.total_pages());
     CHECK(a.check());
+}
 
-    // Reserving memory that is allocated leaves it allocated, not freed twice.
-    PhysAddr held = a.alloc(2);
+TEST_CASE("phys: pages reserved after allocation started are taken off the free lists")
+{
+    SimulatedMemory mem(k_base, k_memory_size);
+    PhysAllocator a;
+    a.add_range(k_base, 16 << 20);
+    PhysAddr held = a.alloc(2); // Builds the allocator.
+    size_t total = a.total_pages();
+
+    // Ragged edges again (pages 0x205..0x208), then a whole 4 MB block.
+    a.reserve(k_base + 0x105123, 0x3000);
+    a.reserve(0x800000, k_max_block);
+    // Memory that is allocated stays allocated: it is not freed twice later.
     a.reserve(held, block_size(2));
-    CHECK(a.check());
+    size_t reserved = 4 + k_max_block / k_page;
+    CHECK(a.total_pages() == total - reserved); // No new bitmaps now.
+    CHECK(a.free_pages() == a.total_pages() - 4);
+    REQUIRE(a.check());
+
+    std::vector<PhysAddr> pages = take_all_pages(a);
+    CHECK(pages.size() == total - reserved - 4);
+    for (PhysAddr pa : pages) {
+        INFO("page " << std::hex << pa);
+        CHECK_FALSE((pa >= k_base + 0x105000 && pa < k_base + 0x109000));
+        CHECK_FALSE((pa >= 0x800000 && pa < 0x800000 + k_max_block));
+        CHECK_FALSE((pa >= held && pa < held + block_size(2)));
+    }
+    for (PhysAddr pa : pages)
+        a.free(pa);
     a.free(held, 2);
     CHECK(a.free_pages() == a.total_pages());
     CHECK(a.check());
+}
+
+TEST_CASE("phys: reserved and unmanaged memory is never written")
+{
+    SimulatedMemory mem(k_base, k_memory_size);
+    // A copy of the initial contents to compare against.
+    std::vector<unsigned char> before(mem.host(), mem.host() + k_memory_size);
+    PhysAllocator a;
+    // The boot sequence: the memory map first, then the kernel image (at
+    // 1 MB, like the i386 kernel) and some boot data out of it.
+    a.add_range(k_base, 40 << 20);
+    const PhysAddr kernel_end = k_base + 0x87654, data = 0x2345678, data_size = 0x10000;
+    a.reserve(k_base, kernel_end - k_base);
+    a.reserve(data, data_size);
+
+    std::vector<std::pair<PhysAddr, unsigned>> taken;
+    for (unsigned i = 0; i < 200; ++i) {
+        unsigned order = i % 5;
+        PhysAddr pa = a.alloc(order);
+        REQUIRE(pa != PhysAllocator::k_none);
+        taken.emplace_back(pa, order);
+    }
+    for (auto [pa, order] : taken)
+        a.free(pa, order);
+    REQUIRE(a.check());
+
+    auto unchanged = [&](PhysAddr lo, PhysAddr hi) {
+        return std::memcmp(mem.host() + (lo - k_base), before.data() + (lo - k_base), hi - lo) == 0;
+    };
+    CHECK(unchanged(k_base, kernel_end));
+    CHECK(unchanged(data, data + data_size));
+    CHECK(unchanged(k_base + (40 << 20), k_base + k_memory_size));
 }
 
 TEST_CASE("phys: odd, disjoint and overlapping ranges are trimmed to whole pages")

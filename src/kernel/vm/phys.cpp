@@ -137,6 +137,13 @@ PhysAddr PhysAllocator::free_block_containing(const Range& r, PhysAddr pa, unsig
     return k_none;
 }
 
+uint64_t PhysAllocator::bitmap_pages(PhysAddr base, PhysAddr end)
+{
+    uint64_t pages = (end - base) / k_page_size;
+    uint64_t words = (pages + k_bits_per_word - 1) / k_bits_per_word;
+    return (words * sizeof(uint32_t) + k_page_size - 1) / k_page_size;
+}
+
 void PhysAllocator::add_range(PhysAddr base, uint64_t length)
 {
     if (base > k_none - k_page_mask)
@@ -148,9 +155,8 @@ void PhysAllocator::add_range(PhysAddr base, uint64_t length)
         return;
     // Memory maps may overlap; add only the parts that are new.
     for (size_t i = 0; i < m_range_count; ++i) {
-        const Range& r = m_ranges[i];
-        if (first < r.end && r.base < last) {
-            PhysAddr r_base = r.base, r_end = r.end;
+        PhysAddr r_base = m_ranges[i].base, r_end = m_ranges[i].end;
+        if (first < r_end && r_base < last) {
             if (first < r_base)
                 add_range(first, r_base - first);
             if (r_end < last)
@@ -158,33 +164,54 @@ void PhysAllocator::add_range(PhysAddr base, uint64_t length)
             return;
         }
     }
-    add_fresh(first, last);
+    note_range(first, last);
+    if (m_built)
+        build_range(m_ranges[m_range_count - 1]);
+    else
+        recount();
 }
 
-void PhysAllocator::add_fresh(PhysAddr base, PhysAddr end)
+void PhysAllocator::note_range(PhysAddr base, PhysAddr end)
 {
-    uint64_t pages = (end - base) / k_page_size;
-    uint64_t words = (pages + k_bits_per_word - 1) / k_bits_per_word;
-    uint64_t bitmap_pages = (words * sizeof(uint32_t) + k_page_size - 1) / k_page_size;
-    if (pages <= bitmap_pages || m_range_count == k_max_ranges) {
+    if ((end - base) / k_page_size <= bitmap_pages(base, end) || m_range_count == k_max_ranges) {
         g_ranges_ignored.add();
         return;
     }
-    auto* bitmap = static_cast<uint32_t*>(phys_to_virt(base));
+    m_ranges[m_range_count++] = {base, base + bitmap_pages(base, end) * k_page_size, end};
+}
+
+void PhysAllocator::recount()
+{
+    m_total_pages = 0;
+    for (size_t i = 0; i < m_range_count; ++i)
+        m_total_pages += (m_ranges[i].end - m_ranges[i].start) / k_page_size;
+    m_free_pages = m_total_pages;
+}
+
+void PhysAllocator::build()
+{
+    m_built = true;
+    m_total_pages = m_free_pages = 0;
+    for (size_t i = 0; i < m_range_count; ++i)
+        build_range(m_ranges[i]);
+}
+
+void PhysAllocator::build_range(Range& r)
+{
+    auto* bitmap = static_cast<uint32_t*>(phys_to_virt(r.base));
+    uint64_t words = ((r.end - r.base) / k_page_size + k_bits_per_word - 1) / k_bits_per_word;
     for (uint64_t i = 0; i < words; ++i)
         bitmap[i] = 0;
-    Range& r = m_ranges[m_range_count++];
-    r = {base, base + bitmap_pages * k_page_size, end};
     // Cut the range into the largest naturally aligned blocks that fit. No
     // two of them are buddies, so there is nothing to merge.
-    for (PhysAddr pa = r.start; pa < end;) {
+    for (PhysAddr pa = r.start; pa < r.end;) {
         unsigned order = k_max_order;
-        while ((pa & (block_bytes(order) - 1)) != 0 || end - pa < block_bytes(order))
+        while ((pa & (block_bytes(order) - 1)) != 0 || r.end - pa < block_bytes(order))
             --order;
         push(r, pa, order);
         pa += block_bytes(order);
     }
-    m_total_pages += pages - bitmap_pages;
+    m_total_pages += (r.end - r.start) / k_page_size;
 }
 
 void PhysAllocator::reserve(PhysAddr base, uint64_t length)
@@ -193,12 +220,35 @@ void PhysAllocator::reserve(PhysAddr base, uint64_t length)
     PhysAddr end = length > k_none - base ? k_none : base + length;
     PhysAddr last =
         end > k_none - k_page_mask ? k_none & ~k_page_mask : (end + k_page_mask) & ~k_page_mask;
+    if (!m_built) {
+        cut_hole(first, last);
+        recount();
+        return;
+    }
     for (size_t i = 0; i < m_range_count; ++i) {
         const Range& r = m_ranges[i];
         PhysAddr lo = first > r.start ? first : r.start;
         PhysAddr hi = last < r.end ? last : r.end;
         if (lo < hi)
             reserve_in(r, lo, hi);
+    }
+}
+
+void PhysAllocator::cut_hole(PhysAddr lo, PhysAddr hi)
+{
+    for (size_t i = 0; i < m_range_count;) {
+        Range r = m_ranges[i];
+        if (hi <= r.base || lo >= r.end) {
+            ++i;
+            continue;
+        }
+        // Take the range out, then note again what is left on either side;
+        // the pieces get bitmaps of their own.
+        m_ranges[i] = m_ranges[--m_range_count];
+        if (r.base < lo)
+            note_range(r.base, lo);
+        if (hi < r.end)
+            note_range(hi, r.end);
     }
 }
 
@@ -233,6 +283,8 @@ void PhysAllocator::carve(const Range& r, PhysAddr head, unsigned order, PhysAdd
 
 PhysAddr PhysAllocator::alloc(unsigned order)
 {
+    if (!m_built)
+        build();
     unsigned o = order;
     while (o <= k_max_order && m_free[o].head == k_none)
         ++o;
@@ -255,6 +307,8 @@ PhysAddr PhysAllocator::alloc(unsigned order)
 
 void PhysAllocator::free(PhysAddr pa, unsigned order)
 {
+    if (!m_built)
+        build(); // Then whatever is freed here is found free already.
     TOLL_ASSERT(order <= k_max_order);
     TOLL_ASSERT((pa & (block_bytes(order) - 1)) == 0 && "misaligned block");
     const Range* r = range_of(pa);
@@ -286,6 +340,18 @@ void PhysAllocator::free(PhysAddr pa, unsigned order)
 
 bool PhysAllocator::check() const
 {
+    if (!m_built) { // Only notes so far: page-aligned, disjoint, in order.
+        for (size_t i = 0; i < m_range_count; ++i) {
+            const Range& r = m_ranges[i];
+            if (((r.base | r.end) & k_page_mask) != 0 ||
+                r.start != r.base + bitmap_pages(r.base, r.end) * k_page_size || r.start >= r.end)
+                return false;
+            for (size_t j = 0; j < i; ++j)
+                if (r.base < m_ranges[j].end && m_ranges[j].base < r.end)
+                    return false;
+        }
+        return m_free_pages == m_total_pages;
+    }
     size_t pages = 0, blocks = 0;
     for (unsigned o = 0; o <= k_max_order; ++o) {
         size_t count = 0;

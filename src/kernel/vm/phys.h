@@ -22,13 +22,21 @@ namespace toll::vm {
 ///    allocated block carries no header; alloc() wipes it.
 ///  - Whether a buddy is free is decided by a bitmap, one bit per page, set
 ///    exactly for the first page of each free block. It is carved out of the
-///    first pages of every range given to add_range(): 1 bit per 4 KB page is
+///    first pages of every range of memory it manages: 1 bit per 4 KB page is
 ///    32 KB per GB of memory (1/32768 of it), and it needs no static array
 ///    sized for the largest machine. The header alone is not trusted: an
 ///    allocated page may contain anything (a user program fills its pages as
 ///    it likes) and so could forge a header; the bitmap lives in memory that
 ///    is never handed out. The header's magic is kept as a second opinion
 ///    that catches writes into free memory (use after free).
+///
+/// When memory is written: add_range() and reserve() only take notes in a
+/// small table inside the object (the ranges, with reserved holes cut out).
+/// The first alloc() or free() *builds* the allocator: it writes the bitmaps
+/// and the free-block headers. That is why reserve() may come after
+/// add_range(): the kernel image is reserved before anything is written over
+/// it. Exercise for the student: what would go wrong if add_range() wrote
+/// the bitmap at once?
 ///
 /// Cost: alloc() is O(k_max_order) list operations; free() is O(k_max_order)
 /// bitmap probes plus a scan of 2^order bits for its double-free check.
@@ -42,22 +50,28 @@ class PhysAllocator {
     static constexpr unsigned k_max_order = 10;
     /// What alloc() returns when no block is free.
     static constexpr PhysAddr k_none = ~PhysAddr(0);
-    /// How many disjoint ranges add_range() can hold; E820 maps give about 10.
+    /// How many disjoint ranges the allocator can hold: E820 maps give about
+    /// 10, and each reserved hole in the middle of a range adds one.
     static constexpr size_t k_max_ranges = 32;
 
     constexpr PhysAllocator() = default;
 
     /// Adds usable memory [base, base+length); trims inward to page
     /// boundaries; may be called many times, in any order. Parts that overlap
-    /// memory added before are ignored. The first pages of the range hold its
-    /// bitmap (see the class comment); a range too small to hold its bitmap
-    /// and one page more, or beyond k_max_ranges, is ignored.
+    /// memory added before are ignored. Writes nothing until the allocator is
+    /// built (see the class comment). The first pages of each range hold its
+    /// bitmap; a range too small to hold its bitmap and one page more, or
+    /// beyond k_max_ranges, is ignored (and counted in vm.phys.ranges_ignored).
     void add_range(PhysAddr base, uint64_t length);
 
     /// Removes [base, base+length) (kernel image, boot data): every page that
-    /// it touches is never handed out. Call after add_range(). Pages that are
-    /// not free (already reserved, allocated, or never added) are left as they
-    /// are. Costs O(k_max_order) per reserved page at worst.
+    /// it touches is never handed out, and never written. Call after
+    /// add_range(); memory added later is not affected. Before the first
+    /// alloc() it cuts the hole out of the ranges (a hole inside a range
+    /// splits it, and the upper piece needs a bitmap page of its own). After
+    /// it, it takes free pages off the free lists, O(k_max_order) per page at
+    /// worst; pages that are not free (allocated, already reserved) are left
+    /// as they are.
     void reserve(PhysAddr base, uint64_t length);
 
     /// Allocates 2^order contiguous pages, naturally aligned (address is a
@@ -78,17 +92,31 @@ class PhysAllocator {
 
     /// Checks internal consistency (free lists, no overlaps); returns false on
     /// corruption. Walks every free block and bitmap: O(memory), for tests and
-    /// ktests.
+    /// ktests. Before the build it checks the noted ranges only.
     bool check() const;
 
   private:
-    /// One range given to add_range(): pages [start, end) are managed; the
+    /// One range of managed memory: pages [start, end) are managed; the
     /// bitmap (at base) covers [base, end), one bit per page.
     struct Range {
         PhysAddr base;  ///< Page-aligned start, where the bitmap lives.
         PhysAddr start; ///< First managed page, just after the bitmap.
         PhysAddr end;   ///< Page-aligned end (exclusive).
     };
+
+    /// Pages of bitmap a range [base, end) needs.
+    static uint64_t bitmap_pages(PhysAddr base, PhysAddr end);
+    /// Records [base, end) as a range if it is big enough and there is room.
+    void note_range(PhysAddr base, PhysAddr end);
+    /// Recomputes the page counts from the notes (before the build).
+    void recount();
+    /// Writes the bitmaps and free lists of every noted range (the first
+    /// alloc() or free() does it).
+    void build();
+    /// Writes the bitmap of range @p r and frees all its pages.
+    void build_range(Range& r);
+    /// Cuts [lo, hi) out of the noted ranges (before the build).
+    void cut_hole(PhysAddr lo, PhysAddr hi);
 
     /// The range whose managed pages contain @p pa, or nullptr.
     const Range* range_of(PhysAddr pa) const;
@@ -102,8 +130,6 @@ class PhysAllocator {
     /// The head of the free block containing page @p pa (its order in
     /// @p order), or k_none if the page is not free.
     PhysAddr free_block_containing(const Range& r, PhysAddr pa, unsigned* order) const;
-    /// Adds [base, end), which overlaps no range so far, as a new range.
-    void add_fresh(PhysAddr base, PhysAddr end);
     /// Reserves the pages of [lo, hi), which lies inside range @p r.
     void reserve_in(const Range& r, PhysAddr lo, PhysAddr hi);
     /// Frees again the parts of the unlinked block at @p head outside [lo, hi).
@@ -117,6 +143,7 @@ class PhysAllocator {
 
     Range m_ranges[k_max_ranges]{};
     size_t m_range_count = 0;
+    bool m_built = false;
     FreeList m_free[k_max_order + 1]{};
     size_t m_free_pages = 0;
     size_t m_total_pages = 0;
