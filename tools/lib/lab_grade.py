@@ -33,8 +33,8 @@ OUTCOME_REASON = {
     "panic": "the kernel panicked: {panic}",
     "flood": "the console printed more than {max_output} bytes, so the emulator was stopped",
     "incomplete": "the emulator exited before the tests finished ({detail})",
-    "malformed": "the run printed test records that do not parse (e.g. a DONE line without its "
-                 "numbers): {malformed}",
+    "malformed": "the run printed records that do not parse, so it has no valid DONE: "
+                 "{malformed!r}",
     "garbage": "the console printed unreadable output ({detail})",
     "failed": "a kernel test failed",
 }
@@ -232,6 +232,7 @@ def build(grade, tree, jobs):
         r.output = "\n".join(lines[max(0, first - 3):first + 25])[:OUTPUT_TAIL_CHARS]
     else:
         r.output = tail(text)
+    r.output = r.output.replace(tree + "/", "")
     return None
 
 
@@ -289,6 +290,8 @@ def explain(summary, item, max_output):
     outcome = summary.get("outcome")
     if outcome == "done":
         return ""
+    if outcome == "incomplete" and summary.get("malformed"):
+        outcome = "malformed"  # e.g. a DONE line whose numbers were not printed
     template = OUTCOME_REASON.get(outcome, "the run ended badly: {outcome} {detail}")
     return template.format(timeout=item.timeout, panic=summary.get("panic") or "",
                            max_output=max_output, detail=summary.get("detail") or "",
@@ -384,6 +387,9 @@ def run_items(grade, tree, bdir, logs, root):
             else:
                 ok, r.reason = judge_measurement(item, summary, tree, rubric, rubric.max_output)
             r.output = tail(console)
+        # Paths inside the scratch tree mean nothing to the student.
+        r.reason = r.reason.replace(tree + "/", "")
+        r.output = r.output.replace(tree + "/", "")
         if ok is None:
             r.status = "error"
             grade.error = grade.error or f"{item.name}: {r.reason}"

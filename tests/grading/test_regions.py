@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+"""Unit tests of lab regions, stubs and rubric checking (tools/lib/lab_*.py)."""
+
+import os
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools", "lib"))
+import lab_regions  # noqa: E402
+import lab_rubric  # noqa: E402
+
+CPP = """int f(int x)
+{
+    // LAB a BEGIN: return twice x
+    int y = x * 2;
+    return y;
+    // LAB a STUB
+    // return 0;
+    // LAB a END
+}
+void g()
+{
+    // LAB b BEGIN: nothing to do
+    secret();
+    // LAB b END
+}
+"""
+
+ASM = """entry:
+    # LAB a BEGIN: load the stack
+    movl $stack, %esp
+    # LAB a END
+    ret
+"""
+
+
+class Regions(unittest.TestCase):
+    def test_finds_regions_with_hints_and_stubs(self):
+        a, b = lab_regions.parse_regions("x.cpp", CPP)
+        self.assertEqual((a.lab, a.hint, a.begin, a.stub, a.end), ("a", "return twice x", 3, 6, 8))
+        self.assertEqual((b.lab, b.stub), ("b", None))
+
+    def test_stub_replaces_only_the_chosen_lab(self):
+        regions = [r for r in lab_regions.parse_regions("x.cpp", CPP) if r.lab == "a"]
+        out = lab_regions.stub_text(CPP, regions)
+        self.assertNotIn("x * 2", out)
+        self.assertIn("    // TODO(lab a): return twice x\n    return 0;\n    // LAB a END", out)
+        self.assertIn("secret();", out)  # lab b stays solved
+        self.assertIn("// LAB a BEGIN", out)
+
+    def test_hash_markers_in_assembly(self):
+        (r,) = lab_regions.parse_regions("x.S", ASM)
+        out = lab_regions.stub_text(ASM, [r])
+        self.assertNotIn("movl", out)
+        self.assertIn("# TODO(lab a): load the stack", out)
+
+    def test_bad_markers_are_errors(self):
+        bad = {
+            "unclosed": "// LAB a BEGIN: h\nx;\n",
+            "nested": "// LAB a BEGIN: h\n// LAB b BEGIN: h\n// LAB b END\n// LAB a END\n",
+            "stray end": "x;\n// LAB a END\n",
+            "no hint": "// LAB a BEGIN\n// LAB a END\n",
+            "wrong end": "// LAB a BEGIN: h\n// LAB b END\n",
+            "two stubs": "// LAB a BEGIN: h\n// LAB a STUB\n// LAB a STUB\n// LAB a END\n",
+        }
+        for what, text in bad.items():
+            with self.subTest(what), self.assertRaises(lab_regions.RegionError):
+                lab_regions.parse_regions("x.cpp", text)
+        with self.assertRaises(lab_regions.RegionError):
+            lab_regions.parse_regions("x.S", "// LAB a BEGIN: h\n// LAB a END\n")
+
+    def test_starter_of_the_demo_lab_drops_the_solution(self):
+        with tempfile.TemporaryDirectory() as out:
+            regions = lab_regions.write_starter(ROOT, "demo", out)
+            self.assertTrue(regions)
+            with open(os.path.join(out, "src/lib/format.cpp")) as f:
+                text = f.read()
+            self.assertIn("TODO(lab demo)", text)
+            self.assertNotIn("% base", text)
+            with self.assertRaises(lab_regions.RegionError):
+                lab_regions.write_starter(ROOT, "no-such-lab", os.path.join(out, "x"))
+
+
+class Rubrics(unittest.TestCase):
+    GOOD = {"lab": "x", "student_files": ["a.cpp"],
+            "tests": [{"name": "t1", "ctest": "^unit", "points": 1},
+                      {"name": "t2", "run": ["--cmdline", "test=*"], "pass": ["a"],
+                       "depends_on": ["t1"]}]}
+
+    def bad(self, **changes):
+        data = {**self.GOOD, **changes}
+        with self.assertRaises(lab_rubric.RubricError):
+            lab_rubric.check(data, "rubric")
+
+    def test_a_good_rubric_passes(self):
+        lab_rubric.check(self.GOOD, "rubric")
+
+    def test_mistakes_are_refused(self):
+        self.bad(typo=1)
+        self.bad(student_files=[])
+        self.bad(student_files=["../etc/passwd"])
+        self.bad(tests=[{"name": "t", "ctest": "x", "run": "y"}])
+        self.bad(tests=[{"name": "t", "run": ["--nonce", "1"]}])
+        self.bad(tests=[{"name": "t", "run": "x", "depends_on": ["later"]}, {"name": "later", "run": "x"}])
+        self.bad(tests=[{"name": "t", "ctest": "x", "points": -1}])
+        self.bad(tests=[{"name": "t", "ctest": "x", "pointz": 1}])
+        self.bad(measurements=[{"name": "m", "metric": "x", "run": "y"}])  # no worksheet
+
+    def test_every_lab_rubric_in_the_tree_loads(self):
+        rubrics = lab_rubric.all_rubrics(ROOT)
+        self.assertIn("demo", [r.lab for r in rubrics])
+
+
+if __name__ == "__main__":
+    unittest.main()
