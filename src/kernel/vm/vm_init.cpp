@@ -14,13 +14,21 @@ void vm_init(const BootInfo& info)
     constexpr uint64_t k_low_memory_end = 1u << 20;
     PhysAllocator& phys = phys_allocator();
     PhysAddr limit = direct_map_limit();
-    auto add = [&](uint64_t base, uint64_t end) {
+    PhysAddr image_start, image_end;
+    arch::kernel_image_range(&image_start, &image_end);
+    // The allocator keeps its bitmaps in the first pages of each range, so
+    // the kernel image must be cut out before a range is added, not after.
+    auto add_clipped = [&](uint64_t base, uint64_t end) {
         if (base < k_low_memory_end)
             base = k_low_memory_end;
         if (end > limit)
             end = limit;
         if (end > base)
             phys.add_range(base, end - base);
+    };
+    auto add = [&](uint64_t base, uint64_t end) {
+        add_clipped(base, end < image_start ? end : image_start);
+        add_clipped(base > image_end ? base : image_end, end);
     };
     bool any = false;
     for (size_t i = 0; i < info.region_count; ++i) {
@@ -35,9 +43,6 @@ void vm_init(const BootInfo& info)
                 (unsigned long long)(k_safe_minimum_bytes >> 20));
         add(0, k_safe_minimum_bytes);
     }
-    PhysAddr image_start, image_end;
-    arch::kernel_image_range(&image_start, &image_end);
-    phys.reserve(image_start, image_end - image_start);
     kprintf("vm: %zu pages free of %zu; direct map %llu MB\n", phys.free_pages(),
             phys.total_pages(), (unsigned long long)(limit >> 20));
 }
