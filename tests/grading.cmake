@@ -9,3 +9,17 @@ add_test(NAME grading.hostile_batch
 # The batch builds two trees at once: give it both cores of the machine.
 set_tests_properties(grading.hostile_batch PROPERTIES TIMEOUT 600 PROCESSORS 2)
 set_tests_properties(grading.regions grading.labs_consistent PROPERTIES TIMEOUT 60)
+
+# Every other lab: its reference scores full marks and its starter builds and
+# fails exactly the items that cover its regions.
+file(GLOB TOLL_LAB_RUBRICS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/labs/*/rubric.toml)
+foreach(rubric ${TOLL_LAB_RUBRICS})
+  file(STRINGS ${rubric} lab_line REGEX "^lab *= *\"[^\"]+\"" LIMIT_COUNT 1)
+  string(REGEX REPLACE "^lab *= *\"([^\"]+)\".*" "\\1" lab "${lab_line}")
+  if(lab AND NOT lab STREQUAL "demo")
+    add_test(NAME grading.meaningful.${lab}
+      COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/grading/check_batch.py --lab ${lab}
+              --plain --work ${CMAKE_BINARY_DIR}/grading-check-${lab} -j 2)
+    set_tests_properties(grading.meaningful.${lab} PROPERTIES TIMEOUT 600 PROCESSORS 2)
+  endif()
+endforeach()

@@ -100,20 +100,38 @@ class Checker:
                         name, f"every kernel item that ran must say {key!r}")
 
 
+def plain_batch(rubric, batch):
+    """The reference (this checkout's student files) and the lab's starter."""
+    os.makedirs(batch)
+    for rel in rubric.student_files:
+        dest = os.path.join(batch, "reference", rel)
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        shutil.copy(os.path.join(ROOT, rel), dest)
+    hostile.lab_regions.write_starter(ROOT, rubric.lab, os.path.join(batch, "starter"))
+    return {"reference": "the reference", "starter": "the starter from tools/mklab"}
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--work", required=True, help="scratch folder (emptied first)")
     p.add_argument("-j", "--jobs", type=int, default=2)
     p.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    p.add_argument("--lab", default=hostile.LAB,
+                   help="the lab (default demo, the only one with hostile variants)")
+    p.add_argument("--plain", action="store_true",
+                   help="grade only the reference and the starter (any lab)")
     args = p.parse_args(argv)
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
-    rubric = lab_rubric.find(ROOT, hostile.LAB)
+    rubric = lab_rubric.find(ROOT, args.lab)
     batch, out = os.path.join(args.work, "batch"), os.path.join(args.work, "out")
-    made = hostile.make_batch(ROOT, batch, os.path.join(args.work, "scratch"))
+    if args.lab == hostile.LAB and not args.plain:
+        made = hostile.make_batch(ROOT, batch, os.path.join(args.work, "scratch"))
+    else:
+        made = plain_batch(rubric, batch)
     start = time.monotonic()
     status = subprocess.call([sys.executable, os.path.join(ROOT, "tools", "grade"), "--lab",
-                              hostile.LAB, "--batch", batch, "-j", str(args.jobs), "--out", out,
+                              rubric.lab, "--batch", batch, "-j", str(args.jobs), "--out", out,
                               "--work", os.path.join(args.work, "grading")])
     print(f"check_batch: the batch of {len(made)} took {time.monotonic() - start:.1f} s")
     checker = Checker(rubric)
