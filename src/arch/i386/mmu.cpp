@@ -44,6 +44,10 @@ void direct_map_init(uint64_t phys_top)
     for (uint32_t pa = 0; pa < top; pa += k_large_page)
         boot_page_directory[k_kernel_pde_first + pd_index(pa)] =
             pa | k_pte_present | k_pte_write | k_pde_large | k_pte_global;
+    // The identity mapping of the first megabytes was only for the jump to
+    // the kernel's high addresses; user space starts empty.
+    for (unsigned i = 0; i < k_kernel_pde_first; ++i)
+        boot_page_directory[i] = 0;
     g_direct_map_bytes = static_cast<uint32_t>(top);
     load_cr3(kernel_page_directory_phys());
 }

@@ -1,0 +1,94 @@
+// In-kernel tests of the i386 trap machinery and the pmap on the live MMU.
+#include "arch/i386/cpu.h"
+#include "arch/i386/mmu.h"
+#include "arch/i386/trap.h"
+#include "kernel/kern/counters.h"
+#include "kernel/kern/ktest.h"
+#include "kernel/sys/uaccess.h"
+#include "kernel/vm/kmem.h"
+#include "kernel/vm/phys.h"
+#include "kernel/vm/pmap.h"
+
+namespace toll::i386 {
+namespace {
+
+unsigned g_seen_vector;
+uint32_t g_seen_eip;
+
+bool record_breakpoint(arch::TrapFrame& f)
+{
+    g_seen_vector = f.vector;
+    g_seen_eip = f.eip;
+    return true;
+}
+
+} // namespace
+
+KTEST("i386.trap.breakpoint_round_trip")
+{
+    set_exception_hook(k_vec_breakpoint, record_breakpoint);
+    uint32_t after;
+    asm volatile("int3\n\t"
+                 "1: movl $1b, %0"
+                 : "=r"(after));
+    set_exception_hook(k_vec_breakpoint, nullptr);
+    KEXPECT_EQ(g_seen_vector, k_vec_breakpoint);
+    KEXPECT_EQ(g_seen_eip, after); // a trap: eip points after int3
+}
+
+KTEST("i386.trap.timer_interrupts_arrive")
+{
+    Counter* timer = counter_find("cpu.irq.timer");
+    KEXPECT(timer != nullptr);
+    uint64_t before = timer->value;
+    asm volatile("sti");
+    for (int i = 0; i < 3; ++i)
+        asm volatile("hlt");
+    asm volatile("cli");
+    KEXPECT(timer->value >= before + 1);
+}
+
+KTEST("i386.uaccess.bad_pointers_give_efault")
+{
+    char buf[8];
+    // No process: the fault cannot be satisfied, the copy must fail cleanly.
+    KEXPECT_EQ(sys::copyin(buf, 0x1000, sizeof buf), k_efault);
+    KEXPECT_EQ(sys::copyin(buf, 0, sizeof buf), k_efault);
+    KEXPECT_EQ(sys::copyout(0xBFFFF000, buf, sizeof buf), k_efault);
+    KEXPECT_EQ(sys::copyin(buf, KERNEL_BASE, sizeof buf), k_efault);    // kernel address
+    KEXPECT_EQ(sys::copyin(buf, KERNEL_BASE - 4, sizeof buf), k_efault); // crosses the top
+    KEXPECT_EQ(sys::copyin(buf, 0xFFFFFFF0u, 0x20), k_efault);           // wraps around
+    KEXPECT_EQ(sys::copyinstr(buf, 0x2000, sizeof buf), -static_cast<long>(k_efault));
+}
+
+KTEST("i386.pmap.live_map_write_unmap")
+{
+    vm::Pmap* pmap = vm::pmap_create();
+    KEXPECT(pmap != nullptr);
+    if (!pmap)
+        return;
+    vm::PhysAddr page = vm::phys_allocator().alloc(0);
+    constexpr uint32_t k_va = 0x08048000;
+    KEXPECT_EQ(vm::pmap_enter(pmap, k_va, page, vm::k_prot_read | vm::k_prot_write), k_ok);
+    vm::PhysAddr pa = 0;
+    unsigned prot = 0;
+    KEXPECT(vm::pmap_extract(pmap, k_va + 12, &pa, &prot));
+    KEXPECT_EQ(pa, page + 12);
+    KEXPECT(prot & vm::k_prot_write);
+    vm::Pmap* before = vm::pmap_current();
+    vm::pmap_activate(pmap);
+    *reinterpret_cast<volatile uint32_t*>(k_va + 16) = 0xC0FFEE;
+    vm::pmap_activate(before);
+    KEXPECT_EQ(static_cast<uint32_t*>(vm::phys_to_virt(page))[4], 0xC0FFEEu);
+    vm::pmap_protect(pmap, k_va, vm::k_prot_read);
+    KEXPECT(vm::pmap_extract(pmap, k_va, nullptr, &prot));
+    KEXPECT(!(prot & vm::k_prot_write));
+    KEXPECT_EQ(vm::pmap_remove(pmap, k_va), page);
+    KEXPECT(!vm::pmap_extract(pmap, k_va, nullptr, nullptr));
+    // The kernel half is shared: the direct map is visible in the new pmap.
+    KEXPECT(vm::pmap_extract(pmap, KERNEL_BASE + 0x100000, &pa, nullptr) == false);
+    vm::phys_allocator().free(page, 0);
+    vm::pmap_destroy(pmap);
+}
+
+} // namespace toll::i386
