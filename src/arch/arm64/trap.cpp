@@ -7,6 +7,8 @@
 #include "arch/arm64/semihosting.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/panic.h"
+#include "kernel/proc/process.h"
+#include "kernel/vm/fault.h"
 #include <stddef.h>
 
 namespace toll::arm64 {
@@ -43,6 +45,38 @@ const char* const k_vector_names[16] = {
     "SError (EL0, AArch32)",
 };
 
+// Linux signal numbers for what a user program can cause.
+constexpr int k_sigill = 4, k_sigtrap = 5, k_sigbus = 7, k_sigsegv = 11;
+// Arm ARM, ESR_ELx ISS of data aborts: WnR (bit 6) is set for a write; the
+// fault status code (bits [5:0]) 0b0011xx is a permission fault, i.e. the
+// page was mapped.
+constexpr uint64_t k_iss_wnr = 1u << 6;
+constexpr uint64_t k_fsc_mask = 0x3C, k_fsc_permission = 0x0C;
+// Arm ARM, ESR_ELx.EC: PC and SP alignment faults.
+constexpr unsigned k_ec_pc_alignment = 0x22, k_ec_sp_alignment = 0x26;
+
+// A synchronous exception from EL0 that no hook took: a page fault the VM
+// may satisfy, or the program's fault, which kills it.
+void user_exception(arch::TrapFrame& f)
+{
+    unsigned ec = exception_class(f);
+    int signal = k_sigill;
+    uint64_t address = 0;
+    if (ec == k_ec_data_abort_el0 || ec == k_ec_instruction_abort_el0) {
+        address = f.far;
+        bool write = ec == k_ec_data_abort_el0 && (f.esr & k_iss_wnr);
+        bool present = (f.esr & k_fsc_mask) == k_fsc_permission;
+        if (vm::handle_user_fault(address, write, present))
+            return;
+        signal = k_sigsegv;
+    } else if (ec == k_ec_pc_alignment || ec == k_ec_sp_alignment) {
+        signal = k_sigbus;
+    } else if (ec == k_ec_brk) {
+        signal = k_sigtrap;
+    }
+    proc::kill_current_by_fault(signal, ec, "synchronous exception (EL0)", f.elr, address);
+}
+
 } // namespace
 
 void set_sync_hook(unsigned ec, SyncHook hook)
@@ -54,6 +88,11 @@ void set_sync_hook(unsigned ec, SyncHook hook)
 void set_trap_exit_hook(void (*hook)(bool from_user))
 {
     g_exit_hook = hook;
+}
+
+void (*trap_exit_hook())(bool from_user)
+{
+    return g_exit_hook;
 }
 
 void dump_frame(const arch::TrapFrame& f)
@@ -85,8 +124,14 @@ extern "C" void arm64_trap(toll::arch::TrapFrame* frame, uint64_t vector)
             poweroff_without_semihosting();
         SyncHook hook = g_hooks[exception_class(*frame)];
         handled = hook && hook(*frame);
+        if (!handled && vector == k_vector_el0_sync) {
+            user_exception(*frame);
+            handled = true;
+        }
     }
     if (handled) {
+        if (frame->from_user())
+            toll::proc::return_to_user_checks();
         if (g_exit_hook)
             g_exit_hook(frame->from_user());
         return;

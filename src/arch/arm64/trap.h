@@ -34,6 +34,12 @@ void set_sync_hook(unsigned ec, SyncHook hook);
 /// preemption point goes here.
 void set_trap_exit_hook(void (*hook)(bool from_user));
 
+/// The hook that set_trap_exit_hook() installed last (nullptr if none).
+void (*trap_exit_hook())(bool from_user);
+
+/// Fills the system call table and installs the SVC hook (syscall_table.cpp).
+void syscalls_init();
+
 /// Prints the registers of a trap frame.
 void dump_frame(const arch::TrapFrame& frame);
 

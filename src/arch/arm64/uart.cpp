@@ -14,6 +14,8 @@ constexpr uint32_t k_flag_rx_empty = 1u << 4, k_flag_tx_full = 1u << 5, k_flag_b
 constexpr uint32_t k_lcr_fifo_enable = 1u << 4, k_lcr_8_bits = 3u << 5;
 constexpr uint32_t k_cr_enable = 1u << 0, k_cr_tx_enable = 1u << 8, k_cr_rx_enable = 1u << 9;
 constexpr uint32_t k_all_interrupts = 0x7FF;
+// TRM 3.3.10 (UARTIMSC): RXIM (bit 4) receive, RTIM (bit 6) receive timeout.
+constexpr uint32_t k_int_rx = 1u << 4, k_int_rx_timeout = 1u << 6;
 // QEMU's virt machine clocks the UART from a 24 MHz "apb-pclk". TRM 3.3.6:
 // divisor = clock / (16 * baud) = 13.0208: integer part 13, fraction
 // round(0.0208 * 64) = 1.
@@ -56,6 +58,11 @@ int uart_getc()
     if (mmio_read32(k_base + k_flag) & k_flag_rx_empty)
         return -1;
     return static_cast<int>(mmio_read32(k_base + k_data) & 0xFF);
+}
+
+void uart_enable_rx_interrupt(bool on)
+{
+    mmio_write32(k_base + k_int_mask, on ? k_int_rx | k_int_rx_timeout : 0);
 }
 
 uint32_t uart_primecell_id()

@@ -14,6 +14,9 @@ void uart_putc(char c);
 /// Returns a received byte, or -1 if none is waiting.
 int uart_getc();
 
+/// Turns the receive interrupts (FIFO level and receive timeout) on or off.
+void uart_enable_rx_interrupt(bool on);
+
 /// Reads the four PrimeCell identification bytes (UARTPCellID0-3), packed
 /// little-endian; a PL011 answers 0xB105F00D.
 uint32_t uart_primecell_id();

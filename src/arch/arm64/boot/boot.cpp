@@ -4,10 +4,7 @@
 #include "arch/arm64/fdt.h"
 #include "arch/arm64/layout.h"
 #include "arch/arm64/uart.h"
-#include "kernel/vm/phys.h"
 #include "lib/format.h"
-
-extern "C" char __kernel_start[], __kernel_end[];
 
 namespace toll::arm64 {
 namespace {
@@ -32,20 +29,6 @@ uintptr_t find_device_tree(uint64_t x0, const char*& how)
     if (fdt_be32(reinterpret_cast<void*>(VIRT_DTB_ADDRESS)) == k_fdt_magic)
         return VIRT_DTB_ADDRESS;
     return 0;
-}
-
-/// Gives the physical allocator every usable region, less the kernel image
-/// (its code, data, .bss and boot stack). The allocator's state is constinit,
-/// so this may run before kernel_main's static constructors.
-void feed_physical_allocator(const BootInfo& info)
-{
-    vm::PhysAllocator& phys = vm::phys_allocator();
-    for (size_t i = 0; i < info.region_count; ++i) {
-        if (info.regions[i].type == MemType::usable)
-            phys.add_range(info.regions[i].base, info.regions[i].length);
-    }
-    auto start = reinterpret_cast<uintptr_t>(__kernel_start);
-    phys.reserve(start, reinterpret_cast<uintptr_t>(__kernel_end) - start);
 }
 
 } // namespace
@@ -80,6 +63,5 @@ extern "C" [[noreturn]] void arm64_boot(uint64_t x0)
         info.loader = "a loader without a device tree";
     }
     info.cmdline = g_cmdline;
-    feed_physical_allocator(info);
     kernel_main(info);
 }

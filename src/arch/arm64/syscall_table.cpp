@@ -1,0 +1,124 @@
+// Linux's generic system call numbers (include/uapi/asm-generic/unistd.h, the
+// table arm64 uses) mapped to Toll's implementations, with the few calls
+// whose arm64 form differs from the i386 one adapted here.
+// svc #0: the number in x8, arguments in x0-x5, the result back in x0.
+#include "arch/arm64/trap.h"
+#include "kernel/kern/arch.h"
+#include "kernel/kern/counters.h"
+#include "kernel/sys/syscalls.h"
+#include "kernel/sys/uaccess.h"
+
+namespace toll::arm64 {
+namespace {
+
+using namespace toll::sys;
+
+// Linux, include/uapi/linux/fcntl.h: "the current directory" for the *at calls.
+constexpr long k_at_fdcwd = -100;
+// Linux, include/uapi/asm-generic/signal.h: SIGCHLD, the signal clone's low
+// byte names; alone it asks for exactly what fork() does.
+constexpr uintptr_t k_sigchld = 17;
+constexpr uintptr_t k_page_size = 4096;
+
+TOLL_COUNTER(g_syscalls, "cpu.syscalls");
+
+// openat(dirfd, path, flags, mode): Toll has no directories to be relative
+// to, so dirfd matters only for a relative path, which it cannot resolve.
+long sys_openat(const SyscallArgs& a)
+{
+    if (static_cast<long>(a.a[0]) != k_at_fdcwd) {
+        char first;
+        if (copyin(&first, a.a[1], 1) != k_ok)
+            return -k_efault;
+        if (first != '/')
+            return -k_enotdir;
+    }
+    SyscallArgs shifted{{a.a[1], a.a[2], a.a[3], a.a[4], a.a[5], 0}, a.frame};
+    return sys_open(shifted);
+}
+
+// clone(flags, stack, ...): only the fork() form, clone(SIGCHLD, 0).
+long sys_clone(const SyscallArgs& a)
+{
+    if (a.a[0] != k_sigchld || a.a[1] != 0)
+        return -k_enosys;
+    return sys_fork(a);
+}
+
+// mmap(addr, length, prot, flags, fd, offset): the offset is in bytes on
+// arm64; Toll's mmap takes pages, as i386's mmap2 does.
+long sys_mmap(const SyscallArgs& a)
+{
+    if (a.a[5] % k_page_size != 0)
+        return -k_einval;
+    SyscallArgs pages{{a.a[0], a.a[1], a.a[2], a.a[3], a.a[4], a.a[5] / k_page_size}, a.frame};
+    return sys_mmap_pages(pages);
+}
+
+struct Entry {
+    uint16_t number;
+    SyscallHandler handler;
+};
+
+constexpr Entry k_linux_calls[] = {
+    {23, sys_dup},           {24, sys_dup3},          {25, sys_fcntl},
+    {29, sys_ioctl},         {56, sys_openat},        {57, sys_close},
+    {59, sys_pipe2},         {62, sys_lseek},         {63, sys_read},
+    {64, sys_write},         {65, sys_readv},         {66, sys_writev},
+    {93, sys_exit},          {94, sys_exit_group},    {96, sys_set_tid_address},
+    {101, sys_nanosleep},    {113, sys_clock_gettime}, {124, sys_sched_yield},
+    {129, sys_kill},         {134, sys_rt_sigaction}, {135, sys_rt_sigprocmask},
+    {172, sys_getpid},       {173, sys_getppid},      {174, sys_getuid},
+    {175, sys_getuid},       {176, sys_getuid},       {177, sys_getuid},
+    {178, sys_gettid},       {214, sys_brk},          {215, sys_munmap},
+    {220, sys_clone},        {221, sys_execve},       {222, sys_mmap},
+    {226, sys_mprotect},     {260, sys_wait4},
+};
+
+// Toll's own calls, above Linux's range (src/user/include/toll/toll.h).
+constexpr Entry k_toll_calls[] = {
+    {1000, sys_counter_get},
+    {1001, sys_counter_list},
+};
+
+constexpr unsigned k_table_size = 1002;
+SyscallHandler g_table[k_table_size];
+
+void syscall_dispatch(arch::TrapFrame& f)
+{
+    uint64_t number = arch::syscall_number(f);
+    long result;
+    if (number < k_table_size && g_table[number]) {
+        SyscallArgs args{{f.x[0], f.x[1], f.x[2], f.x[3], f.x[4], f.x[5]}, &f};
+        result = g_table[number](args);
+    } else {
+        result = sys_unknown(number);
+    }
+    // After a successful execve the frame is the new program's: its x0 must
+    // be 0, which is what execve returns.
+    arch::set_syscall_return(f, result);
+}
+
+// The hook for SVC from EL0. ELR already points past the svc instruction
+// (Arm ARM, "Preferred exception return address": SVC returns to the next).
+bool svc_hook(arch::TrapFrame& f)
+{
+    if (!f.from_user())
+        return false; // the kernel never makes system calls
+    g_syscalls.add();
+    syscall_dispatch(f);
+    return true;
+}
+
+} // namespace
+
+void syscalls_init()
+{
+    for (const Entry& e : k_linux_calls)
+        g_table[e.number] = e.handler;
+    for (const Entry& e : k_toll_calls)
+        g_table[e.number] = e.handler;
+    set_sync_hook(k_ec_svc64, svc_hook);
+}
+
+} // namespace toll::arm64
