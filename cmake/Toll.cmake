@@ -44,7 +44,7 @@ endfunction()
 function(toll_user_program name)
   add_executable(${name} ${ARGN})
   target_compile_options(${name} PRIVATE --target=${TOLL_USER_TRIPLE} -static -nostdinc
-    -isystem ${TOLL_CLANG_RESOURCE_DIR}/include -isystem ${TOLL_MUSL_INCLUDE}
+    "SHELL:-isystem ${TOLL_CLANG_RESOURCE_DIR}/include" "SHELL:-isystem ${TOLL_MUSL_INCLUDE}"
     -fno-pic -fno-stack-protector -O2 -g -Wall -Wextra -Wno-unused-parameter
     $<$<COMPILE_LANGUAGE:CXX>:-std=c++20 -fno-exceptions -fno-rtti -nostdinc++>)
   target_include_directories(${name} PRIVATE ${TOLL_SOURCE_ROOT}/user/include)
