@@ -1,0 +1,35 @@
+/* toll.h: Toll's own system calls, numbered above Linux's range, with inline
+ * wrappers. On Linux these numbers are unused: each call fails with ENOSYS. */
+#ifndef TOLL_TOLL_H
+#define TOLL_TOLL_H
+
+#include <unistd.h>
+
+/** Toll's system call numbers (Linux's i386 table ends far below 1000). */
+enum {
+    TOLL_SYS_counter_get = 1000,  /**< read one event counter by name */
+    TOLL_SYS_counter_list = 1001, /**< list every counter as text */
+    TOLL_SYS_sysctl = 1002,       /**< reserved for a sysctl-style interface */
+};
+
+/**
+ * Read the 64-bit event counter called @p name (e.g. "cpu.cr3_loads") into
+ * *@p value. Returns 0, or -1 with errno ENOENT for an unknown name, EFAULT
+ * for a bad pointer, ENOSYS on a kernel without Toll's calls (Linux).
+ */
+static inline long counter_get(const char* name, unsigned long long* value)
+{
+    return syscall(TOLL_SYS_counter_get, name, value);
+}
+
+/**
+ * Write every counter into @p buf as "name value\n" lines, at most @p size
+ * bytes. Returns the number of bytes written, or -1 with errno EFAULT for a
+ * bad buffer, ENOSYS on a kernel without Toll's calls.
+ */
+static inline long counter_list(char* buf, unsigned long size)
+{
+    return syscall(TOLL_SYS_counter_list, buf, size);
+}
+
+#endif /* TOLL_TOLL_H */

@@ -1,0 +1,5 @@
+/* true: do nothing, successfully (exit status 0). */
+int main(void)
+{
+    return 0;
+}
