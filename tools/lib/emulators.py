@@ -186,10 +186,13 @@ def qemu_i386(args, machine):
            "-m", str(args.mem), "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
     if args.boot == "multiboot":
         kernel = args.kernel or build_file(args, "i386", "arch", "i386", "toll-i386.elf")
-        if args.add:
-            kernel = images.kernel_with_extra_programs(args, machine.scratch, kernel)
         cmd += ["-kernel", kernel, "-append", args.cmdline]
+        if args.add:
+            cmd += ["-initrd", images.extra_ramdisk(args, machine.scratch)]
     else:
+        if args.add:
+            raise SetupError("--add works with --boot multiboot (the disk image carries no "
+                             "extra ramdisk); drop --boot disk")
         disk = images.private_disk(args, machine.scratch)
         # virtio-blk: SeaBIOS reads it by DMA; IDE PIO costs about 0.2 s per MB
         # of kernel under TCG.

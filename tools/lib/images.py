@@ -219,5 +219,16 @@ def bochs_interactive(machine, cmd):
     return status
 
 
-def kernel_with_extra_programs(args, scratch, kernel):
-    raise SetupError("--add needs the initial ramdisk, which is not built yet")
+def extra_ramdisk(args, scratch):
+    """Packs the --add files into a cpio archive (bin/<name>) that QEMU hands
+    the kernel as a multiboot module; the kernel adds its files to /bin."""
+    for path in args.add:
+        if not os.path.isfile(path):
+            raise SetupError(f"--add {path}: no such file")
+        with open(path, "rb") as f:
+            if f.read(4) != b"\x7fELF":
+                raise SetupError(f"--add {path}: not an ELF program (build it with tools/cc)")
+    out = os.path.join(scratch, "extra.cpio")
+    mkinitrd = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "mkinitrd")
+    subprocess.run([sys.executable, mkinitrd, out] + list(args.add), check=True)
+    return out

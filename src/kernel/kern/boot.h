@@ -40,6 +40,13 @@ struct BootInfo {
     MemRegion regions[k_max_regions] = {};
     size_t region_count = 0;
 
+    /// An extra ramdisk handed over by the loader (a multiboot module, from
+    /// `tools/run --add`): its physical range, which vm_init keeps out of the
+    /// allocator, and its kernel address. Size 0 when there is none.
+    uint64_t extra_ramdisk_phys = 0;
+    const uint8_t* extra_ramdisk = nullptr;
+    size_t extra_ramdisk_size = 0;
+
     /// Appends a region; returns false when the table is full.
     bool add_region(uint64_t base, uint64_t length, MemType type)
     {

@@ -155,7 +155,7 @@ void kernel_main(BootInfo& info)
     arch::cpu_init();
     vm::vm_init(info);
     proc::sched_init();
-    size_t programs = proc::initrd_init();
+    size_t programs = proc::initrd_init(info.extra_ramdisk, info.extra_ramdisk_size);
     kprintf("ramdisk: %zu files\n", programs);
 
     char glob[64];

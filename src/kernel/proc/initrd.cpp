@@ -3,12 +3,14 @@
 // padding to 4 bytes, the data, padding to 4 bytes; "TRAILER!!!" ends it.
 #include "kernel/proc/initrd.h"
 #include "kernel/kern/console.h"
+#include "lib/format.h"
 #include "lib/string.h"
 
 // The archive's bounds, from the arch's initrd.S (.incbin).
 extern "C" const uint8_t toll_initrd_start[], toll_initrd_end[];
 
 namespace toll::proc {
+const RamdiskFile* initrd_lookup(const char* path);
 namespace {
 
 constexpr size_t k_max_files = 128;
@@ -33,27 +35,28 @@ size_t align4(size_t v)
     return (v + 3) & ~size_t(3);
 }
 
-} // namespace
 
-size_t initrd_init()
+// Adds the files of one cpio archive at [base, end) to the index.
+void index_archive(const uint8_t* base, const uint8_t* end)
 {
     constexpr unsigned k_field_mode = 1, k_field_filesize = 6, k_field_namesize = 11;
     constexpr uint32_t k_mode_type = 0170000, k_mode_regular = 0100000;
-    const uint8_t* p = toll_initrd_start;
-    const uint8_t* end = toll_initrd_end;
-    g_count = 0;
+    const uint8_t* p = base;
     while (p + k_header_size <= end && memcmp(p, "070701", 6) == 0) {
         uint32_t namesize = hex_field(p, k_field_namesize);
         uint32_t filesize = hex_field(p, k_field_filesize);
         uint32_t mode = hex_field(p, k_field_mode);
         const char* name = reinterpret_cast<const char*>(p + k_header_size);
-        const uint8_t* data = toll_initrd_start + align4((p + k_header_size + namesize) - toll_initrd_start);
+        const uint8_t* data = base + align4((p + k_header_size + namesize) - base);
         if (data + filesize > end)
             break;
         if (strcmp(name, "TRAILER!!!") == 0)
             break;
         if ((mode & k_mode_type) == k_mode_regular && g_count < k_max_files) {
-            RamdiskFile& f = g_files[g_count++];
+            char path[sizeof g_files[0].path];
+            lib::snformat(path, sizeof path, "/%s", name);
+            RamdiskFile* existing = const_cast<RamdiskFile*>(initrd_lookup(path));
+            RamdiskFile& f = existing ? *existing : g_files[g_count++];
             size_t n = strnlen(name, sizeof f.path - 2);
             f.path[0] = '/';
             memcpy(f.path + 1, name, n);
@@ -61,8 +64,18 @@ size_t initrd_init()
             f.data = data;
             f.size = filesize;
         }
-        p = toll_initrd_start + align4((data + filesize) - toll_initrd_start);
+        p = base + align4((data + filesize) - base);
     }
+}
+
+} // namespace
+
+size_t initrd_init(const uint8_t* extra, size_t extra_size)
+{
+    g_count = 0;
+    index_archive(toll_initrd_start, toll_initrd_end);
+    if (extra)
+        index_archive(extra, extra + extra_size);
     return g_count;
 }
 

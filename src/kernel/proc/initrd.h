@@ -13,8 +13,10 @@ struct RamdiskFile {
     size_t size;
 };
 
-/// Indexes the archive linked into the kernel. Returns the number of files.
-size_t initrd_init();
+/// Indexes the archive linked into the kernel, then the @p extra archive the
+/// loader passed (nullptr if none; its files replace same-named ones).
+/// Returns the number of files.
+size_t initrd_init(const uint8_t* extra = nullptr, size_t extra_size = 0);
 
 /// Finds a file by absolute path; nullptr if absent.
 const RamdiskFile* initrd_lookup(const char* path);

@@ -26,9 +26,21 @@ void vm_init(const BootInfo& info)
         if (end > base)
             phys.add_range(base, end - base);
     };
+    // Cuts [hole_start, hole_end) out of [base, end) and adds the rest.
+    auto add_around = [&](uint64_t base, uint64_t end, uint64_t hole_start, uint64_t hole_end,
+                          auto&& next) {
+        next(base, end < hole_start ? end : hole_start);
+        next(base > hole_end ? base : hole_end, end);
+    };
+    uint64_t rd_start = info.extra_ramdisk_phys & ~uint64_t(k_page_size - 1);
+    uint64_t rd_end = info.extra_ramdisk_phys + info.extra_ramdisk_size;
     auto add = [&](uint64_t base, uint64_t end) {
-        add_clipped(base, end < image_start ? end : image_start);
-        add_clipped(base > image_end ? base : image_end, end);
+        add_around(base, end, image_start, image_end, [&](uint64_t b, uint64_t e) {
+            if (info.extra_ramdisk_size)
+                add_around(b, e, rd_start, rd_end, add_clipped);
+            else
+                add_clipped(b, e);
+        });
     };
     bool any = false;
     for (size_t i = 0; i < info.region_count; ++i) {

@@ -19,7 +19,13 @@ struct MultibootInfo {
     uint32_t syms[4];
     uint32_t mmap_length, mmap_addr;
 };
-constexpr uint32_t k_mbi_mem = 1u << 0, k_mbi_cmdline = 1u << 2, k_mbi_mmap = 1u << 6;
+constexpr uint32_t k_mbi_mem = 1u << 0, k_mbi_cmdline = 1u << 2, k_mbi_mods = 1u << 3,
+                   k_mbi_mmap = 1u << 6;
+
+// Multiboot 0.6.96, 3.3: one boot module.
+struct MultibootModule {
+    uint32_t start, end, cmdline, reserved;
+};
 
 struct [[gnu::packed]] MultibootMmapEntry {
     uint32_t size; // of the rest of the entry, not counting this field
@@ -55,6 +61,15 @@ void from_multiboot(const MultibootInfo& mbi, BootInfo& info)
         const char* line = phys_to_virt<const char>(mbi.cmdline);
         const char* space = strchr(line, ' ');
         copy_cmdline(space ? space + 1 : "");
+    }
+    if ((mbi.flags & k_mbi_mods) && mbi.mods_count) {
+        // The first module is an extra ramdisk (tools/run --add).
+        auto* m = phys_to_virt<const MultibootModule>(mbi.mods_addr);
+        if (m->end > m->start && m->end <= (BOOT_MAPPED_MB << 20)) {
+            info.extra_ramdisk_phys = m->start;
+            info.extra_ramdisk = phys_to_virt<const uint8_t>(m->start);
+            info.extra_ramdisk_size = m->end - m->start;
+        }
     }
     if (mbi.flags & k_mbi_mmap) {
         info.source = MemMapSource::multiboot;
