@@ -1,6 +1,7 @@
 // Threads on arm64 and the CPU bring-up the core asks for (kernel/kern/arch.h):
 // first switch frames of new threads, the user frames, and the switch itself.
 #include "arch/arm64/gic.h"
+#include "arch/arm64/mmu.h"
 #include "arch/arm64/switch.h"
 #include "arch/arm64/timer.h"
 #include "arch/arm64/trap.h"
@@ -55,9 +56,11 @@ void fill_user_frame(TrapFrame* f, uintptr_t pc, uintptr_t sp)
 
 void cpu_init()
 {
-    // The vectors are in place since entry.S; add the interrupt controller,
-    // the system calls, the preemption point on trap exit, and the clock.
+    // The vectors are in place since entry.S; add the MMU, the interrupt
+    // controller, the user-access fault fixups, the system calls, the preemption point on trap exit, and the clock.
+    arm64::mmu_init();
     arm64::gic_init();
+    arm64::uaccess_init();
     arm64::syscalls_init();
     arm64::set_trap_exit_hook(proc::sched_preempt_point);
     arm64::timer_start(k_clock_hz, proc::sched_clock_tick);
@@ -65,8 +68,8 @@ void cpu_init()
 
 void kernel_image_range(uint64_t* start, uint64_t* end)
 {
-    // The MMU is off: the link addresses are physical (linker.ld). The
-    // ramdisk is in .rodata, inside the image.
+    // The kernel is identity-mapped: the link addresses are physical
+    // (linker.ld). The ramdisk is in .rodata, inside the image.
     *start = reinterpret_cast<uintptr_t>(__kernel_start);
     *end = reinterpret_cast<uintptr_t>(__kernel_end);
 }
@@ -91,6 +94,7 @@ void context_init_user(ThreadContext& ctx, uintptr_t stack_top, uintptr_t pc, ui
     ctx.kstack_top = stack_top;
     ctx.frame = f;
     ctx.tls = 0;
+    ctx.fp = FpState{};
     switch_into_trap_return(ctx, f);
 }
 
@@ -99,6 +103,8 @@ void frame_reset_user(ThreadContext& ctx, uintptr_t pc, uintptr_t sp)
     fill_user_frame(ctx.frame, pc, sp);
     ctx.tls = 0;
     asm volatile("msr tpidr_el0, xzr");
+    ctx.fp = FpState{};
+    arm64_fp_restore(&ctx.fp); // the new program starts with clean FP registers
 }
 
 unsigned elf_machine()
@@ -118,6 +124,7 @@ void context_init_fork(ThreadContext& child, uintptr_t stack_top, const TrapFram
     f->x[0] = 0; // fork returns 0 in the child
     // The parent is running: its TPIDR_EL0 is live, its saved copy may be stale.
     asm volatile("mrs %0, tpidr_el0" : "=r"(child.tls));
+    arm64_fp_save(&child.fp);
     child.kstack_top = stack_top;
     child.frame = f;
     switch_into_trap_return(child, f);
@@ -134,6 +141,9 @@ void context_switch(ThreadContext& from, ThreadContext& to)
     // change it at will, so it is read back rather than trusted.
     asm volatile("mrs %0, tpidr_el0" : "=r"(from.tls));
     asm volatile("msr tpidr_el0, %0" ::"r"(to.tls));
+    // So do the FP/SIMD registers; the kernel never touches them.
+    arm64_fp_save(&from.fp);
+    arm64_fp_restore(&to.fp);
     arm64_switch_stacks(&from.sp, to.sp);
 }
 

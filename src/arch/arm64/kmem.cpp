@@ -1,6 +1,7 @@
 // The rest of the arm64 direct map (kernel/vm/kmem.h; phys_to_virt is in
-// physmem.cpp): identity while the MMU is off, as far as the device tree's memory.
+// physmem.cpp): the MMU's identity map (mmu.h), as far as the device tree's memory reaches.
 #include "arch/arm64/board.h"
+#include "arch/arm64/mmu.h"
 #include "kernel/vm/kmem.h"
 
 namespace toll::vm {
@@ -19,7 +20,8 @@ PhysAddr direct_map_limit()
         if (r.base + r.length > end)
             end = r.base + r.length;
     }
-    return end;
+    // Only the identity map's RAM window is reachable (mmu.h).
+    return end < arm64::k_ram_map_end ? end : arm64::k_ram_map_end;
 }
 
 } // namespace toll::vm

@@ -1,5 +1,5 @@
-// The arm64 kernel's direct map (kernel/vm/physmem.h). The MMU is off for
-// now, so a physical address is already the kernel's pointer to it.
+// The arm64 kernel's direct map (kernel/vm/physmem.h). RAM is identity-mapped
+// (mmu.h), so a physical address is already the kernel's pointer to it.
 #include "kernel/vm/physmem.h"
 
 namespace toll::vm {

@@ -1,48 +1,212 @@
-// The arm64 pmap (kernel/vm/pmap.h). arm64 user space needs the MMU: not
-// implemented yet. Until it is, no user address space can be made, so
-// spawn and fork fail cleanly with ENOMEM instead of pretending to work.
-#include "kernel/vm/pmap.h"
+// arm64 user page tables (mmu.h): a level-1 table per address space whose
+// kernel entries are copied from the kernel's, a private level-2 table for
+// the first gigabyte (user space below the kernel's device blocks), and
+// level-3 tables allocated on demand. No inline assembly here: the TLB and
+// cache operations are in mmu.cpp, so this file could compile on the host.
+#include "arch/arm64/mmu.h"
+#include "kernel/kern/counters.h"
+#include "kernel/vm/kmem.h"
 #include "kernel/vm/phys.h"
+#include "kernel/vm/pmap.h"
+#include "lib/string.h"
 
 namespace toll::vm {
 
-/// Empty for now: the MMU is off, so there are no page tables to hold.
-struct Pmap {};
+/// The arm64 pmap is its level-1 table: a Pmap* is the table's kernel
+/// address.
+struct Pmap {
+    uint64_t entries[arm64::k_entries];
+};
+
+namespace {
+
+using namespace toll::arm64;
+
+TOLL_COUNTER(g_page_tables, "vm.pmap.page_tables");
+
+Pmap* g_current;
+
+uint64_t* table(uint64_t descriptor)
+{
+    return static_cast<uint64_t*>(phys_to_virt(descriptor & k_desc_address));
+}
+
+// A zeroed page for a table, or k_none.
+PhysAddr alloc_table()
+{
+    PhysAddr pa = phys_allocator().alloc(0);
+    if (pa == PhysAllocator::k_none)
+        return pa;
+    memset(phys_to_virt(pa), 0, k_page_size);
+    g_page_tables.add();
+    return pa;
+}
+
+void free_table(PhysAddr pa)
+{
+    phys_allocator().free(pa, 0);
+    g_page_tables.value--;
+}
+
+// The private level-2 table of the first gigabyte (made by pmap_create).
+uint64_t* user_l2(Pmap* pmap)
+{
+    return table(pmap->entries[0]);
+}
+
+// Returns the level-3 slot for user address @p va, allocating the level-3
+// table if @p create.
+uint64_t* pte_slot(Pmap* pmap, uint64_t va, bool create)
+{
+    if (va >= k_user_limit)
+        return nullptr;
+    uint64_t& l2e = user_l2(pmap)[l2_index(va)];
+    if (!(l2e & k_desc_valid)) {
+        if (!create)
+            return nullptr;
+        PhysAddr l3 = alloc_table();
+        if (l3 == PhysAllocator::k_none)
+            return nullptr;
+        l2e = l3 | k_desc_table;
+    }
+    return &table(l2e)[l3_index(va)];
+}
+
+bool mapped(uint64_t pte)
+{
+    return pte & (k_desc_valid | k_soft_none);
+}
+
+uint64_t pte_bits(unsigned prot)
+{
+    if (prot == k_prot_none)
+        return k_soft_none;
+    // EL0-accessible, never executable by the kernel; non-global so that a
+    // later ASID scheme can keep other processes' entries in the TLB.
+    uint64_t bits = k_desc_page | k_attr_normal | k_sh_inner | k_af | k_not_global | k_ap_el0 |
+                    k_pxn;
+    if (!(prot & k_prot_write))
+        bits |= k_ap_read_only;
+    if (!(prot & k_prot_exec))
+        bits |= k_uxn;
+    return bits;
+}
+
+void flush(Pmap* pmap, uint64_t va)
+{
+    if (pmap == g_current)
+        invalidate_page(va);
+}
+
+} // namespace
 
 Pmap* pmap_create()
 {
-    return nullptr; // arm64 user space needs the MMU: not implemented yet
+    PhysAddr l1 = alloc_table();
+    if (l1 == PhysAllocator::k_none)
+        return nullptr;
+    PhysAddr l2 = alloc_table();
+    if (l2 == PhysAllocator::k_none) {
+        free_table(l1);
+        return nullptr;
+    }
+    auto* pmap = static_cast<Pmap*>(phys_to_virt(l1));
+    const uint64_t* kernel_l1 = static_cast<const uint64_t*>(phys_to_virt(kernel_l1_phys()));
+    memcpy(pmap->entries, kernel_l1, sizeof pmap->entries);
+    // The first gigabyte gets a private level-2 table holding the user pages
+    // and a copy of the kernel's device blocks above them.
+    memcpy(phys_to_virt(l2), table(kernel_l1[0]), k_page_size);
+    pmap->entries[0] = l2 | k_desc_table;
+    return pmap;
 }
 
-void pmap_destroy(Pmap*) {}
-
-Errno pmap_enter(Pmap*, uintptr_t, PhysAddr, unsigned)
+void pmap_destroy(Pmap* pmap)
 {
-    return k_enomem;
+    if (pmap == g_current)
+        pmap_activate(nullptr);
+    uint64_t* l2 = user_l2(pmap);
+    for (unsigned i = 0; i < l2_index(k_user_limit); ++i) {
+        if (l2[i] & k_desc_valid)
+            free_table(l2[i] & k_desc_address);
+    }
+    free_table(pmap->entries[0] & k_desc_address);
+    free_table(virt_to_phys(pmap));
 }
 
-PhysAddr pmap_remove(Pmap*, uintptr_t)
+Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot)
 {
-    return PhysAllocator::k_none;
+    uint64_t* pte = pte_slot(pmap, va, true);
+    if (!pte)
+        return k_enomem;
+    bool was_mapped = mapped(*pte);
+    *pte = (pa & k_desc_address) | pte_bits(prot);
+    if (was_mapped)
+        flush(pmap, va);
+    if (prot & k_prot_exec)
+        sync_instruction_cache(phys_to_virt(pa & k_desc_address));
+    return k_ok;
 }
 
-void pmap_protect(Pmap*, uintptr_t, unsigned) {}
-
-bool pmap_extract(Pmap*, uintptr_t, PhysAddr*, unsigned*)
+PhysAddr pmap_remove(Pmap* pmap, uintptr_t va)
 {
-    return false;
+    uint64_t* pte = pte_slot(pmap, va, false);
+    if (!pte || !mapped(*pte))
+        return PhysAllocator::k_none;
+    PhysAddr pa = *pte & k_desc_address;
+    *pte = 0;
+    flush(pmap, va);
+    return pa;
 }
 
-void pmap_activate(Pmap*) {}
+void pmap_protect(Pmap* pmap, uintptr_t va, unsigned prot)
+{
+    uint64_t* pte = pte_slot(pmap, va, false);
+    if (!pte || !mapped(*pte))
+        return;
+    PhysAddr pa = *pte & k_desc_address;
+    *pte = pa | pte_bits(prot);
+    flush(pmap, va);
+    if (prot & k_prot_exec)
+        sync_instruction_cache(phys_to_virt(pa));
+}
+
+bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot)
+{
+    uint64_t* pte = pte_slot(pmap, va, false);
+    if (!pte || !mapped(*pte))
+        return false;
+    if (pa)
+        *pa = (*pte & k_desc_address) | (va & (k_page_size - 1));
+    if (prot) {
+        if (!(*pte & k_desc_valid)) {
+            *prot = k_prot_none;
+        } else {
+            *prot = k_prot_read;
+            if (!(*pte & k_ap_read_only))
+                *prot |= k_prot_write;
+            if (!(*pte & k_uxn))
+                *prot |= k_prot_exec;
+        }
+    }
+    return true;
+}
+
+void pmap_activate(Pmap* pmap)
+{
+    if (pmap == g_current)
+        return; // same address space: no table load, no TLB flush
+    g_current = pmap;
+    set_user_table(pmap ? virt_to_phys(pmap) : kernel_l1_phys());
+}
 
 Pmap* pmap_current()
 {
-    return nullptr;
+    return g_current;
 }
 
 uintptr_t user_space_limit()
 {
-    return 0; // no user space at all until the MMU is on
+    return k_user_limit;
 }
 
 } // namespace toll::vm

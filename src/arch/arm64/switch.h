@@ -1,6 +1,7 @@
 // Kernel stack switching (switch.S): the primitive under context switches.
 #pragma once
 #include <stdint.h>
+#include "machine/context.h"
 
 namespace toll::arm64 {
 
@@ -26,4 +27,8 @@ extern "C" {
 void arm64_switch_stacks(uint64_t* save_sp, uint64_t new_sp);
 /// The first instructions of a thread made by switch_frame_for_thread().
 void arm64_kernel_thread_start();
+/// Saves the FP/SIMD registers in @p to.
+void arm64_fp_save(toll::arch::FpState* to);
+/// Loads the FP/SIMD registers from @p from.
+void arm64_fp_restore(const toll::arch::FpState* from);
 }

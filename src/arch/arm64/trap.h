@@ -40,6 +40,10 @@ void (*trap_exit_hook())(bool from_user);
 /// Fills the system call table and installs the SVC hook (syscall_table.cpp).
 void syscalls_init();
 
+/// Installs the data-abort hook that lets copyin/copyout fail instead of
+/// panicking (uaccess.cpp).
+void uaccess_init();
+
 /// Prints the registers of a trap frame.
 void dump_frame(const arch::TrapFrame& frame);
 

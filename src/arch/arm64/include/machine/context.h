@@ -22,12 +22,21 @@ struct TrapFrame {
     uint64_t pc() const { return elr; }
 };
 
+/// A thread's FP/SIMD registers (the kernel itself never uses them:
+/// -mgeneral-regs-only), saved and restored by every context switch.
+struct FpState {
+    uint64_t q[64] = {}; ///< q0-q31, 128 bits each, low half first.
+    uint64_t fpcr = 0;
+    uint64_t fpsr = 0;
+};
+
 /// The saved state of a thread that is not running.
 struct ThreadContext {
     uint64_t sp = 0;            ///< Kernel stack pointer saved by the switch.
     uint64_t kstack_top = 0;    ///< Top of the thread's kernel stack.
     TrapFrame* frame = nullptr; ///< The user trap frame at the top of the kernel stack.
     uint64_t tls = 0;           ///< TPIDR_EL0, the user thread pointer.
+    FpState fp;                 ///< The user's FP/SIMD registers.
 };
 
 /// The system call number, as Linux's arm64 ABI passes it (x8).
