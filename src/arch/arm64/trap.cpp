@@ -61,8 +61,10 @@ void user_exception(arch::TrapFrame& f)
 {
     unsigned ec = exception_class(f);
     int signal = k_sigill;
+    const char* what = ec == k_ec_unknown ? "undefined instruction" : "synchronous exception";
     uint64_t address = 0;
     if (ec == k_ec_data_abort_el0 || ec == k_ec_instruction_abort_el0) {
+        what = ec == k_ec_data_abort_el0 ? "data abort" : "instruction abort";
         address = f.far;
         bool write = ec == k_ec_data_abort_el0 && (f.esr & k_iss_wnr);
         bool present = (f.esr & k_fsc_mask) == k_fsc_permission;
@@ -71,10 +73,12 @@ void user_exception(arch::TrapFrame& f)
         signal = k_sigsegv;
     } else if (ec == k_ec_pc_alignment || ec == k_ec_sp_alignment) {
         signal = k_sigbus;
+        what = "alignment fault";
     } else if (ec == k_ec_brk) {
         signal = k_sigtrap;
+        what = "breakpoint";
     }
-    proc::kill_current_by_fault(signal, ec, "synchronous exception (EL0)", f.elr, address);
+    proc::kill_current_by_fault(signal, ec, what, f.elr, address);
 }
 
 } // namespace
