@@ -176,7 +176,11 @@ def assemble(grade, root, files, sub_dir, tree):
     for rel in grade.rubric.student_files:
         src = os.path.join(sub_dir, rel)
         dest = os.path.join(tree, rel)
-        if os.path.isfile(src) and not os.path.islink(src) and os.path.getsize(src) <= MAX_STUDENT_FILE:
+        # A symlink (of the file or of a folder above it) could point anywhere
+        # on the grading machine: only a regular file inside the submission counts.
+        inside = os.path.realpath(src).startswith(os.path.realpath(sub_dir) + os.sep)
+        if (inside and os.path.isfile(src) and not os.path.islink(src)
+                and os.path.getsize(src) <= MAX_STUDENT_FILE):
             os.makedirs(os.path.dirname(dest), exist_ok=True)
             shutil.copyfile(src, dest)
             grade.taken.append(rel)
