@@ -5,6 +5,7 @@
 #include "arch/arm64/trap.h"
 #include "kernel/kern/arch.h"
 #include "kernel/kern/counters.h"
+#include "kernel/sys/file.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
 
@@ -19,6 +20,9 @@ constexpr long k_at_fdcwd = -100;
 // byte names; alone it asks for exactly what fork() does.
 constexpr uintptr_t k_sigchld = 17;
 constexpr uintptr_t k_page_size = 4096;
+// Linux, arch/arm64/include/uapi/asm/fcntl.h: the open flags whose arm64
+// values differ from the i386 ones the core uses (kernel/sys/file.h).
+constexpr uintptr_t k_arm64_o_directory = 040000, k_arm64_o_direct = 0200000;
 
 TOLL_COUNTER(g_syscalls, "cpu.syscalls");
 
@@ -33,7 +37,10 @@ long sys_openat(const SyscallArgs& a)
         if (first != '/')
             return -k_enotdir;
     }
-    SyscallArgs shifted{{a.a[1], a.a[2], a.a[3], a.a[4], a.a[5], 0}, a.frame};
+    uintptr_t flags = a.a[2] & ~(k_arm64_o_directory | k_arm64_o_direct);
+    if (a.a[2] & k_arm64_o_directory)
+        flags |= k_o_directory;
+    SyscallArgs shifted{{a.a[1], flags, a.a[3], a.a[4], a.a[5], 0}, a.frame};
     return sys_open(shifted);
 }
 
