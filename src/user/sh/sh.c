@@ -1,6 +1,7 @@
-/* sh: a small shell. It reads command lines, runs each program from /bin with
- * its arguments, joins "a | b | c" with pipes, and says how a failed command
- * ended. Builtin: exit [N]. Quotes '...' and "..." group words; # comments.
+/* sh: a small shell. It reads command lines, runs each program (found in the
+ * folders of $PATH, /bin by default) with its arguments, joins "a | b | c"
+ * with pipes, and says how a failed command ended. Builtin: exit [N].
+ * Quotes '...' and "..." group words; # starts a comment.
  *   sh             read commands from standard input, prompting with "$ "
  *   sh FILE        read commands from FILE, no prompt
  *   sh -c LINE     run one command line */
@@ -18,7 +19,7 @@ enum {
     k_max_commands = 16 /* commands in one pipeline */
 };
 
-static const char k_bin[] = "/bin/";
+static const char k_default_path[] = "/bin";
 static const char k_prompt[] = "$ ";
 
 /** One command: argv[0] is the program, the array ends with NULL. */
@@ -113,15 +114,30 @@ static int parse(const char* line, struct Pipeline* p)
     return 0;
 }
 
-/* In a child: run @argv[0], found in /bin unless it names a path. */
+/* In a child: run @argv[0]. A name without '/' is looked up in each folder
+ * of $PATH in turn ("/bin" when PATH is unset), as execvp(3) does. */
 static void exec_command(char** argv)
 {
-    char path[sizeof k_bin + k_max_line];
-    if (strchr(argv[0], '/') != NULL)
-        snprintf(path, sizeof path, "%s", argv[0]);
-    else
-        snprintf(path, sizeof path, "%s%s", k_bin, argv[0]);
-    execve(path, argv, environ);
+    if (strchr(argv[0], '/') != NULL) {
+        execve(argv[0], argv, environ);
+    } else {
+        const char* dirs = getenv("PATH");
+        if (dirs == NULL)
+            dirs = k_default_path;
+        int error = ENOENT;
+        while (*dirs != '\0') {
+            size_t len = strcspn(dirs, ":");
+            char path[k_max_line];
+            snprintf(path, sizeof path, "%.*s/%s", (int)len, dirs, argv[0]);
+            execve(path, argv, environ);
+            if (errno != ENOENT && errno != ENOTDIR)
+                error = errno; /* found but not runnable: say why */
+            dirs += len;
+            if (*dirs == ':')
+                ++dirs;
+        }
+        errno = error;
+    }
     if (errno == ENOENT)
         fprintf(stderr, "sh: %s: not found\n", argv[0]);
     else

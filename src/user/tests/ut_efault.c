@@ -139,10 +139,10 @@ static void test_bad_address(const struct BadAddress* bad)
     EXPECT_ERR(-1, EFAULT, desc("execve(path=%s)", bad->name));
     if (p != NULL) {
         char* argv[] = {"true", p, NULL};
-        errno = exec_errno("/bin/true", argv);
+        errno = exec_errno(utest_bin("true"), argv);
         EXPECT_ERR(-1, EFAULT, desc("execve(/bin/true, argv[1]=%s)", bad->name));
         /* Linux takes a NULL argv (or status pointer, below) as "none". */
-        errno = exec_errno("/bin/true", p);
+        errno = exec_errno(utest_bin("true"), p);
         EXPECT_ERR(-1, EFAULT, desc("execve(/bin/true, argv=%s)", bad->name));
         pid_t pid = zombie();
         EXPECT_ERR(syscall(SYS_wait4, pid, p, 0, NULL), EFAULT,
@@ -184,9 +184,10 @@ static void test_crossing(char* page_end)
     EXPECT_ERR(syscall(SYS_open, cross, O_RDONLY), EFAULT, "open(path running into the hole)");
     /* A path whose NUL is the last mapped byte is fine: the kernel must stop
      * reading at the NUL. */
-    static const char k_path[] = "/bin/true";
-    memcpy(page_end - sizeof k_path, k_path, sizeof k_path);
-    long fd = syscall(SYS_open, page_end - sizeof k_path, O_RDONLY);
+    const char* path = utest_bin("true");
+    size_t size = strlen(path) + 1;
+    memcpy(page_end - size, path, size);
+    long fd = syscall(SYS_open, page_end - size, O_RDONLY);
     CHECK_MSG(fd >= 0, "open(path ending on the last mapped byte) succeeds");
     if (fd >= 0)
         close(fd);
@@ -201,7 +202,7 @@ static void test_crossing(char* page_end)
                "nanosleep(timespec half mapped)");
     char** argv = (char**)(page_end - sizeof(char*));
     argv[0] = "true"; /* argv[1] would lie in the hole */
-    errno = exec_errno("/bin/true", argv);
+    errno = exec_errno(utest_bin("true"), argv);
     EXPECT_ERR(-1, EFAULT, "execve(/bin/true, argv running into the hole)");
     close(fds[0]);
     close(fds[1]);

@@ -202,7 +202,7 @@ int main(void)
     pid_t pid = fork();
     if (pid == 0) {
         char* argv[] = {"true", NULL};
-        execve("/bin/true", argv, NULL);
+        execve(utest_bin("true"), argv, NULL);
         _exit(127);
     }
     int status = 0;

@@ -66,19 +66,19 @@ static void test_exit_status(void)
 static void test_exec(void)
 {
     char* true_argv[] = {"true", NULL};
-    int status = run("/bin/true", true_argv);
+    int status = run(utest_bin("true"), true_argv);
     CHECK_MSG(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
               "child execs /bin/true: exit 0");
     char* false_argv[] = {"false", NULL};
-    status = run("/bin/false", false_argv);
+    status = run(utest_bin("false"), false_argv);
     CHECK_MSG(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 1,
               "child execs /bin/false: exit 1");
     char* missing_argv[] = {"no-such-program", NULL};
-    status = run("/bin/no-such-program", missing_argv);
+    status = run(utest_bin("no-such-program"), missing_argv);
     CHECK_MSG(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == k_status_exec_failed,
               "exec of a missing file fails and the child carries on");
     errno = 0;
-    CHECK_ERR(execve("/bin/no-such-program", missing_argv, NULL), ENOENT);
+    CHECK_ERR(execve(utest_bin("no-such-program"), missing_argv, NULL), ENOENT);
 }
 
 /* /bin/echo's output comes back through a pipe: exec passed argv intact. */
@@ -93,7 +93,7 @@ static void test_exec_arguments(void)
         close(fds[0]);
         close(fds[1]);
         char* argv[] = {"echo", "hello", "from  exec", NULL};
-        execve("/bin/echo", argv, NULL);
+        execve(utest_bin("echo"), argv, NULL);
         _exit(k_status_exec_failed);
     }
     close(fds[1]);

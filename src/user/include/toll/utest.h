@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -136,6 +137,22 @@ static inline int utest_reportf(int ok, const char* file, int line, const char* 
 
 /** Print a comment line ("# ..."): notes, measured values. */
 #define NOTE(...) utest_line("# " __VA_ARGS__)
+
+/**
+ * The path of the program @p name of /bin: "/bin/<name>", or "$TOLL_BIN/<name>"
+ * when the environment variable TOLL_BIN names another folder (on Linux, to
+ * run the build's own programs instead of the host's). The result lives in
+ * one of four static buffers, reused in turn.
+ */
+static inline const char* utest_bin(const char* name)
+{
+    static char paths[4][256];
+    static int next;
+    const char* dir = getenv("TOLL_BIN");
+    char* path = paths[next++ % 4];
+    snprintf(path, sizeof paths[0], "%s/%s", dir != NULL && dir[0] ? dir : "/bin", name);
+    return path;
+}
 
 /**
  * Print the plan and a summary, and return the exit status for main():
