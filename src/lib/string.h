@@ -7,6 +7,7 @@
 // replace the C library of the test program itself.
 #ifdef TOLL_HOST_TEST
 #define TOLL_C_NAME(name) toll_##name
+#include <cstring> // kernel sources compiled into the host tests use the host's
 #else
 #define TOLL_C_NAME(name) name
 #endif

@@ -89,12 +89,12 @@ void set_sync_hook(unsigned ec, SyncHook hook)
         g_hooks[ec] = hook;
 }
 
-void set_trap_exit_hook(void (*hook)(bool from_user))
+void set_trap_exit_hook(TrapExitHook hook)
 {
     g_exit_hook = hook;
 }
 
-void (*trap_exit_hook())(bool from_user)
+TrapExitHook trap_exit_hook()
 {
     return g_exit_hook;
 }

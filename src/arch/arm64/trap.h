@@ -32,10 +32,11 @@ void set_sync_hook(unsigned ec, SyncHook hook);
 /// Installs @p hook, called on the way out of every handled interrupt and
 /// synchronous exception, with whether the trap came from EL0. The scheduler's
 /// preemption point goes here.
-void set_trap_exit_hook(void (*hook)(bool from_user));
+using TrapExitHook = void (*)(bool from_user);
+void set_trap_exit_hook(TrapExitHook hook);
 
 /// The hook that set_trap_exit_hook() installed last (nullptr if none).
-void (*trap_exit_hook())(bool from_user);
+TrapExitHook trap_exit_hook();
 
 /// Fills the system call table and installs the SVC hook (syscall_table.cpp).
 void syscalls_init();

@@ -128,6 +128,9 @@ void context_switch(ThreadContext& from, ThreadContext& to)
 {
     i386::tss_set_kernel_stack(to.kstack_top);
     i386::gdt_set_user_tls(to.tls.base, to.tls.limit_pages, to.tls.present);
+    // The user's gs selector comes back from its trap frame; until then hold
+    // a null one, so that the TLS entry can change under it.
+    asm volatile("movl %0, %%fs; movl %0, %%gs" : : "r"(0));
     context_switch_stacks(&from.esp, to.esp);
 }
 

@@ -151,8 +151,9 @@ bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot)
     if (pa)
         *pa = (*pte & k_pte_frame) | (va & (k_page_size - 1));
     if (prot)
-        *prot = !(*pte & k_pte_present) ? k_prot_none
-                : k_prot_read | k_prot_exec | ((*pte & k_pte_write) ? k_prot_write : 0);
+        *prot = !(*pte & k_pte_present)
+                    ? unsigned(k_prot_none)
+                    : unsigned(k_prot_read | k_prot_exec) | ((*pte & k_pte_write) ? k_prot_write : 0u);
     return true;
 }
 

@@ -38,6 +38,11 @@ trap_common:
     movl $KERNEL_DS, %eax
     movl %eax, %ds
     movl %eax, %es
+    # The kernel never uses fs or gs; a null selector there means no stale
+    # user TLS selector can outlive its GDT entry across a thread switch.
+    xorl %eax, %eax
+    movl %eax, %fs
+    movl %eax, %gs
     cld
     pushl %esp                 # i386_trap(TrapFrame*)
     call i386_trap

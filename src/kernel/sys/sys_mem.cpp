@@ -38,7 +38,7 @@ long sys_brk(const SyscallArgs& a)
         return static_cast<long>(space->brk);
     uintptr_t old_end = page_round_up(space->brk), new_end = page_round_up(want);
     if (new_end > old_end) {
-        if (overlaps_any(space, old_end, new_end) ||
+        if (!vm::vm_can_commit(new_end - old_end) || overlaps_any(space, old_end, new_end) ||
             vm::vmspace_map(space, old_end, new_end - old_end,
                             vm::k_prot_read | vm::k_prot_write) != k_ok)
             return static_cast<long>(space->brk);
@@ -61,6 +61,8 @@ long sys_mmap_pages(const SyscallArgs& a)
         return -k_enodev; // only anonymous memory: the ramdisk is not mappable
     length = page_round_up(length);
     if (length == 0 || length >= vm::user_space_limit())
+        return -k_enomem;
+    if (!vm::vm_can_commit(length))
         return -k_enomem;
     bool fixed = flags & (k_map_fixed | k_map_fixed_noreplace);
     if (fixed) {

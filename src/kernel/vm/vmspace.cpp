@@ -56,6 +56,14 @@ Errno split_at(VmSpace* space, uintptr_t at)
 
 } // namespace
 
+bool vm_can_commit(size_t length)
+{
+    constexpr size_t k_reserve_pages = 256; // 1 MB for page tables, stacks, pipes
+    size_t free = phys_allocator().free_pages();
+    size_t pages = (length + k_page_size - 1) / k_page_size;
+    return free > k_reserve_pages && pages <= free - k_reserve_pages;
+}
+
 VmSpace* vmspace_create()
 {
     VmSpace* space = make<VmSpace>();

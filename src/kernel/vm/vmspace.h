@@ -48,6 +48,13 @@ Errno vmspace_protect(VmSpace* space, uintptr_t start, size_t length, unsigned p
 /// Finds a free, page-aligned hole of @p length below the stack; 0 if none.
 uintptr_t vmspace_find_hole(VmSpace* space, size_t length);
 
+/// Decides whether a new anonymous mapping of @p length bytes may be made.
+/// Like Linux's heuristic overcommit, a request for more than the memory
+/// now free (less a reserve for page tables and kernel stacks) is refused
+/// with ENOMEM up front; smaller ones are granted and filled on demand, so a
+/// program touching more than exists can still be killed by a fault.
+bool vm_can_commit(size_t length);
+
 /// Copies @p parent (regions and every present page) for fork; nullptr when
 /// memory is short (nothing is left allocated then).
 VmSpace* vmspace_fork(VmSpace* parent);

@@ -1,0 +1,17 @@
+# User-level tests on i386: each test program runs alone (run=) and must exit
+# 0; a failed check, a fault or a program that cannot start fails the test.
+file(GLOB TOLL_I386_USER_TESTS RELATIVE ${CMAKE_SOURCE_DIR}/src/user/tests
+     ${CMAKE_SOURCE_DIR}/src/user/tests/ut_*.c)
+foreach(src ${TOLL_I386_USER_TESTS})
+  get_filename_component(prog ${src} NAME_WE)
+  toll_system_test(i386.qemu.user.${prog} --arch i386 --cmdline "run=/bin/${prog}" --timeout 60)
+endforeach()
+
+# The loaderless path runs user programs too (under QEMU and Bochs).
+toll_system_test(i386.qemu.disk.user.ut_forkexec --arch i386 --boot disk --cmdline "run=/bin/ut_forkexec")
+toll_system_test(i386.bochs.disk.user.ut_hello --arch i386 --emu bochs --boot disk --cmdline "run=/bin/ut_hello")
+
+# A later program still runs after one that exhausted memory and processes:
+# the kernel is healthy afterwards.
+toll_system_test(i386.qemu.user.healthy_after_exhaustion --arch i386
+                 --cmdline "run=/bin/sh -c 'ut_exhaust; ut_hello'")
