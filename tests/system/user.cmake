@@ -15,3 +15,7 @@ toll_system_test(i386.bochs.disk.user.ut_hello --arch i386 --emu bochs --boot di
 # the kernel is healthy afterwards.
 toll_system_test(i386.qemu.user.healthy_after_exhaustion --arch i386
                  --cmdline "run=/bin/sh -c 'ut_exhaust; ut_hello'")
+
+# The shell on the console: a pipeline typed at its prompt runs, and exit ends it.
+toll_system_test(i386.qemu.user.shell_pipeline --arch i386 --cmdline "run=/bin/sh"
+                 --input "echo piped through cat | cat\\nexit\\n" --expect-output "piped through cat")

@@ -50,6 +50,7 @@ class Machine:
         self.command = []
         self.env = None
         self.stdin_file = None
+        self.console_bytes = b""  # what the console showed, for --expect-output
         # Exit statuses that mean the guest powered itself off (vs. a reset).
         self.poweroff_statuses = set()
         # Bochs writes its console to a file or pipe, not to stdout.
@@ -80,7 +81,12 @@ class Machine:
     def stream(self, records, args):
         """Runs the emulator to its end; returns (outcome, detail)."""
         try:
-            proc = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            typing = args.input is not None
+            if typing and self.console_path:
+                return "error", "--input needs QEMU (its serial console reads stdin)"
+            proc = subprocess.Popen(self.command,
+                                    stdin=subprocess.PIPE if typing else subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, start_new_session=True, env=self.env)
         except OSError as e:
             return "error", str(e)
@@ -112,6 +118,13 @@ class Machine:
                     stderr_chunks.append(chunk)
                     continue
                 total += len(chunk)
+                if len(self.console_bytes) < args.max_output:
+                    self.console_bytes += chunk
+                if typing and b"$ " in self.console_bytes:
+                    # The shell prompts: type the input, as a person would.
+                    proc.stdin.write(args.input.encode())
+                    proc.stdin.flush()
+                    typing = False
                 if not args.quiet:
                     out.write(chunk)
                     out.flush()

@@ -116,7 +116,6 @@ void run_program(const char* command)
 // With nothing to test or run: the interactive system, /bin/init on the console.
 [[noreturn]] void run_init()
 {
-    sys::console_input_init();
     static const char* const argv[] = {"init", nullptr};
     int pid = proc::spawn("/bin/init", argv);
     if (pid < 0) {
@@ -155,6 +154,7 @@ void kernel_main(BootInfo& info)
     arch::cpu_init();
     vm::vm_init(info);
     proc::sched_init();
+    sys::console_input_init();
     size_t programs = proc::initrd_init(info.extra_ramdisk, info.extra_ramdisk_size);
     kprintf("ramdisk: %zu files\n", programs);
 

@@ -158,6 +158,8 @@ long wait_child(int pid, int* status, int options)
             return -k_echild;
         if (options & k_wnohang)
             return 0;
+        if (interrupted())
+            return -k_eintr;
         sleep_on(child_channel(self));
     }
 }

@@ -3,6 +3,7 @@
 #include "kernel/sys/devices.h"
 #include "kernel/kern/arch.h"
 #include "kernel/kern/console.h"
+#include "kernel/proc/process.h"
 #include "kernel/proc/thread.h"
 #include "kernel/sys/uaccess.h"
 #include "lib/string.h"
@@ -79,8 +80,11 @@ long console_write(File&, uintptr_t buffer, size_t count)
 
 long console_read(File&, uintptr_t buffer, size_t count)
 {
-    while (g_ready_length == 0 && !g_eof_pending)
+    while (g_ready_length == 0 && !g_eof_pending) {
+        if (proc::interrupted())
+            return -k_eintr;
         proc::sleep_on(&g_ready_length);
+    }
     if (g_ready_length == 0) {
         g_eof_pending = false; // Ctrl-D on an empty line: end of file, once
         return 0;

@@ -1,6 +1,7 @@
 // Pipes: a 4 KB ring buffer between a read end and a write end. Reads block
 // until data or end of file; writes block while the pipe is full and fail
 // with EPIPE once no reader is left.
+#include "kernel/proc/process.h"
 #include "kernel/proc/thread.h"
 #include "kernel/sys/file.h"
 #include "kernel/sys/uaccess.h"
@@ -30,6 +31,8 @@ long pipe_read(File& f, uintptr_t buffer, size_t count)
     while (p->count == 0) {
         if (p->writers == 0 || count == 0)
             return 0;
+        if (proc::interrupted())
+            return -k_eintr;
         g_pipe_waits.add();
         proc::sleep_on(&p->count);
     }
@@ -59,6 +62,8 @@ long pipe_write(File& f, uintptr_t buffer, size_t count)
         if (p->readers == 0)
             return done ? static_cast<long>(done) : -k_epipe;
         if (p->count == k_pipe_size) {
+            if (proc::interrupted())
+                return done ? static_cast<long>(done) : -k_eintr;
             proc::wakeup(&p->count);
             g_pipe_waits.add();
             proc::sleep_on(&p->head);
