@@ -1,7 +1,8 @@
 // Host versions of the kernel services that kernel sources under test call:
-// panic (throws) and phys_to_virt over simulated memory.
+// panic (throws), and phys_to_virt and virt_to_phys over simulated memory.
 #include "host_kernel_stubs.h"
 #include "kernel/kern/panic.h"
+#include "kernel/vm/kmem.h"
 #include "lib/format.h"
 #include <cstdarg>
 #include <cstdio>
@@ -34,6 +35,15 @@ void* vm::phys_to_virt(PhysAddr pa)
     if (g_memory == nullptr || pa < g_memory->base() || pa - g_memory->base() >= g_memory->size())
         throw std::out_of_range("phys_to_virt: address outside simulated memory");
     return g_memory->host() + (pa - g_memory->base());
+}
+
+vm::PhysAddr vm::virt_to_phys(const void* kernel_address)
+{
+    auto* p = static_cast<const unsigned char*>(kernel_address);
+    if (g_memory == nullptr || p < g_memory->host() ||
+        static_cast<size_t>(p - g_memory->host()) >= g_memory->size())
+        throw std::out_of_range("virt_to_phys: pointer outside simulated memory");
+    return g_memory->base() + static_cast<vm::PhysAddr>(p - g_memory->host());
 }
 
 namespace test {
