@@ -1,0 +1,31 @@
+# The benchmark suite in make check (tools/bench, tests/bench/): the --quick
+# subset must give identical numbers twice, and stay within the budgets.
+set(TOLL_BENCH ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/bench --build ${CMAKE_BINARY_DIR} -j 1)
+
+# Deterministic mode is deterministic: two runs, every number identical.
+add_test(NAME bench.determinism
+  COMMAND ${TOLL_BENCH} --quick --repeat 2 --out ${CMAKE_BINARY_DIR}/bench-determinism)
+
+# Key path lengths within tests/bench/budgets.toml.
+add_test(NAME bench.budgets
+  COMMAND ${TOLL_BENCH} --quick --budgets ${CMAKE_SOURCE_DIR}/tests/bench/budgets.toml
+          --out ${CMAKE_BINARY_DIR}/bench-budgets)
+
+# The budget check can fail: a recorded result above a bound must be refused,
+# with a message naming the metric, its value and the bound.
+add_test(NAME bench.budgets_refuse_excess
+  COMMAND ${TOLL_BENCH} --results ${CMAKE_SOURCE_DIR}/tests/bench/over_budget.csv
+          --budgets ${CMAKE_SOURCE_DIR}/tests/bench/budgets.toml)
+set_tests_properties(bench.budgets_refuse_excess PROPERTIES
+  PASS_REGULAR_EXPRESSION "lat_syscall.getppid = 301 instr in configuration 3/1, above its budget of 200")
+
+set_tests_properties(bench.determinism bench.budgets PROPERTIES TIMEOUT 120 LABELS bench)
+set_tests_properties(bench.budgets_refuse_excess PROPERTIES TIMEOUT 30 LABELS bench)
+
+# The comparison behind bench.determinism can fail: one number that differs
+# between two result files must be found and named.
+add_test(NAME bench.compare_finds_drift
+  COMMAND ${TOLL_BENCH} --results ${CMAKE_SOURCE_DIR}/tests/bench/over_budget.csv
+          --compare ${CMAKE_SOURCE_DIR}/tests/bench/drifted.csv)
+set_tests_properties(bench.compare_finds_drift PROPERTIES TIMEOUT 30 LABELS bench
+  PASS_REGULAR_EXPRESSION "lat_pipe.roundtrip: earlier \\(2001, 'instr'\\), now \\(2000, 'instr'\\)")
