@@ -1,6 +1,7 @@
 // Threads on i386: building the first kernel-stack frames of new threads, and
 // switching kernel stacks (context_switch_stacks in trap_entry.S).
 #include "arch/i386/cpu.h"
+#include "arch/i386/fpu/fpu.h"
 #include "arch/i386/layout.h"
 #include "arch/i386/pic.h"
 #include "arch/i386/trap.h"
@@ -47,6 +48,7 @@ void cpu_init()
     i386::pic_init();
     i386::pit_init(k_clock_hz);
     i386::pic_enable(i386::k_irq_timer);
+    i386::fpu::init();
 }
 
 void kernel_image_range(uint64_t* start, uint64_t* end)
@@ -97,6 +99,7 @@ void frame_reset_user(ThreadContext& ctx, uintptr_t pc, uintptr_t sp)
     f->vector = i386::k_vec_syscall;
     ctx.tls = {};
     i386::gdt_set_user_tls(0, 0, false);
+    i386::fpu::exec_reset(ctx);
 }
 
 unsigned elf_machine()
@@ -116,6 +119,7 @@ void context_init_fork(ThreadContext& child, uintptr_t stack_top, const TrapFram
     f->eax = 0; // fork returns 0 in the child
     child.kstack_top = stack_top;
     child.frame = f;
+    i386::fpu::fork_copy(child);
     switch_into_trap_return(child, f);
 }
 
@@ -131,6 +135,7 @@ void context_switch(ThreadContext& from, ThreadContext& to)
     // The user's gs selector comes back from its trap frame; until then hold
     // a null one, so that the TLS entry can change under it.
     asm volatile("movl %0, %%fs; movl %0, %%gs" : : "r"(0));
+    i386::fpu::switch_threads(from, to);
     context_switch_stacks(&from.esp, to.esp);
 }
 

@@ -26,12 +26,21 @@ struct TlsSegment {
     bool present = false;
 };
 
+/// A thread's x87/MMX/SSE registers as FXSAVE stores them. FXSAVE needs a
+/// 16-byte-aligned 512-byte area; threads are only 8-byte aligned, so the
+/// area starts at the first 16-byte boundary in @c raw (arch/i386/fpu/fpu.h).
+struct FpuSlot {
+    uint8_t raw[512 + 16];
+    bool used = false; ///< The thread has FPU state of its own (it used the FPU since exec).
+};
+
 /// The saved state of a thread that is not running.
 struct ThreadContext {
     uint32_t esp = 0;         ///< Kernel stack pointer saved by context_switch.
     uint32_t kstack_top = 0;  ///< Where a trap from user mode starts its frame.
     TrapFrame* frame = nullptr; ///< The user trap frame at the top of the kernel stack.
     TlsSegment tls;
+    FpuSlot fpu; ///< Saved FPU registers (src/arch/i386/fpu/).
 };
 
 /// System call number and arguments as the i386 Linux ABI passes them.
