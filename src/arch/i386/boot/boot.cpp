@@ -5,6 +5,10 @@
 #include "arch/i386/uart.h"
 #include "kernel/kern/boot.h"
 #include "lib/string.h"
+#include "arch/i386/vm86/early_map.h"
+#include "arch/i386/vm86/getmemsize.h"
+#include "arch/i386/vm86/vm86.h"
+#include "kernel/kern/param.h"
 
 namespace toll::i386 {
 namespace {
@@ -108,11 +112,20 @@ extern "C" [[noreturn]] void i386_boot(uint32_t magic, uint32_t pointer)
         info.loader = "an unknown loader";
     }
     info.cmdline = g_cmdline;
+    // The order is the lesson of seed 000 (vm86/early_map.h): the memory map
+    // (BIOS calls through the vm86 monitor, which brings its own descriptor
+    // tables, when no loader gave one) sizes the direct map; the direct map
+    // comes next, and only then anything that maps memory beyond the boot map.
+    param_init(g_cmdline); // the vm86.* keys are read before kernel_main
+    vm86_init();
+    getmemsize(info);
     uint64_t top = 0;
     for (size_t i = 0; i < info.region_count; ++i)
         if (info.regions[i].type == MemType::usable &&
             info.regions[i].base + info.regions[i].length > top)
             top = info.regions[i].base + info.regions[i].length;
     direct_map_init(top);
+    early_map_enable();
+    getmemsize_verify(info);
     kernel_main(info);
 }
