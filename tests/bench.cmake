@@ -29,3 +29,12 @@ add_test(NAME bench.compare_finds_drift
           --compare ${CMAKE_SOURCE_DIR}/tests/bench/drifted.csv)
 set_tests_properties(bench.compare_finds_drift PROPERTIES TIMEOUT 30 LABELS bench
   PASS_REGULAR_EXPRESSION "lat_pipe.roundtrip: earlier \\(2001, 'instr'\\), now \\(2000, 'instr'\\)")
+
+# Lab 0 (labs/lab0-measure): the worksheet's numbers match a fresh
+# deterministic run, and the written answers are there. The rubric's
+# worksheet.numbers item is this test.
+add_test(NAME lab0.worksheet
+  COMMAND ${TOLL_BENCH} --out ${CMAKE_BINARY_DIR}/bench-lab0
+          --worksheet ${CMAKE_SOURCE_DIR}/labs/lab0-measure/checks.toml
+                      ${CMAKE_SOURCE_DIR}/labs/lab0-measure/results.toml)
+set_tests_properties(lab0.worksheet PROPERTIES TIMEOUT 120 LABELS "bench;lab")
