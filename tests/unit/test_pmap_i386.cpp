@@ -1,6 +1,7 @@
 // Host tests of the i386 pmap (src/arch/i386/pmap.cpp) over simulated physical
 // memory, with CR3 loads and invlpg replaced by stubs that record each call.
 #include "arch/i386/mmu.h"
+#include "arch/i386/trampoline.h"
 #include "host_kernel_stubs.h"
 #include "kernel/kern/counters.h"
 #include "kernel/vm/kmem.h"
@@ -160,7 +161,77 @@ uint32_t kernel_page_directory_phys()
     return static_cast<uint32_t>(k_kernel_pd);
 }
 
+// The layout lives in the trampoline's variables in the kernel; here in an
+// ordinary one, 3/1 unless a test says otherwise.
+Layout layout()
+{
+    return static_cast<Layout>(trampoline_vars.layout);
+}
+
+constexpr uint32_t k_fake_trampoline_pde = 0x00ABC000 | 0x3;
+
+uint32_t trampoline_pde()
+{
+    return k_fake_trampoline_pde;
+}
+
 } // namespace toll::i386
+
+extern "C" {
+toll::i386::TrampolineVars trampoline_vars{};
+}
+
+// Runs the rest of a test under @p layout, restoring 3/1 afterwards.
+struct LayoutScope {
+    explicit LayoutScope(toll::i386::Layout l) { trampoline_vars.layout = static_cast<uint32_t>(l); }
+    ~LayoutScope() { trampoline_vars.layout = 0; }
+};
+
+TEST_CASE("pmap i386: 3/1-pti keeps user entries in both directories, the kernel only in one")
+{
+    LayoutScope scope(toll::i386::Layout::split_3_1_pti);
+    PmapWorld world;
+    Pmap* pmap = world.create();
+    auto* kernel_view = static_cast<uint32_t*>(static_cast<void*>(pmap));
+    uint32_t* user_view = kernel_view + 1024;
+    CHECK(phys_allocator().free_pages() == world.free_at_start - 2); // two directories
+    REQUIRE(pmap_enter(pmap, 0x08048000, PhysAddr(k_managed), k_prot_read) == toll::k_ok);
+    unsigned slot = 0x08048000u >> 22;
+    CHECK(kernel_view[slot] != 0);
+    CHECK(kernel_view[slot] == user_view[slot]); // one shared page table
+    for (unsigned i = 768; i < 1023; ++i)
+        CHECK(user_view[i] == 0); // no kernel in the user directory
+    CHECK(user_view[1023] == toll::i386::k_fake_trampoline_pde);
+    CHECK(kernel_view[768] != 0);
+    pmap_destroy(pmap);
+    CHECK(phys_allocator().free_pages() == world.free_at_start);
+}
+
+TEST_CASE("pmap i386: 4/4 maps user space up to the trampoline, in the user directory only")
+{
+    LayoutScope scope(toll::i386::Layout::split_4_4);
+    PmapWorld world;
+    Pmap* pmap = world.create();
+    auto* kernel_view = static_cast<uint32_t*>(static_cast<void*>(pmap));
+    uint32_t* user_view = kernel_view + 1024;
+    CHECK(user_space_limit() == 0xFFC00000u);
+    // An address that is kernel text in the kernel's space is user space here.
+    REQUIRE(pmap_enter(pmap, 0xC0100000, PhysAddr(k_managed), k_prot_read | k_prot_write) == toll::k_ok);
+    REQUIRE(pmap_enter(pmap, 0xFFBFF000, PhysAddr(k_managed), k_prot_read) == toll::k_ok);
+    CHECK(pmap_extract(pmap, 0xC0100000, nullptr, nullptr));
+    CHECK(user_view[0xC0100000u >> 22] != 0);
+    CHECK(user_view[1023] == toll::i386::k_fake_trampoline_pde);
+    // The trampoline slot is not user space.
+    CHECK(pmap_enter(pmap, 0xFFC00000, PhysAddr(k_managed), k_prot_read) == toll::k_enomem);
+    // Changing a mapping of the active pmap needs no invlpg under 4/4.
+    g_invlpg.clear();
+    pmap_activate(pmap);
+    pmap_protect(pmap, 0xC0100000, k_prot_read);
+    CHECK(g_invlpg.empty());
+    pmap_activate(nullptr);
+    pmap_destroy(pmap);
+    CHECK(phys_allocator().free_pages() == world.free_at_start);
+}
 
 TEST_CASE("pmap i386: create copies exactly the kernel quarter and clears the user part")
 {

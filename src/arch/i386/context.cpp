@@ -4,6 +4,7 @@
 #include "arch/i386/fpu/fpu.h"
 #include "arch/i386/layout.h"
 #include "arch/i386/pic.h"
+#include "arch/i386/trampoline.h"
 #include "arch/i386/trap.h"
 #include "kernel/kern/arch.h"
 #include "lib/string.h"
@@ -45,6 +46,9 @@ void cpu_init()
 {
     i386::gdt_init();
     i386::idt_init();
+    if (i386::layout_isolated())
+        i386::tss_set_kernel_stack(reinterpret_cast<uint32_t>(trampoline_stack_top));
+    i386::uaccess_init();
     i386::pic_init();
     i386::pit_init(k_clock_hz);
     i386::pic_enable(i386::k_irq_timer);
@@ -130,7 +134,13 @@ void set_syscall_return(TrapFrame& frame, long value)
 
 void context_switch(ThreadContext& from, ThreadContext& to)
 {
-    i386::tss_set_kernel_stack(to.kstack_top);
+    // Under 3/1 a trap from user mode lands on the thread's kernel stack
+    // directly; under the isolated layouts it lands on the trampoline stack
+    // (TSS.esp0, fixed) and the entry code moves it to kstack_top.
+    if (i386::layout_isolated())
+        trampoline_vars.kstack_top = to.kstack_top;
+    else
+        i386::tss_set_kernel_stack(to.kstack_top);
     i386::gdt_set_user_tls(to.tls.base, to.tls.limit_pages, to.tls.present);
     // The user's gs selector comes back from its trap frame; until then hold
     // a null one, so that the TLS entry can change under it.

@@ -1,6 +1,7 @@
 // The global descriptor table and the task-state segment: flat 4 GB code and
 // data segments for kernel and user, one TSS, and the user TLS slot.
 #include "arch/i386/cpu.h"
+#include "arch/i386/trampoline.h"
 #include "lib/string.h"
 
 namespace toll::i386 {
@@ -12,8 +13,10 @@ constexpr uint8_t k_code_readable = 0x0A, k_data_writable = 0x02;
 constexpr uint8_t k_tss_available = 0x09;
 constexpr uint8_t k_gran_4k_32bit = 0xC0;
 
-alignas(8) SegmentDescriptor g_gdt[k_gdt_count];
-Tss g_tss;
+// The GDT and TSS live in the trampoline: the CPU reads them in user mode
+// too (segment loads, the stack switch on a trap), whichever CR3 is loaded.
+alignas(8) TOLL_TRAMPOLINE_DATA SegmentDescriptor g_gdt[k_gdt_count];
+TOLL_TRAMPOLINE_DATA Tss g_tss;
 
 struct [[gnu::packed]] Pseudo {
     uint16_t limit;

@@ -10,6 +10,28 @@
 #define BOOT_MAPPED_MB 16
 #define BOOT_STACK_SIZE 16384
 
+/* The trampoline slot: the last 4 MB of every address space, mapped in the
+   kernel's page directory and in every user one, under every layout. It holds
+   the GDT, IDT, TSSs, the trap entry and exit code, the per-CPU trampoline
+   stack and copy buffer (see trampoline.h). */
+#define TRAMPOLINE_BASE 0xFFC00000
+/* Per-CPU kernel windows for the 4/4 copy slow path (two pages) live here. */
+#define KERNEL_WINDOW_BASE 0xFF800000
+/* Offsets into the trampoline's variable block (trampoline.h TrampolineVars). */
+#define TV_LAYOUT 0
+#define TV_KERNEL_CR3 4
+#define TV_USER_CR3 8
+#define TV_KSTACK_TOP 12
+#define TV_CR3_LOADS 16
+#define TV_SAVED_ESP 24
+/* vm.split values (TV_LAYOUT). */
+#define LAYOUT_3_1 0
+#define LAYOUT_3_1_PTI 1
+#define LAYOUT_4_4 2
+/* Size of the trampoline stack and copy buffer. */
+#define TRAMPOLINE_STACK_SIZE 4096
+#define TRAMPOLINE_COPY_BUFFER 4096
+
 /* Multiboot specification 0.6.96, 3.1.1 and 3.2. */
 #define MULTIBOOT_HEADER_MAGIC 0x1BADB002
 #define MULTIBOOT_HEADER_FLAGS 0x00000003 /* page-align modules, want memory info */

@@ -1,23 +1,89 @@
-// The privileged half of the i386 MMU code: CR3, invlpg, and the boot-time
-// direct map. (pmap.cpp holds the page-table logic, which the host tests also
-// compile; this file is kernel-only.)
+// The privileged half of the i386 MMU code: CR3, invlpg, the boot-time direct
+// map, the trampoline slot, and the vm.split= layout. (pmap.cpp holds the
+// page-table logic, which the host tests also compile; this file is
+// kernel-only.)
+#include <stddef.h>
 #include "arch/i386/cpu.h"
 #include "arch/i386/mmu.h"
+#include "arch/i386/trampoline.h"
 #include "kernel/kern/counters.h"
+#include "kernel/kern/param.h"
 #include "kernel/vm/kmem.h"
+#include "lib/cmdline.h"
+#include "lib/string.h"
 
 extern "C" uint32_t boot_page_directory[];
 
+// Counted by trap_entry.S too, hence C names.
+extern "C" {
+TOLL_COUNTER(i386_cr3_loads, "cpu.cr3_loads");
+TOLL_COUNTER(i386_tlb_full_flushes, "cpu.tlb.full_flushes");
+}
+static_assert(offsetof(toll::Counter, value) == 4, "trap_entry.S's COUNTER_VALUE");
+
 namespace toll::i386 {
 namespace {
-TOLL_COUNTER(g_cr3_loads, "cpu.cr3_loads");
+
 TOLL_COUNTER(g_invlpg, "cpu.tlb.invlpg");
+TOLL_PARAM(param_split, "vm.split", "address-space layout: 3/1, 3/1-pti or 4/4 (the default)");
+
 uint32_t g_direct_map_bytes = BOOT_MAPPED_MB << 20;
+// The layout, in kernel data: the trampoline's copy (read by the entry code)
+// is written once the trampoline is mapped.
+Layout g_layout = Layout::split_4_4;
+uint64_t g_identity_top; // 4/4: memory above k_direct_map_max, identity-mapped
+
+// The trampoline's page table: the last 4 MB of every address space.
+alignas(4096) uint32_t g_trampoline_pt[k_entries];
+// The kernel windows of the 4/4 copy slow path (kernel directory only).
+alignas(4096) uint32_t g_window_pt[k_entries];
+
 } // namespace
+
+Layout layout()
+{
+    return g_layout;
+}
+
+const char* layout_name()
+{
+    switch (layout()) {
+    case Layout::split_3_1:
+        return "3/1";
+    case Layout::split_3_1_pti:
+        return "3/1-pti";
+    case Layout::split_4_4:
+        return "4/4";
+    }
+    return "?";
+}
+
+void layout_init(const char* cmdline)
+{
+    Layout chosen = Layout::split_4_4; // FreeBSD's default since 2018
+    lib::CmdlineCursor cursor(cmdline);
+    lib::CmdlineWord w;
+    while (cursor.next(w)) {
+        if (w.key_length != 8 || memcmp(w.key, "vm.split", 8) != 0)
+            continue;
+        auto is = [&](const char* v) {
+            return strlen(v) == w.value_length && memcmp(w.value, v, w.value_length) == 0;
+        };
+        if (is("3/1"))
+            chosen = Layout::split_3_1;
+        else if (is("3/1-pti"))
+            chosen = Layout::split_3_1_pti;
+        else if (is("4/4"))
+            chosen = Layout::split_4_4;
+        // Anything else keeps the default; kernel_main warns (vm_layout_report).
+    }
+    g_layout = chosen;
+}
 
 void load_cr3(uint32_t pd_phys)
 {
-    g_cr3_loads.add();
+    i386_cr3_loads.add();
+    i386_tlb_full_flushes.add();
     asm volatile("movl %0, %%cr3" : : "r"(pd_phys) : "memory");
 }
 
@@ -32,24 +98,62 @@ uint32_t kernel_page_directory_phys()
     return reinterpret_cast<uint32_t>(boot_page_directory) - KERNEL_BASE;
 }
 
+uint32_t trampoline_pde()
+{
+    return boot_page_directory[k_entries - 1];
+}
+
+uint32_t* kernel_window_pte(unsigned index)
+{
+    return &g_window_pt[index];
+}
+
 void direct_map_init(uint64_t phys_top)
 {
+    bool isolated = layout_isolated();
     uint64_t top = phys_top < k_direct_map_max ? phys_top : k_direct_map_max;
     top = (top + k_large_page - 1) & ~uint64_t(k_large_page - 1);
     if (top < (BOOT_MAPPED_MB << 20))
         top = BOOT_MAPPED_MB << 20;
-    // Global pages (CR4.PGE) survive CR3 loads: the kernel's TLB entries stay
-    // warm across address-space switches. Intel SDM Vol. 3, 4.10.2.4.
+    // Global pages (CR4.PGE) survive CR3 loads: under 3/1 the kernel's TLB
+    // entries stay warm across address-space switches (Intel SDM Vol. 3,
+    // 4.10.2.4). Under the isolated layouts a global kernel entry would
+    // outlive the switch to the user's CR3, so only the trampoline (mapped
+    // identically everywhere) is global there.
     write_cr4(read_cr4() | CR4_PGE);
+    uint32_t global = isolated ? 0 : k_pte_global;
     for (uint32_t pa = 0; pa < top; pa += k_large_page)
         boot_page_directory[k_kernel_pde_first + pd_index(pa)] =
-            pa | k_pte_present | k_pte_write | k_pde_large | k_pte_global;
+            pa | k_pte_present | k_pte_write | k_pde_large | global;
     // The identity mapping of the first megabytes was only for the jump to
     // the kernel's high addresses; user space starts empty.
     for (unsigned i = 0; i < k_kernel_pde_first; ++i)
         boot_page_directory[i] = 0;
     g_direct_map_bytes = static_cast<uint32_t>(top);
+    // 4/4: the kernel's directory has no user part, so memory above 896 MB
+    // is mapped there at its own address, up to the kernel's 3 GB mark: the
+    // breathing space the 4/4 split buys.
+    if (layout() == Layout::split_4_4 && phys_top > k_direct_map_max) {
+        uint64_t id_top = phys_top < KERNEL_BASE ? phys_top : uint64_t(KERNEL_BASE);
+        id_top &= ~uint64_t(k_large_page - 1);
+        for (uint32_t pa = k_direct_map_max; pa < id_top; pa += k_large_page)
+            boot_page_directory[pd_index(pa)] = pa | k_pte_present | k_pte_write | k_pde_large;
+        g_identity_top = id_top;
+    }
+    // The trampoline slot: its pages, supervisor-only and global.
+    uint32_t phys = reinterpret_cast<uint32_t>(__trampoline_phys);
+    uint32_t pages = (reinterpret_cast<uint32_t>(__trampoline_end) -
+                      reinterpret_cast<uint32_t>(__trampoline_start)) / 4096;
+    for (uint32_t i = 0; i < pages; ++i)
+        g_trampoline_pt[i] = (phys + i * 4096) | k_pte_present | k_pte_write | k_pte_global;
+    boot_page_directory[k_entries - 1] =
+        (reinterpret_cast<uint32_t>(g_trampoline_pt) - KERNEL_BASE) | k_pte_present | k_pte_write;
+    boot_page_directory[pd_index(KERNEL_WINDOW_BASE)] =
+        (reinterpret_cast<uint32_t>(g_window_pt) - KERNEL_BASE) | k_pte_present | k_pte_write;
     load_cr3(kernel_page_directory_phys());
+    trampoline_vars.layout = static_cast<uint32_t>(g_layout);
+    trampoline_vars.kernel_cr3 = kernel_page_directory_phys();
+    trampoline_vars.user_cr3 = kernel_page_directory_phys();
 }
 
 } // namespace toll::i386
@@ -58,17 +162,22 @@ namespace toll::vm {
 
 void* phys_to_virt(PhysAddr pa)
 {
-    return reinterpret_cast<void*>(static_cast<uint32_t>(pa) + KERNEL_BASE);
+    if (pa < i386::k_direct_map_max)
+        return reinterpret_cast<void*>(static_cast<uint32_t>(pa) + KERNEL_BASE);
+    return reinterpret_cast<void*>(static_cast<uint32_t>(pa)); // 4/4 identity part
 }
 
 PhysAddr virt_to_phys(const void* p)
 {
-    return reinterpret_cast<uint32_t>(p) - KERNEL_BASE;
+    uint32_t va = reinterpret_cast<uint32_t>(p);
+    if (va >= KERNEL_BASE && va < KERNEL_BASE + i386::k_direct_map_max)
+        return va - KERNEL_BASE;
+    return va;
 }
 
 PhysAddr direct_map_limit()
 {
-    return i386::g_direct_map_bytes;
+    return i386::g_identity_top ? i386::g_identity_top : i386::g_direct_map_bytes;
 }
 
 } // namespace toll::vm

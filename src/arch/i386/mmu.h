@@ -44,4 +44,16 @@ void direct_map_init(uint64_t phys_top);
 /// Physical address of the kernel page directory (the boot one, kept).
 uint32_t kernel_page_directory_phys();
 
+/// The trampoline slot's directory entry (the same in every directory).
+uint32_t trampoline_pde();
+
+/// Entry @p index of the kernel-window page table (KERNEL_WINDOW_BASE).
+uint32_t* kernel_window_pte(unsigned index);
+
 } // namespace toll::i386
+
+namespace toll::vm {
+struct Pmap;
+/// The directory user mode runs on for @p pmap (the user one when isolated).
+uint32_t pmap_user_directory_phys(Pmap* pmap);
+} // namespace toll::vm

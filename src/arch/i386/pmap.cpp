@@ -3,6 +3,7 @@
 // Written without inline assembly so that tests/unit compiles it over
 // simulated physical memory (load_cr3 and invalidate_page are stubbed there).
 #include "arch/i386/mmu.h"
+#include "arch/i386/trampoline.h"
 #include "kernel/kern/counters.h"
 #include "kernel/vm/kmem.h"
 #include "kernel/vm/phys.h"
@@ -12,9 +13,14 @@
 namespace toll::vm {
 
 /// The i386 pmap is its page directory: a Pmap* is the directory's kernel
-/// address, so a pmap costs exactly one page.
+/// address. Under 3/1 that is one page, holding user and kernel entries.
+/// Under the isolated layouts a second page follows it, the user directory:
+/// user entries plus the trampoline slot only. 3/1-pti keeps the user
+/// entries in both (the kernel reaches user memory directly); 4/4 keeps them
+/// only in the user directory (the kernel runs on its own directory).
 struct Pmap {
-    uint32_t entries[i386::k_entries];
+    uint32_t entries[i386::k_entries];      ///< the kernel's view (3/1, 3/1-pti)
+    uint32_t user_entries[i386::k_entries]; ///< isolated layouts only
 };
 
 namespace {
@@ -24,6 +30,16 @@ using namespace toll::i386;
 TOLL_COUNTER(g_page_tables, "vm.pmap.page_tables");
 
 Pmap* g_current;
+
+// The user directory of "no process" under the isolated layouts: nothing but
+// the trampoline, so a kernel thread never exposes the kernel's directory.
+alignas(4096) uint32_t g_empty_user_directory[k_entries];
+
+uint32_t empty_user_directory_phys()
+{
+    g_empty_user_directory[k_entries - 1] = trampoline_pde();
+    return static_cast<uint32_t>(virt_to_phys(g_empty_user_directory));
+}
 
 uint32_t* table(uint32_t phys)
 {
@@ -35,10 +51,29 @@ uint32_t pd_phys(Pmap* pmap)
     return static_cast<uint32_t>(virt_to_phys(pmap));
 }
 
+uint32_t user_pd_phys(Pmap* pmap)
+{
+    return static_cast<uint32_t>(virt_to_phys(pmap->user_entries));
+}
+
+// The directory slots that hold user page tables under this layout.
+unsigned user_pde_count()
+{
+    return layout() == Layout::split_4_4 ? k_entries - 1 : k_kernel_pde_first;
+}
+
+// The directory whose user slots the pmap code reads (the user one under 4/4).
+uint32_t* primary(Pmap* pmap)
+{
+    return layout() == Layout::split_4_4 ? pmap->user_entries : pmap->entries;
+}
+
 // Returns the PTE slot for @p va, allocating the page table if @p create.
 uint32_t* pte_slot(Pmap* pmap, uint32_t va, bool create)
 {
-    uint32_t& pde = pmap->entries[pd_index(va)];
+    if (pd_index(va) >= user_pde_count())
+        return nullptr; // not user space under this layout
+    uint32_t& pde = primary(pmap)[pd_index(va)];
     if (!(pde & k_pte_present)) {
         if (!create)
             return nullptr;
@@ -49,6 +84,9 @@ uint32_t* pte_slot(Pmap* pmap, uint32_t va, bool create)
         g_page_tables.add();
         // Rights are enforced in the PTEs; the PDE allows everything.
         pde = static_cast<uint32_t>(pt) | k_pte_present | k_pte_write | k_pte_user;
+        // 3/1-pti: the user directory shares the same page table.
+        if (layout() == Layout::split_3_1_pti)
+            pmap->user_entries[pd_index(va)] = pde;
     }
     if (pde & k_pde_large)
         return nullptr; // never in user space
@@ -78,22 +116,34 @@ uint32_t pte_bits(unsigned prot)
 
 void flush(Pmap* pmap, uint32_t va)
 {
-    if (pmap == g_current)
+    // Under 4/4 the kernel's directory holds no user entries, and every return
+    // to user mode reloads CR3 (flushing them): nothing to invalidate here.
+    if (pmap == g_current && layout() != Layout::split_4_4)
         invalidate_page(va);
+}
+
+unsigned pmap_order()
+{
+    return layout_isolated() ? 1 : 0;
 }
 
 } // namespace
 
 Pmap* pmap_create()
 {
-    PhysAddr pd = phys_allocator().alloc(0);
+    PhysAddr pd = phys_allocator().alloc(pmap_order());
     if (pd == PhysAllocator::k_none)
         return nullptr;
     auto* pmap = static_cast<Pmap*>(phys_to_virt(pd));
+    const uint32_t* kernel = table(kernel_page_directory_phys());
     memset(pmap->entries, 0, k_kernel_pde_first * sizeof(uint32_t));
-    memcpy(pmap->entries + k_kernel_pde_first,
-           table(kernel_page_directory_phys()) + k_kernel_pde_first,
+    memcpy(pmap->entries + k_kernel_pde_first, kernel + k_kernel_pde_first,
            (k_entries - k_kernel_pde_first) * sizeof(uint32_t));
+    if (layout_isolated()) {
+        // The user directory: nothing of the kernel but the trampoline slot.
+        memset(pmap->user_entries, 0, sizeof pmap->user_entries);
+        pmap->user_entries[k_entries - 1] = trampoline_pde();
+    }
     return pmap;
 }
 
@@ -101,14 +151,15 @@ void pmap_destroy(Pmap* pmap)
 {
     if (pmap == g_current)
         pmap_activate(nullptr);
-    for (unsigned i = 0; i < k_kernel_pde_first; ++i) {
-        uint32_t pde = pmap->entries[i];
+    uint32_t* dir = primary(pmap);
+    for (unsigned i = 0; i < user_pde_count(); ++i) {
+        uint32_t pde = dir[i];
         if ((pde & k_pte_present) && !(pde & k_pde_large)) {
             phys_allocator().free(pde & k_pte_frame, 0);
             g_page_tables.value--;
         }
     }
-    phys_allocator().free(virt_to_phys(pmap), 0);
+    phys_allocator().free(virt_to_phys(pmap), pmap_order());
 }
 
 Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot)
@@ -162,7 +213,28 @@ void pmap_activate(Pmap* pmap)
     if (pmap == g_current)
         return; // same address space: no CR3 load, no TLB flush
     g_current = pmap;
-    load_cr3(pmap ? pd_phys(pmap) : kernel_page_directory_phys());
+    switch (layout()) {
+    case Layout::split_3_1:
+        load_cr3(pmap ? pd_phys(pmap) : kernel_page_directory_phys());
+        break;
+    case Layout::split_3_1_pti:
+        // The kernel runs on the process's full directory; the exit path
+        // loads the user one.
+        load_cr3(pmap ? pd_phys(pmap) : kernel_page_directory_phys());
+        trampoline_vars.kernel_cr3 = pmap ? pd_phys(pmap) : kernel_page_directory_phys();
+        trampoline_vars.user_cr3 = pmap ? user_pd_phys(pmap) : empty_user_directory_phys();
+        break;
+    case Layout::split_4_4:
+        // The kernel never leaves its own directory: switching processes
+        // costs no CR3 load at all, only the exit path's.
+        trampoline_vars.user_cr3 = pmap ? user_pd_phys(pmap) : empty_user_directory_phys();
+        break;
+    }
+}
+
+uint32_t pmap_user_directory_phys(Pmap* pmap)
+{
+    return layout_isolated() ? user_pd_phys(pmap) : pd_phys(pmap);
 }
 
 Pmap* pmap_current()
@@ -172,7 +244,7 @@ Pmap* pmap_current()
 
 uintptr_t user_space_limit()
 {
-    return KERNEL_BASE;
+    return layout() == Layout::split_4_4 ? TRAMPOLINE_BASE : KERNEL_BASE;
 }
 
 } // namespace toll::vm

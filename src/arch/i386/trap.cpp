@@ -4,6 +4,7 @@
 #include "arch/i386/cpu.h"
 #include "arch/i386/io.h"
 #include "arch/i386/pic.h"
+#include "arch/i386/trampoline.h"
 #include "arch/i386/trap.h"
 #include "arch/i386/uart.h"
 #include "kernel/kern/arch.h"
@@ -30,7 +31,7 @@ struct [[gnu::packed]] Gate {
 constexpr uint8_t k_gate_interrupt32 = 0x8E, k_gate_dpl3 = 0x60;
 constexpr unsigned k_stub_size = 16; // each stub is .balign 16 in trap_entry.S
 
-alignas(8) Gate g_idt[256];
+alignas(8) TOLL_TRAMPOLINE_DATA Gate g_idt[256]; // in the trampoline: read on every trap
 
 TOLL_COUNTER(g_traps_total, "cpu.traps");
 TOLL_COUNTER(g_syscalls, "cpu.syscalls");

@@ -40,6 +40,9 @@ void dump_frame(const arch::TrapFrame& frame);
 /// false if the faulting instruction is not a user access.
 bool fixup_user_access(arch::TrapFrame& frame);
 
+/// Reads vm.copy_fast_max= (the 4/4 fast-path threshold). Called by cpu_init.
+void uaccess_init();
+
 /// Decodes a system call from @p frame, runs it and stores the result in eax.
 void syscall_dispatch(arch::TrapFrame& frame);
 

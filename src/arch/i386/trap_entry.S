@@ -1,11 +1,33 @@
-# Trap entry and exit for every vector: one small stub per vector pushes a
-# dummy error code where the CPU does not (Intel SDM Vol. 3, 6.13) and the
-# vector number, then the common path saves the rest of the TrapFrame
-# (include/machine/context.h), calls i386_trap(frame) and returns with iret.
+# Trap entry and exit for every vector, in the trampoline: this code is linked
+# at TRAMPOLINE_BASE and mapped in the kernel's page directory and in every
+# user one, so the CPU can run it whichever CR3 is loaded.
+#
+# One small stub per vector pushes a dummy error code where the CPU does not
+# (Intel SDM Vol. 3, 6.13) and the vector number; trap_common saves the rest
+# of the TrapFrame (include/machine/context.h), calls i386_trap(frame), and
+# trap_return goes back with iret.
+#
+# Under the isolated layouts (3/1-pti and 4/4) a trap from user mode arrives
+# on the trampoline stack with the user's CR3 loaded: the entry loads the
+# kernel's CR3 and moves the frame to the thread's kernel stack; the exit
+# moves it back and loads the user's CR3. Under 3/1 the CPU already switched
+# to the thread's kernel stack (TSS.esp0) and nothing else happens.
 
 #include "arch/i386/layout.h"
 
 #define KERNEL_DS 0x10
+#define TF_CS 60          /* offsets in TrapFrame */
+#define TF_EFLAGS 64
+#define TF_SIZE 76        /* a trap from user mode */
+#define TF_VM86_SIZE 92   /* from vm86 mode the CPU also pushes es, ds, fs, gs */
+#define EFLAGS_VM 0x20000
+#define COUNTER_VALUE 4   /* offsetof(toll::Counter, value): checked in mmu.cpp */
+
+# Adds one to a 64-bit kernel counter (only while the kernel's CR3 is loaded).
+.macro count counter
+    addl $1, \counter + COUNTER_VALUE
+    adcl $0, \counter + COUNTER_VALUE + 4
+.endm
 
 # Vectors for which the CPU pushes an error code: 8, 10-14, 17, 21, 29, 30.
 .macro stub vector
@@ -18,7 +40,7 @@
     jmp trap_common
 .endm
 
-    .text
+    .section .trampoline.text, "ax"
     .balign 16
     .globl trap_stubs
 trap_stubs:
@@ -44,11 +66,73 @@ trap_common:
     movl %eax, %fs
     movl %eax, %gs
     cld
-    pushl %esp                 # i386_trap(TrapFrame*)
+    testl $EFLAGS_VM, TF_EFLAGS(%esp)
+    jnz from_user
+    testl $3, TF_CS(%esp)
+    jnz from_user
+    # From the kernel. A page fault in the trampoline's fast copy happens with
+    # the user's CR3 loaded, where the kernel's code is not mapped: leave
+    # through the copy's fault exit without calling into the kernel.
+    cmpl $14, 48(%esp)                  # vector
+    jne call_kernel
+    cmpl $fast_copy_access, TF_CS - 4(%esp)  # eip
+    jne call_kernel
+    movl $fast_copy_fault, TF_CS - 4(%esp)
+    jmp restore_registers
+
+from_user:
+    cmpl $LAYOUT_3_1, trampoline_vars + TV_LAYOUT
+    je call_kernel
+# LAB 4x4 BEGIN: on entry from user mode, load the kernel's CR3 (count it in i386_cr3_loads and i386_tlb_full_flushes) and move the trap frame (TF_SIZE bytes, TF_VM86_SIZE from vm86 mode) from the trampoline stack to the top of the thread's kernel stack (trampoline_vars + TV_KSTACK_TOP), then continue there
+    movl trampoline_vars + TV_KERNEL_CR3, %eax
+    movl %eax, %cr3
+    count i386_cr3_loads
+    count i386_tlb_full_flushes
+    movl $TF_SIZE, %ecx
+    testl $EFLAGS_VM, TF_EFLAGS(%esp)
+    jz 1f
+    movl $TF_VM86_SIZE, %ecx
+1:  movl trampoline_vars + TV_KSTACK_TOP, %edi
+    subl %ecx, %edi
+    movl %edi, %edx                     # the frame's new home
+    movl %esp, %esi
+    shrl $2, %ecx
+    rep movsl
+    movl %edx, %esp
+# LAB 4x4 END
+
+call_kernel:
+    pushl %esp                          # i386_trap(TrapFrame*)
     call i386_trap
     addl $4, %esp
     .globl trap_return
 trap_return:
+    testl $EFLAGS_VM, TF_EFLAGS(%esp)
+    jnz to_user
+    testl $3, TF_CS(%esp)
+    jz restore_registers
+to_user:
+    cmpl $LAYOUT_3_1, trampoline_vars + TV_LAYOUT
+    je restore_registers
+# LAB 4x4 BEGIN: on the way back to user mode, move the frame to the top of the trampoline stack (trampoline_stack_top), count the CR3 load, then load the user's CR3 (trampoline_vars + TV_USER_CR3)
+    movl $TF_SIZE, %ecx
+    testl $EFLAGS_VM, TF_EFLAGS(%esp)
+    jz 1f
+    movl $TF_VM86_SIZE, %ecx
+1:  movl $trampoline_stack_top, %edi
+    subl %ecx, %edi
+    movl %edi, %edx
+    movl %esp, %esi
+    shrl $2, %ecx
+    rep movsl
+    movl %edx, %esp
+    count i386_cr3_loads
+    count i386_tlb_full_flushes
+    movl trampoline_vars + TV_USER_CR3, %eax
+    movl %eax, %cr3
+# LAB 4x4 END
+
+restore_registers:
     popl %gs
     popl %fs
     popl %es
@@ -57,9 +141,49 @@ trap_return:
     addl $8, %esp              # vector and error code
     iret
 
+# bool i386_fast_copy(void* to, const void* from, size_t length)
+# The 4/4 fast path: interrupts are off and one side of the copy is the
+# trampoline's copy buffer, mapped in both spaces. Runs on the trampoline
+# stack (the thread's kernel stack is not mapped under the user's CR3), loads
+# the user's CR3, copies, and loads the kernel's back. A page fault on the
+# copy comes back through fast_copy_fault and the routine returns false.
+    .globl i386_fast_copy
+i386_fast_copy:
+    pushl %esi
+    pushl %edi
+    movl 12(%esp), %edi
+    movl 16(%esp), %esi
+    movl 20(%esp), %ecx
+    movl %esp, trampoline_vars + TV_SAVED_ESP
+    movl $trampoline_stack_top, %esp
+# LAB 4x4 BEGIN: load the user's CR3, copy %ecx bytes from %esi to %edi with the instruction labelled fast_copy_access, reload the kernel's CR3
+    movl trampoline_vars + TV_USER_CR3, %eax
+    movl %eax, %cr3
+    .globl fast_copy_access
+fast_copy_access:
+    rep movsb
+    movl trampoline_vars + TV_KERNEL_CR3, %eax
+    movl %eax, %cr3
+# LAB 4x4 END
+    movl trampoline_vars + TV_SAVED_ESP, %esp
+    movl $1, %eax
+    popl %edi
+    popl %esi
+    ret
+    .globl fast_copy_fault
+fast_copy_fault:
+    movl trampoline_vars + TV_KERNEL_CR3, %eax
+    movl %eax, %cr3
+    movl trampoline_vars + TV_SAVED_ESP, %esp
+    xorl %eax, %eax
+    popl %edi
+    popl %esi
+    ret
+
 # context_switch_stacks(uint32_t* save_esp, uint32_t new_esp): saves the
 # callee-saved registers on the current kernel stack, stores its pointer,
 # and resumes the thread whose stack is new_esp.
+    .text
     .globl context_switch_stacks
 context_switch_stacks:
     movl 4(%esp), %eax
@@ -85,3 +209,20 @@ kernel_thread_start:
     call kernel_thread_exit_from_entry
 1:  hlt
     jmp 1b
+
+# The trampoline's data: its variables, stack and copy buffer (the GDT, IDT
+# and TSSs are placed here by gdt.cpp and trap.cpp).
+    .section .trampoline.data, "aw"
+    .balign 64
+    .globl trampoline_vars
+trampoline_vars:
+    .skip 64
+    .balign 16
+    .globl trampoline_stack_bottom
+trampoline_stack_bottom:
+    .skip TRAMPOLINE_STACK_SIZE
+    .globl trampoline_stack_top
+trampoline_stack_top:
+    .globl trampoline_copy_buffer
+trampoline_copy_buffer:
+    .skip TRAMPOLINE_COPY_BUFFER

@@ -2,6 +2,7 @@
 // the core's BootInfo, then calls kernel_main.
 #include "arch/i386/layout.h"
 #include "arch/i386/mmu.h"
+#include "arch/i386/trampoline.h"
 #include "arch/i386/uart.h"
 #include "kernel/kern/boot.h"
 #include "lib/string.h"
@@ -124,6 +125,7 @@ extern "C" [[noreturn]] void i386_boot(uint32_t magic, uint32_t pointer)
         if (info.regions[i].type == MemType::usable &&
             info.regions[i].base + info.regions[i].length > top)
             top = info.regions[i].base + info.regions[i].length;
+    layout_init(g_cmdline);
     direct_map_init(top);
     early_map_enable();
     getmemsize_verify(info);
