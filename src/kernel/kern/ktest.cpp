@@ -81,6 +81,12 @@ void report(const char* name, bool passed, const char* reason)
     }
 }
 
+void report_skip(const char* name, const char* reason)
+{
+    krecord("TEST %s SKIP %s", name, reason);
+    ++g_skipped_count;
+}
+
 void finish()
 {
     counters_dump();

@@ -30,6 +30,10 @@ unsigned run_matching(const char* glob);
 /// program run with run=): PASS when @p passed, else FAIL with @p reason.
 void report(const char* name, bool passed, const char* reason);
 
+/// Reports a check made outside a registered test as SKIP with @p reason
+/// (a user program that exited with status 77, automake's "skipped").
+void report_skip(const char* name, const char* reason);
+
 /// Dumps the counters, prints DONE with the totals and powers off.
 [[noreturn]] void finish();
 
