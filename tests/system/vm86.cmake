@@ -31,3 +31,11 @@ foreach(emu qemu bochs)
                        --cmdline "vm86.e820=off vm86.e801=off" --method e88)
 endforeach()
 
+
+# The monitor under every address-space layout: it borrows PDE 0 of whatever
+# page directory is current, and brings its own GDT, TSS and IDT.
+foreach(split 3/1-pti 4/4)
+  string(REPLACE "/" "" tag ${split})
+  toll_system_test(i386.vm86.qemu.ktests_split_${tag} --arch i386 --emu qemu --boot disk
+                   --cmdline "test=vm86.* vm.split=${split}")
+endforeach()
