@@ -161,13 +161,6 @@ uint32_t kernel_page_directory_phys()
     return static_cast<uint32_t>(k_kernel_pd);
 }
 
-// The layout lives in the trampoline's variables in the kernel; here in an
-// ordinary one, 3/1 unless a test says otherwise.
-Layout layout()
-{
-    return static_cast<Layout>(trampoline_vars.layout);
-}
-
 constexpr uint32_t k_fake_trampoline_pde = 0x00ABC000 | 0x3;
 
 uint32_t trampoline_pde()
@@ -175,16 +168,22 @@ uint32_t trampoline_pde()
     return k_fake_trampoline_pde;
 }
 
+uint32_t empty_user_directory_phys()
+{
+    return 0x00EEE000; // only ever loaded into the (stubbed) trampoline
+}
+
 } // namespace toll::i386
 
 extern "C" {
 toll::i386::TrampolineVars trampoline_vars{};
+uint32_t i386_layout = 0; // 3/1 unless a test says otherwise
 }
 
 // Runs the rest of a test under @p layout, restoring 3/1 afterwards.
 struct LayoutScope {
-    explicit LayoutScope(toll::i386::Layout l) { trampoline_vars.layout = static_cast<uint32_t>(l); }
-    ~LayoutScope() { trampoline_vars.layout = 0; }
+    explicit LayoutScope(toll::i386::Layout l) { i386_layout = static_cast<uint32_t>(l); }
+    ~LayoutScope() { i386_layout = 0; }
 };
 
 TEST_CASE("pmap i386: 3/1-pti keeps user entries in both directories, the kernel only in one")

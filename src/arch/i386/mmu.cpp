@@ -14,6 +14,10 @@
 
 extern "C" uint32_t boot_page_directory[];
 
+// The layout, in kernel data: the trampoline's copy (read by the entry code)
+// is written once the trampoline is mapped. 4/4 is the default, as in FreeBSD.
+extern "C" uint32_t i386_layout = LAYOUT_4_4;
+
 // Counted by trap_entry.S too, hence C names.
 extern "C" {
 TOLL_COUNTER(i386_cr3_loads, "cpu.cr3_loads");
@@ -28,9 +32,7 @@ TOLL_COUNTER(g_invlpg, "cpu.tlb.invlpg");
 TOLL_PARAM(param_split, "vm.split", "address-space layout: 3/1, 3/1-pti or 4/4 (the default)");
 
 uint32_t g_direct_map_bytes = BOOT_MAPPED_MB << 20;
-// The layout, in kernel data: the trampoline's copy (read by the entry code)
-// is written once the trampoline is mapped.
-Layout g_layout = Layout::split_4_4;
+
 uint64_t g_identity_top; // 4/4: memory above k_direct_map_max, identity-mapped
 
 // The trampoline's page table: the last 4 MB of every address space.
@@ -39,11 +41,6 @@ alignas(4096) uint32_t g_trampoline_pt[k_entries];
 alignas(4096) uint32_t g_window_pt[k_entries];
 
 } // namespace
-
-Layout layout()
-{
-    return g_layout;
-}
 
 const char* layout_name()
 {
@@ -77,7 +74,7 @@ void layout_init(const char* cmdline)
             chosen = Layout::split_4_4;
         // Anything else keeps the default; kernel_main warns (vm_layout_report).
     }
-    g_layout = chosen;
+    i386_layout = static_cast<uint32_t>(chosen);
 }
 
 void load_cr3(uint32_t pd_phys)
@@ -101,6 +98,13 @@ uint32_t kernel_page_directory_phys()
 uint32_t trampoline_pde()
 {
     return boot_page_directory[k_entries - 1];
+}
+
+uint32_t empty_user_directory_phys()
+{
+    alignas(4096) static uint32_t empty[k_entries];
+    empty[k_entries - 1] = trampoline_pde();
+    return reinterpret_cast<uint32_t>(empty) - KERNEL_BASE;
 }
 
 uint32_t* kernel_window_pte(unsigned index)
@@ -151,7 +155,7 @@ void direct_map_init(uint64_t phys_top)
     boot_page_directory[pd_index(KERNEL_WINDOW_BASE)] =
         (reinterpret_cast<uint32_t>(g_window_pt) - KERNEL_BASE) | k_pte_present | k_pte_write;
     load_cr3(kernel_page_directory_phys());
-    trampoline_vars.layout = static_cast<uint32_t>(g_layout);
+    trampoline_vars.layout = i386_layout;
     trampoline_vars.kernel_cr3 = kernel_page_directory_phys();
     trampoline_vars.user_cr3 = kernel_page_directory_phys();
 }

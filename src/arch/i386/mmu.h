@@ -47,6 +47,10 @@ uint32_t kernel_page_directory_phys();
 /// The trampoline slot's directory entry (the same in every directory).
 uint32_t trampoline_pde();
 
+/// The user directory of "no process" under the isolated layouts: nothing
+/// but the trampoline, so a kernel thread never exposes the kernel's directory.
+uint32_t empty_user_directory_phys();
+
 /// Entry @p index of the kernel-window page table (KERNEL_WINDOW_BASE).
 uint32_t* kernel_window_pte(unsigned index);
 

@@ -31,16 +31,6 @@ TOLL_COUNTER(g_page_tables, "vm.pmap.page_tables");
 
 Pmap* g_current;
 
-// The user directory of "no process" under the isolated layouts: nothing but
-// the trampoline, so a kernel thread never exposes the kernel's directory.
-alignas(4096) uint32_t g_empty_user_directory[k_entries];
-
-uint32_t empty_user_directory_phys()
-{
-    g_empty_user_directory[k_entries - 1] = trampoline_pde();
-    return static_cast<uint32_t>(virt_to_phys(g_empty_user_directory));
-}
-
 uint32_t* table(uint32_t phys)
 {
     return static_cast<uint32_t*>(phys_to_virt(phys));

@@ -31,8 +31,19 @@ enum class Layout : uint32_t {
     split_4_4 = LAYOUT_4_4,
 };
 
-/// The layout this boot runs (chosen once, before the first pmap).
-Layout layout();
+} // namespace toll::i386
+
+/// The layout this boot runs, chosen once by layout_init before the first
+/// pmap (kernel data; the trampoline keeps a copy for the entry code).
+extern "C" uint32_t i386_layout;
+
+namespace toll::i386 {
+
+/// The layout this boot runs.
+inline Layout layout()
+{
+    return static_cast<Layout>(i386_layout);
+}
 
 /// True for 3/1-pti and 4/4: user mode runs on a page directory without the kernel.
 inline bool layout_isolated()

@@ -66,6 +66,9 @@ trap_common:
     movl %eax, %fs
     movl %eax, %gs
     cld
+    # 3/1 has no trampoline work to do on any trap: test that first.
+    cmpl $LAYOUT_3_1, trampoline_vars + TV_LAYOUT
+    je call_kernel
     testl $EFLAGS_VM, TF_EFLAGS(%esp)
     jnz from_user
     testl $3, TF_CS(%esp)
@@ -81,8 +84,6 @@ trap_common:
     jmp restore_registers
 
 from_user:
-    cmpl $LAYOUT_3_1, trampoline_vars + TV_LAYOUT
-    je call_kernel
 # LAB 4x4 BEGIN: on entry from user mode, load the kernel's CR3 (count it in i386_cr3_loads and i386_tlb_full_flushes) and move the trap frame (TF_SIZE bytes, TF_VM86_SIZE from vm86 mode) from the trampoline stack to the top of the thread's kernel stack (trampoline_vars + TV_KSTACK_TOP), then continue there
     movl trampoline_vars + TV_KERNEL_CR3, %eax
     movl %eax, %cr3
@@ -107,13 +108,13 @@ call_kernel:
     addl $4, %esp
     .globl trap_return
 trap_return:
+    cmpl $LAYOUT_3_1, trampoline_vars + TV_LAYOUT
+    je restore_registers
     testl $EFLAGS_VM, TF_EFLAGS(%esp)
     jnz to_user
     testl $3, TF_CS(%esp)
     jz restore_registers
 to_user:
-    cmpl $LAYOUT_3_1, trampoline_vars + TV_LAYOUT
-    je restore_registers
 # LAB 4x4 BEGIN: on the way back to user mode, move the frame to the top of the trampoline stack (trampoline_stack_top), count the CR3 load, then load the user's CR3 (trampoline_vars + TV_USER_CR3)
     movl $TF_SIZE, %ecx
     testl $EFLAGS_VM, TF_EFLAGS(%esp)

@@ -100,10 +100,12 @@ bool slow_copy(uint8_t* kernel, uintptr_t user, size_t length, bool to_user)
         uint8_t* w = window_for(user, to_user);
         if (!w)
             return false;
+        // Both sides are kernel addresses now: the string-move copy of
+        // copy_user.S is the quickest way across.
         if (to_user)
-            memcpy(w, kernel, n);
+            i386_copy_user(w, kernel, n);
         else
-            memcpy(kernel, w, n);
+            i386_copy_user(kernel, w, n);
         kernel += n;
         user += n;
         length -= n;
