@@ -29,7 +29,7 @@ uint32_t linear(uint32_t segment, uint32_t offset)
 }
 
 // The real-mode stack: SS:SP, 16-bit SP that wraps within its segment.
-void push16(Vm86Frame& f, uint16_t value)
+[[maybe_unused]] void push16(Vm86Frame& f, uint16_t value)
 {
     f.esp = (f.esp & 0xFFFF0000) | ((f.esp - 2) & 0xFFFF);
     uint8_t* p = vm86_memory(linear(f.ss, f.esp));
@@ -37,20 +37,20 @@ void push16(Vm86Frame& f, uint16_t value)
     p[1] = static_cast<uint8_t>(value >> 8);
 }
 
-uint16_t pop16(Vm86Frame& f)
+[[maybe_unused]] uint16_t pop16(Vm86Frame& f)
 {
     const uint8_t* p = vm86_memory(linear(f.ss, f.esp));
     f.esp = (f.esp & 0xFFFF0000) | ((f.esp + 2) & 0xFFFF);
     return static_cast<uint16_t>(p[0] | p[1] << 8);
 }
 
-void push32(Vm86Frame& f, uint32_t value)
+[[maybe_unused]] void push32(Vm86Frame& f, uint32_t value)
 {
     push16(f, static_cast<uint16_t>(value >> 16));
     push16(f, static_cast<uint16_t>(value));
 }
 
-uint32_t pop32(Vm86Frame& f)
+[[maybe_unused]] uint32_t pop32(Vm86Frame& f)
 {
     uint32_t low = pop16(f);
     return low | static_cast<uint32_t>(pop16(f)) << 16;
@@ -58,20 +58,20 @@ uint32_t pop32(Vm86Frame& f)
 
 // The flags as real-mode code should see them: the virtual IF in place of
 // the real one, IOPL shown as 0, and never VM or RF.
-uint32_t visible_flags(const Vm86Frame& f, const Vm86State& s)
+[[maybe_unused]] uint32_t visible_flags(const Vm86Frame& f, const Vm86State& s)
 {
     uint32_t flags = f.eflags & ~(k_vm86_flag_if | k_vm86_flag_iopl | k_vm86_flag_vm | (1u << 16));
     return s.virtual_if ? flags | k_vm86_flag_if : flags;
 }
 
 // Takes popped flags: the arithmetic ones are real, IF becomes the virtual IF.
-void load_flags(Vm86Frame& f, Vm86State& s, uint32_t popped)
+[[maybe_unused]] void load_flags(Vm86Frame& f, Vm86State& s, uint32_t popped)
 {
     f.eflags = (f.eflags & ~k_vm86_flags_arith) | (popped & k_vm86_flags_arith);
     s.virtual_if = (popped & k_vm86_flag_if) != 0;
 }
 
-void advance(Vm86Frame& f, uint32_t bytes)
+[[maybe_unused]] void advance(Vm86Frame& f, uint32_t bytes)
 {
     f.eip = (f.eip + bytes) & 0xFFFF;
 }
