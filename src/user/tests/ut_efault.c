@@ -17,7 +17,61 @@
 #include <toll/utest.h>
 #include <unistd.h>
 
-enum { k_page = 4096, k_huge_nsec = 2000000000 };
+enum { k_huge_nsec = 2000000000 };
+
+static long g_page; /* the page size, from the kernel (arm64 may use 16 KB) */
+
+/* The calls by the numbers of each architecture: i386 keeps Linux's old
+ * calls (open, pipe, dup2, mmap2, a 32-bit and a 64-bit clock_gettime);
+ * arm64 has only the generic table (openat, pipe2, dup3, mmap, one clock). */
+static long sys_open(const void* path, int flags)
+{
+#ifdef SYS_open
+    return syscall(SYS_open, path, flags);
+#else
+    return syscall(SYS_openat, AT_FDCWD, path, flags);
+#endif
+}
+
+static long sys_pipe(void* fds)
+{
+#ifdef SYS_pipe
+    return syscall(SYS_pipe, fds);
+#else
+    return syscall(SYS_pipe2, fds, 0);
+#endif
+}
+
+static long sys_dup2(int from, int to)
+{
+#ifdef SYS_dup2
+    return syscall(SYS_dup2, from, to);
+#else
+    return syscall(SYS_dup3, from, to, 0);
+#endif
+}
+
+#ifndef SYS_mmap2
+#define SYS_mmap2 SYS_mmap /* same arguments for the flags test below */
+#endif
+
+/* The clock_gettime calls; those the kernel lacks (ENOSYS) are not tested. */
+struct ClockCall {
+    long number;
+    const char* name;
+    size_t timespec_size;
+    int present;
+};
+
+static struct ClockCall g_clocks[] = {
+#ifdef SYS_clock_gettime64
+    {SYS_clock_gettime64, "clock_gettime64", 16, 0},
+    {SYS_clock_gettime32, "clock_gettime (32-bit)", 8, 0},
+#else
+    {SYS_clock_gettime, "clock_gettime", sizeof(struct timespec), 0},
+#endif
+};
+enum { k_clock_count = sizeof g_clocks / sizeof g_clocks[0] };
 
 /* Addresses no system call may use: named for the check lines. */
 struct BadAddress {
@@ -100,14 +154,12 @@ static void check_pipe_holds(int fds[2], const char* want, const char* what)
                   __LINE__, what, "pipe held %zd bytes: \"%.*s\"", n, (int)n, buf);
 }
 
-static int g_has_clock64, g_has_clock32;
-
 /* Every pointer-taking call, given one bad address. */
 static void test_bad_address(const struct BadAddress* bad)
 {
     void* p = (void*)bad->addr;
     int fds[2];
-    if (syscall(SYS_pipe, fds) != 0)
+    if (sys_pipe(fds) != 0)
         return;
 
     write(fds[1], "abc", 3);
@@ -124,16 +176,16 @@ static void test_bad_address(const struct BadAddress* bad)
     close(fds[0]);
     close(fds[1]);
 
-    EXPECT_ERR(syscall(SYS_open, p, O_RDONLY), EFAULT, desc("open(%s)", bad->name));
-    EXPECT_ERR(syscall(SYS_pipe, p), EFAULT, desc("pipe(%s)", bad->name));
-    if (g_has_clock64)
-        EXPECT_ERR(syscall(SYS_clock_gettime64, CLOCK_MONOTONIC, p), EFAULT,
-                   desc("clock_gettime64(MONOTONIC, %s)", bad->name));
-    if (g_has_clock32)
-        EXPECT_ERR(syscall(SYS_clock_gettime32, CLOCK_MONOTONIC, p), EFAULT,
-                   desc("clock_gettime (32-bit, 265)(MONOTONIC, %s)", bad->name));
+    EXPECT_ERR(sys_open(p, O_RDONLY), EFAULT, desc("open(%s)", bad->name));
+    EXPECT_ERR(sys_pipe(p), EFAULT, desc("pipe(%s)", bad->name));
+    for (int c = 0; c < k_clock_count; ++c)
+        if (g_clocks[c].present)
+            EXPECT_ERR(syscall(g_clocks[c].number, CLOCK_MONOTONIC, p), EFAULT,
+                       desc("%s(MONOTONIC, %s)", g_clocks[c].name, bad->name));
     EXPECT_ERR(syscall(SYS_nanosleep, p, NULL), EFAULT, desc("nanosleep(%s)", bad->name));
+#ifdef SYS_set_thread_area
     EXPECT_ERR(syscall(SYS_set_thread_area, p), EFAULT, desc("set_thread_area(%s)", bad->name));
+#endif
 
     errno = exec_errno(p, (char*[]){"true", NULL});
     EXPECT_ERR(-1, EFAULT, desc("execve(path=%s)", bad->name));
@@ -168,7 +220,7 @@ static void test_bad_address(const struct BadAddress* bad)
 static void test_crossing(char* page_end)
 {
     int fds[2];
-    if (syscall(SYS_pipe, fds) != 0)
+    if (sys_pipe(fds) != 0)
         return;
     char* cross = page_end - 16; /* 16 valid bytes, then the hole */
     memset(cross, 'x', 16);
@@ -179,26 +231,25 @@ static void test_crossing(char* page_end)
     check_pipe_holds(fds, "0123456789abcdefghijklmnopqrstuv",
                      "the failed crossing read consumed nothing (Linux)");
 
-    struct iovec* iov = (struct iovec*)(page_end - 4); /* half an iovec */
+    struct iovec* iov = (struct iovec*)(page_end - sizeof(struct iovec) / 2);
     EXPECT_ERR(syscall(SYS_writev, fds[1], iov, 1), EFAULT, "writev(pipe, iovec half mapped)");
-    EXPECT_ERR(syscall(SYS_open, cross, O_RDONLY), EFAULT, "open(path running into the hole)");
+    EXPECT_ERR(sys_open(cross, O_RDONLY), EFAULT, "open(path running into the hole)");
     /* A path whose NUL is the last mapped byte is fine: the kernel must stop
      * reading at the NUL. */
     const char* path = utest_bin("true");
     size_t size = strlen(path) + 1;
     memcpy(page_end - size, path, size);
-    long fd = syscall(SYS_open, page_end - size, O_RDONLY);
+    long fd = sys_open(page_end - size, O_RDONLY);
     CHECK_MSG(fd >= 0, "open(path ending on the last mapped byte) succeeds");
     if (fd >= 0)
         close(fd);
-    EXPECT_ERR(syscall(SYS_pipe, page_end - 4), EFAULT, "pipe(fds half mapped)");
-    if (g_has_clock64)
-        EXPECT_ERR(syscall(SYS_clock_gettime64, CLOCK_MONOTONIC, page_end - 8), EFAULT,
-                   "clock_gettime64(timespec half mapped)");
-    if (g_has_clock32)
-        EXPECT_ERR(syscall(SYS_clock_gettime32, CLOCK_MONOTONIC, page_end - 4), EFAULT,
-                   "clock_gettime (32-bit)(timespec half mapped)");
-    EXPECT_ERR(syscall(SYS_nanosleep, page_end - 4, NULL), EFAULT,
+    EXPECT_ERR(sys_pipe(page_end - 4), EFAULT, "pipe(fds half mapped)");
+    for (int c = 0; c < k_clock_count; ++c)
+        if (g_clocks[c].present)
+            EXPECT_ERR(syscall(g_clocks[c].number, CLOCK_MONOTONIC,
+                               page_end - g_clocks[c].timespec_size / 2),
+                       EFAULT, desc("%s(timespec half mapped)", g_clocks[c].name));
+    EXPECT_ERR(syscall(SYS_nanosleep, page_end - sizeof(long), NULL), EFAULT,
                "nanosleep(timespec half mapped)");
     char** argv = (char**)(page_end - sizeof(char*));
     argv[0] = "true"; /* argv[1] would lie in the hole */
@@ -212,24 +263,24 @@ static void test_crossing(char* page_end)
 static void test_wrap(char* page)
 {
     int fds[2];
-    if (syscall(SYS_pipe, fds) != 0)
+    if (sys_pipe(fds) != 0)
         return;
-    EXPECT_ERR(syscall(SYS_write, fds[1], 0xFFFFFF00u, 0x200), EFAULT,
-               "write(pipe, 0xFFFFFF00, 0x200): the range wraps to 0x100");
+    EXPECT_ERR(syscall(SYS_write, fds[1], (uintptr_t)0 - 0x100, 0x200), EFAULT,
+               "write(pipe, top of memory - 0x100, 0x200): the range wraps to 0x100");
 
-    /* page + len wraps to 16. A native i386 kernel (Toll) refuses the range:
+    /* page + len wraps to 16. A native kernel (Toll) refuses the range:
      * EFAULT. Linux on x86-64 runs i386 programs with 64-bit range checks,
      * so it sees no wrap, copies the one valid page and returns that short
      * count. Either is safe; more than the valid page is not. */
     size_t wrap = (size_t)0 - (uintptr_t)page + 16;
-    memset(page, 'w', k_page);
+    memset(page, 'w', g_page);
     errno = 0;
     long r = syscall(SYS_write, fds[1], page, wrap);
-    utest_reportf((r == -1 && errno == EFAULT) || (r >= 0 && r <= k_page), __FILE__, __LINE__,
+    utest_reportf((r == -1 && errno == EFAULT) || (r >= 0 && r <= g_page), __FILE__, __LINE__,
                   "write(pipe, page, length wrapping past 4 GB): EFAULT or the valid part",
                   "returned %ld, errno %d", r, errno);
     for (long left = r; left > 0;) { /* drain what Linux wrote */
-        long n = read(fds[0], page, left < k_page ? left : k_page);
+        long n = read(fds[0], page, left < g_page ? left : g_page);
         if (n <= 0)
             break;
         left -= n;
@@ -251,12 +302,12 @@ static void test_bad_numbers_flags_fds(void)
     EXPECT_ERR(syscall(0x7fffffff), ENOSYS, "system call 0x7fffffff");
 
     EXPECT_ERR(syscall(SYS_wait4, -1, NULL, 0x12345678, NULL), EINVAL, "wait4(options=0x12345678)");
-    EXPECT_ERR(syscall(SYS_mmap2, 0, k_page, PROT_READ, MAP_ANONYMOUS, -1, 0), EINVAL,
+    EXPECT_ERR(syscall(SYS_mmap2, 0, g_page, PROT_READ, MAP_ANONYMOUS, -1, 0), EINVAL,
                "mmap2(neither MAP_PRIVATE nor MAP_SHARED)");
-    char* page = mmap(NULL, k_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    EXPECT_ERR(syscall(SYS_munmap, page + 1, k_page), EINVAL, "munmap(unaligned)");
-    EXPECT_ERR(syscall(SYS_mprotect, page + 1, k_page, PROT_READ), EINVAL, "mprotect(unaligned)");
-    munmap(page, k_page);
+    char* page = mmap(NULL, g_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    EXPECT_ERR(syscall(SYS_munmap, page + 1, g_page), EINVAL, "munmap(unaligned)");
+    EXPECT_ERR(syscall(SYS_mprotect, page + 1, g_page, PROT_READ), EINVAL, "mprotect(unaligned)");
+    munmap(page, g_page);
     struct {
         long sec, nsec;
     } bad_time = {0, k_huge_nsec};
@@ -264,12 +315,12 @@ static void test_bad_numbers_flags_fds(void)
 
     char buf[4];
     int fds[2];
-    if (syscall(SYS_pipe, fds) != 0)
+    if (sys_pipe(fds) != 0)
         return;
     EXPECT_ERR(syscall(SYS_read, -1, buf, 1), EBADF, "read(fd -1)");
     EXPECT_ERR(syscall(SYS_write, 999, buf, 1), EBADF, "write(fd 999)");
     EXPECT_ERR(syscall(SYS_close, 999), EBADF, "close(fd 999)");
-    EXPECT_ERR(syscall(SYS_dup2, 999, 5), EBADF, "dup2(fd 999)");
+    EXPECT_ERR(sys_dup2(999, 5), EBADF, "dup2(fd 999)");
     struct iovec iov = {buf, 1};
     EXPECT_ERR(syscall(SYS_writev, 999, &iov, 1), EBADF, "writev(fd 999)");
     EXPECT_ERR(syscall(SYS_read, fds[1], buf, 1), EBADF, "read(write end of a pipe)");
@@ -281,25 +332,28 @@ static void test_bad_numbers_flags_fds(void)
 
 int main(void)
 {
-    struct timespec now;
-    errno = 0;
-    g_has_clock64 = syscall(SYS_clock_gettime64, CLOCK_MONOTONIC, &now) == 0 || errno != ENOSYS;
-    long old[2];
-    errno = 0;
-    g_has_clock32 = syscall(SYS_clock_gettime32, CLOCK_MONOTONIC, old) == 0 || errno != ENOSYS;
-    CHECK_MSG(g_has_clock64 || g_has_clock32, "clock_gettime (265 or 403) is implemented");
+    g_page = sysconf(_SC_PAGESIZE);
+    int clocks = 0;
+    for (int c = 0; c < k_clock_count; ++c) {
+        long long now[2];
+        errno = 0;
+        g_clocks[c].present =
+            syscall(g_clocks[c].number, CLOCK_MONOTONIC, now) == 0 || errno != ENOSYS;
+        clocks += g_clocks[c].present;
+    }
+    CHECK_MSG(clocks > 0, "clock_gettime is implemented");
 
     /* Two pages, the second unmapped again: a hole just after valid memory. */
     char* pages =
-        mmap(NULL, 2 * k_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (!CHECK_MSG(pages != MAP_FAILED && munmap(pages + k_page, k_page) == 0,
+        mmap(NULL, 2 * g_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (!CHECK_MSG(pages != MAP_FAILED && munmap(pages + g_page, g_page) == 0,
                    "a mapped page followed by a hole"))
         return utest_done();
-    g_bad[k_unmapped].addr = (uintptr_t)(pages + k_page);
+    g_bad[k_unmapped].addr = (uintptr_t)(pages + g_page);
 
     for (int i = 0; i < k_bad_count; ++i)
         test_bad_address(&g_bad[i]);
-    test_crossing(pages + k_page);
+    test_crossing(pages + g_page);
     test_wrap(pages);
     test_bad_numbers_flags_fds();
 
