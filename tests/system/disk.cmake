@@ -11,13 +11,13 @@ foreach(emu qemu bochs)
   # The in-kernel tests, booted from the disk. The nonce travels in the
   # command-line sector, so records count only if that sector arrived; the
   # console (not --quiet here) must also show that no loader handed over a
-  # memory map.
+  # memory map, so the kernel probed the BIOS for one (src/arch/i386/vm86/).
   set(name system.i386.${emu}.disk.ktests)
   add_test(NAME ${name}
            COMMAND ${TOLL_PYTHON} ${TOLL_RUN} --build ${CMAKE_BINARY_DIR} --arch i386 --emu ${emu}
                    --boot disk --cmdline "test=*" --nonce disk${emu})
   set_tests_properties(${name} PROPERTIES TIMEOUT 120
-    PASS_REGULAR_EXPRESSION "memory map \\(none\\).*DONE [1-9][0-9]* passed, 0 failed.*tools/run: DONE: every test passed")
+    PASS_REGULAR_EXPRESSION "memory map \\(BIOS probe\\).*DONE [1-9][0-9]* passed, 0 failed.*tools/run: DONE: every test passed")
 
   # The boot sector's promises to the kernel: magic, a whole 511-byte command
   # line in low memory, flat protected mode with interrupts and paging off,
