@@ -46,6 +46,7 @@ void cpu_init()
 {
     i386::gdt_init();
     i386::idt_init();
+    i386::double_fault_init();
     if (i386::layout_isolated())
         i386::tss_set_kernel_stack(reinterpret_cast<uint32_t>(trampoline_stack_top));
     i386::uaccess_init();

@@ -92,6 +92,11 @@ void idt_set_gate(unsigned vector, uint32_t handler, bool user_callable)
                          static_cast<uint16_t>(handler >> 16)};
 }
 
+void idt_set_task_gate(unsigned vector, uint16_t tss_selector, uint8_t type_attr)
+{
+    g_idt[vector] = Gate{0, tss_selector, 0, type_attr, 0};
+}
+
 uint32_t trap_stub_address(unsigned vector)
 {
     return reinterpret_cast<uint32_t>(trap_stubs) + vector * k_stub_size;

@@ -22,6 +22,12 @@ void idt_init();
 /// Points @p vector at @p handler (an interrupt gate; DPL 3 if @p user_callable).
 void idt_set_gate(unsigned vector, uint32_t handler, bool user_callable);
 
+/// Points @p vector at a task gate for the TSS @p tss_selector.
+void idt_set_task_gate(unsigned vector, uint16_t tss_selector, uint8_t type_attr);
+
+/// Routes the double fault through a task gate (double_fault.cpp).
+void double_fault_init();
+
 /// Address of the entry stub for @p vector.
 uint32_t trap_stub_address(unsigned vector);
 
