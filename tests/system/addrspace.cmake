@@ -24,3 +24,10 @@ add_test(NAME system.i386.qemu.4_4.direct_map_reaches_2gb
                  --cmdline "vm.split=4/4 test=i386.layout.direct_map*")
 set_tests_properties(system.i386.qemu.3_1.direct_map_stops_at_896mb
                      system.i386.qemu.4_4.direct_map_reaches_2gb PROPERTIES TIMEOUT 120)
+
+# The copy edges with every copy on the slow path, and with every one that fits
+# on the fast path (the default threshold is covered by the user suite).
+foreach(fast 0 4096)
+  toll_system_test(i386.qemu.4_4.copy_fast_max_${fast} --arch i386
+                   --cmdline "vm.split=4/4 vm.copy_fast_max=${fast} run=/bin/ut_layout")
+endforeach()

@@ -2,10 +2,17 @@
 #include "kernel/vm/vm_init.h"
 #include "kernel/kern/arch.h"
 #include "kernel/kern/console.h"
+#include "kernel/kern/counters.h"
+#include "kernel/vm/pmap.h"
 #include "kernel/vm/kmem.h"
 #include "kernel/vm/phys.h"
 
 namespace toll::vm {
+namespace {
+// The top of user space under this boot's layout, readable from user space
+// (tests adapt to it: 3 GB under 3/1, 4 GB less the trampoline under 4/4).
+TOLL_COUNTER(g_user_limit, "vm.user_limit");
+} // namespace
 
 void vm_init(const BootInfo& info)
 {
@@ -55,6 +62,7 @@ void vm_init(const BootInfo& info)
                 (unsigned long long)(k_safe_minimum_bytes >> 20));
         add(0, k_safe_minimum_bytes);
     }
+    g_user_limit.value = user_space_limit();
     kprintf("vm: %zu pages free of %zu; direct map %llu MB\n", phys.free_pages(),
             phys.total_pages(), (unsigned long long)(limit >> 20));
 }
