@@ -82,6 +82,15 @@ void tss_set_kernel_stack(uint32_t esp0)
 
 void gdt_set_user_tls(uint32_t base, uint32_t limit_pages, bool present)
 {
+    // Most switches go between threads with the same kind of TLS segment (or
+    // none); skip the rewrite when the entry already says the same thing.
+    static uint32_t s_base, s_limit;
+    static bool s_present;
+    if (present == s_present && base == s_base && limit_pages == s_limit)
+        return;
+    s_base = base;
+    s_limit = limit_pages;
+    s_present = present;
     g_gdt[k_gdt_user_tls] =
         present ? make(base, limit_pages, k_present | k_dpl3 | k_code_or_data | k_data_writable,
                        k_gran_4k_32bit)
