@@ -3,10 +3,13 @@
 add_test(NAME grading.regions
   COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/grading/test_regions.py)
 add_test(NAME grading.labs_consistent COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/grade --check)
+# The grader's compiler cache lives beside the scratch folders, which each run
+# empties, so that a second run finds it warm.
+set(TOLL_GRADING_CACHE ${CMAKE_BINARY_DIR}/grading-ccache)
 add_test(NAME grading.hostile_batch
   COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/grading/check_batch.py
-          --work ${CMAKE_BINARY_DIR}/grading-check -j 2)
-# The batch builds two trees at once: give it both cores of the machine.
+          --work ${CMAKE_BINARY_DIR}/grading-check --cache ${TOLL_GRADING_CACHE} -j 2)
+# The batch grades two submissions at once: give it both cores of the machine.
 set_tests_properties(grading.hostile_batch PROPERTIES TIMEOUT 600 PROCESSORS 2)
 set_tests_properties(grading.regions grading.labs_consistent PROPERTIES TIMEOUT 60)
 
@@ -19,7 +22,8 @@ foreach(rubric ${TOLL_LAB_RUBRICS})
   if(lab AND NOT lab STREQUAL "demo")
     add_test(NAME grading.meaningful.${lab}
       COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/grading/check_batch.py --lab ${lab}
-              --plain --work ${CMAKE_BINARY_DIR}/grading-check-${lab} -j 2)
+              --plain --work ${CMAKE_BINARY_DIR}/grading-check-${lab}
+              --cache ${TOLL_GRADING_CACHE} -j 2)
     set_tests_properties(grading.meaningful.${lab} PROPERTIES TIMEOUT 600 PROCESSORS 2)
   endif()
 endforeach()

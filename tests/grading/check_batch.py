@@ -116,6 +116,8 @@ def main(argv):
     p.add_argument("--work", required=True, help="scratch folder (emptied first)")
     p.add_argument("-j", "--jobs", type=int, default=2)
     p.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    p.add_argument("--cache", metavar="DIR",
+                   help="the grader's ccache folder, kept between runs (default: in --work)")
     p.add_argument("--lab", default=hostile.LAB,
                    help="the lab (default demo, the only one with hostile variants)")
     p.add_argument("--plain", action="store_true",
@@ -130,9 +132,12 @@ def main(argv):
     else:
         made = plain_batch(rubric, batch)
     start = time.monotonic()
-    status = subprocess.call([sys.executable, os.path.join(ROOT, "tools", "grade"), "--lab",
-                              rubric.lab, "--batch", batch, "-j", str(args.jobs), "--out", out,
-                              "--work", os.path.join(args.work, "grading")])
+    cmd = [sys.executable, os.path.join(ROOT, "tools", "grade"), "--lab", rubric.lab,
+           "--batch", batch, "-j", str(args.jobs), "--out", out,
+           "--work", os.path.join(args.work, "grading")]
+    if args.cache:
+        cmd += ["--cache", args.cache]
+    status = subprocess.call(cmd)
     print(f"check_batch: the batch of {len(made)} took {time.monotonic() - start:.1f} s")
     checker = Checker(rubric)
     checker.expect(status == 0, "batch", f"tools/grade exited {status}")

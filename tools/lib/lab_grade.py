@@ -123,6 +123,20 @@ def tail(text, lines=OUTPUT_TAIL_LINES, chars=OUTPUT_TAIL_CHARS):
     return out[-chars:]
 
 
+def tree_relative(text, tree):
+    """@p text with the paths of files in @p tree made relative to it: a
+    compile without ccache names a file by its absolute path (in __FILE__ and
+    in compiler messages), one through ccache by a path relative to its build
+    folder (../../src/...). Both read src/... here, so the cache changes no
+    reason a student sees."""
+    text = text.replace(tree + "/", "")
+
+    def strip(m):
+        rel = m.group(2)
+        return rel if os.path.exists(os.path.join(tree, rel)) else m.group(0)
+    return re.sub(r"(?<![\w./])((?:\.\./)+)([\w+-][\w.+/-]*)", strip, text)
+
+
 def submission_form(path):
     if os.path.isdir(path):
         return "tree"
@@ -204,20 +218,40 @@ def assemble(grade, root, files, sub_dir, tree):
                 grade.ignored.append(rel)
 
 
-def build(grade, tree, jobs):
-    """Configures and builds the i386 side of @p tree; fills grade.build."""
+def needs_disk_image(rubric):
+    """True when a rubric test boots the loaderless disk image (under Bochs or
+    with --boot disk), which a kernel-only build does not make."""
+    for item in rubric.items:
+        args = list(item.run or [])
+        pairs = set(zip(args, args[1:])) | {tuple(a.split("=", 1)) for a in args if "=" in a}
+        if ("--boot", "disk") in pairs or ("--emu", "bochs") in pairs:
+            return True
+    return False
+
+
+def build(grade, tree, jobs, tools=None):
+    """Configures and builds the i386 side of @p tree: only the rubric's
+    build_targets when it names some, and only the kernel image (not the disk
+    images) unless a test boots a disk. @p tools (lab_build.BuildTools: Ninja,
+    ccache) says how, when given. Fills grade.build."""
     r = grade.build
     bdir = os.path.join(tree, "build-grade")
     log = os.path.join(tree, "build.log")
+    env = _clean_env()
+    env["CMAKE_BUILD_PARALLEL_LEVEL"] = str(jobs)  # also for the kernel's inner build
+    if tools:
+        env = tools.env(env)
     cmd = ["cmake", "-S", tree, "-B", bdir, "-DTOLL_ARCHES=i386",
-           "-DCMAKE_BUILD_TYPE=RelWithDebInfo"]
-    status, secs = run_limited(cmd, grade.rubric.build_timeout, log)
+           "-DCMAKE_BUILD_TYPE=RelWithDebInfo"] + (tools.cmake_args() if tools else [])
+    if not needs_disk_image(grade.rubric):
+        cmd.append("-DTOLL_KERNEL_ONLY=ON")
+    status, secs = run_limited(cmd, grade.rubric.build_timeout, log, env=env)
     text = read_text(log)
     if status == 0:
         cmd = ["cmake", "--build", bdir, "-j", str(jobs)]
         for t in grade.rubric.build_targets:
             cmd += ["--target", t]
-        status, more = run_limited(cmd, max(1, grade.rubric.build_timeout - secs), log)
+        status, more = run_limited(cmd, max(1, grade.rubric.build_timeout - secs), log, env=env)
         secs += more
         text += read_text(log)
     r.seconds = secs
@@ -236,7 +270,7 @@ def build(grade, tree, jobs):
         r.output = "\n".join(lines[max(0, first - 3):first + 25])[:OUTPUT_TAIL_CHARS]
     else:
         r.output = tail(text)
-    r.output = r.output.replace(tree + "/", "")
+    r.output = tree_relative(r.output, tree)
     return None
 
 
@@ -392,8 +426,8 @@ def run_items(grade, tree, bdir, logs, root):
                 ok, r.reason = judge_measurement(item, summary, tree, rubric, rubric.max_output)
             r.output = tail(console)
         # Paths inside the scratch tree mean nothing to the student.
-        r.reason = r.reason.replace(tree + "/", "")
-        r.output = r.output.replace(tree + "/", "")
+        r.reason = tree_relative(r.reason, tree)
+        r.output = tree_relative(r.output, tree)
         if ok is None:
             r.status = "error"
             grade.error = grade.error or f"{item.name}: {r.reason}"
@@ -402,10 +436,14 @@ def run_items(grade, tree, bdir, logs, root):
         r.score = item.points if ok else 0
 
 
-def grade_submission(rubric, submission, root, files, work, logs, jobs=2, keep=False):
+def grade_submission(rubric, submission, root, files, work, logs, jobs=2, keep=False,
+                     tools=None, before_build=None, after_build=None):
     """Grades @p submission against @p rubric; @p files are the checkout's files.
     Scratch work happens under @p work (removed unless @p keep); the build log
-    and each run's console go to @p logs."""
+    and each run's console go to @p logs. @p tools says how to build (see
+    build()); @p before_build and @p after_build, when given, are called
+    around the build stage (after_build always, even when there was none),
+    which lets a batch warm the compiler cache with one build first."""
     grade = Grade(rubric, submission)
     start = time.monotonic()
     os.makedirs(work, exist_ok=True)
@@ -413,15 +451,23 @@ def grade_submission(rubric, submission, root, files, work, logs, jobs=2, keep=F
     os.makedirs(logs, exist_ok=True)
     try:
         try:
-            sub_dir = unpack(grade, root, work)
-        except (Rejected, lab_regions.RegionError, OSError) as e:
-            grade.build.status = "failed"
-            grade.build.reason = f"the submission could not be read: {e}"
-            bdir = None
-        else:
-            assemble(grade, root, files, sub_dir, tree)
-            bdir = build(grade, tree, jobs)
-            shutil.copy(os.path.join(tree, "build.log"), os.path.join(logs, "build.log"))
+            try:
+                sub_dir = unpack(grade, root, work)
+            except (Rejected, lab_regions.RegionError, OSError) as e:
+                grade.build.status = "failed"
+                grade.build.reason = f"the submission could not be read: {e}"
+                bdir = None
+            else:
+                assemble(grade, root, files, sub_dir, tree)
+                if before_build:
+                    waited = time.monotonic()
+                    before_build()
+                    start += time.monotonic() - waited  # waiting is not grading
+                bdir = build(grade, tree, jobs, tools)
+                shutil.copy(os.path.join(tree, "build.log"), os.path.join(logs, "build.log"))
+        finally:
+            if after_build:
+                after_build()
         run_items(grade, tree, bdir, logs, root)
     except Exception as e:  # the grader's own failure must not look like a score
         grade.error = f"{type(e).__name__}: {e}"
