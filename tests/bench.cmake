@@ -38,3 +38,12 @@ add_test(NAME lab0.worksheet
           --worksheet ${CMAKE_SOURCE_DIR}/labs/lab0-measure/checks.toml
                       ${CMAKE_SOURCE_DIR}/labs/lab0-measure/results.toml)
 set_tests_properties(lab0.worksheet PROPERTIES TIMEOUT 120 LABELS "bench;lab")
+
+# Lab 4x4 (labs/lab-4x4): the worksheet's numbers and ratios match fresh
+# deterministic runs under each vm.split= layout. The rubric's
+# worksheet.numbers item is this test.
+add_test(NAME lab4x4.worksheet
+  COMMAND ${TOLL_BENCH} --out ${CMAKE_BINARY_DIR}/bench-lab4x4
+          --worksheet ${CMAKE_SOURCE_DIR}/labs/lab-4x4/checks.toml
+                      ${CMAKE_SOURCE_DIR}/labs/lab-4x4/results.toml)
+set_tests_properties(lab4x4.worksheet PROPERTIES TIMEOUT 180 LABELS "bench;lab")
