@@ -28,3 +28,11 @@ toll_system_test(i386.qemu.user.healthy_after_exhaustion --arch i386
 # The shell on the console: a pipeline typed at its prompt runs, and exit ends it.
 toll_system_test(i386.qemu.user.shell_pipeline --arch i386 --cmdline "run=/bin/sh"
                  --input "echo piped through cat | cat\\nexit\\n" --expect-output "piped through cat")
+
+# i386 only: a program that removes its own TLS segment from under its segment
+# registers dies alone (every layout: the exit path restores them).
+foreach(split 3/1 3/1-pti 4/4)
+  string(REPLACE "/" "_" tag ${split})
+  toll_system_test(i386.qemu.${tag}.user.ut_tls_segments --arch i386
+                   --cmdline "vm.split=${split} run=/bin/ut_tls_segments")
+endforeach()

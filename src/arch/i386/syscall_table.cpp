@@ -39,6 +39,17 @@ long sys_set_thread_area(const SyscallArgs& a)
         limit = (limit + 4095) >> 12; // byte granular: round up to pages
     tls = {d.base_addr, limit, !(d.flags & k_desc_not_present)};
     gdt_set_user_tls(tls.base, tls.limit_pages, tls.present);
+    // A segment register of this thread may already hold the TLS selector.
+    // If the segment is now absent, restoring that register on the way out
+    // would fault inside the kernel's exit path (with the user's CR3 loaded
+    // under the isolated layouts). Null it: the program faults, not the kernel.
+    if (!tls.present) {
+        arch::TrapFrame& f = *a.frame;
+        uint32_t* segments[] = {&f.ds, &f.es, &f.fs, &f.gs};
+        for (uint32_t* seg : segments)
+            if ((*seg >> 3) == k_gdt_user_tls)
+                *seg = 0;
+    }
     return 0;
 }
 
