@@ -54,3 +54,29 @@ function(toll_user_program name)
     ${TOLL_MUSL_DIR}/crtn.o)
   set_property(GLOBAL APPEND PROPERTY TOLL_USER_PROGRAMS ${name})
 endfunction()
+
+# toll_kernel_image(<target> LDSCRIPT <file> INITRD_ASM <file> SOURCES <files...>):
+# links a kernel from the architecture's sources, the core and the library,
+# and packs every user program (TOLL_USER_PROGRAMS) into the initial ramdisk
+# that INITRD_ASM pulls in with .incbin TOLL_INITRD_PATH.
+function(toll_kernel_image target)
+  cmake_parse_arguments(K "" "LDSCRIPT;INITRD_ASM" "SOURCES" ${ARGN})
+  add_executable(${target} ${K_SOURCES} $<TARGET_OBJECTS:toll_core> $<TARGET_OBJECTS:toll_klib>)
+  toll_kernel_flags(${target})
+  target_link_options(${target} PRIVATE -m ${TOLL_LLD_EMULATION} -T ${K_LDSCRIPT} -nostdlib -static)
+  target_link_libraries(${target} PRIVATE ${TOLL_BUILTINS})
+  set_target_properties(${target} PROPERTIES LINK_DEPENDS ${K_LDSCRIPT})
+
+  get_property(programs GLOBAL PROPERTY TOLL_USER_PROGRAMS)
+  set(initrd ${CMAKE_CURRENT_BINARY_DIR}/initrd.cpio)
+  set(files)
+  foreach(prog ${programs})
+    list(APPEND files $<TARGET_FILE:${prog}>)
+  endforeach()
+  add_custom_command(OUTPUT ${initrd}
+    COMMAND /usr/bin/python3 ${TOLL_REPO_ROOT}/tools/mkinitrd ${initrd} ${files}
+    DEPENDS ${programs} ${TOLL_REPO_ROOT}/tools/mkinitrd
+    COMMENT "Packing the ${TOLL_ARCH} initial ramdisk")
+  set_source_files_properties(${K_INITRD_ASM} PROPERTIES
+    OBJECT_DEPENDS ${initrd} COMPILE_DEFINITIONS TOLL_INITRD_PATH="${initrd}")
+endfunction()
