@@ -22,8 +22,9 @@ toll_system_test(i386.bochs.disk.user.ut_hello --arch i386 --emu bochs --boot di
 
 # A later program still runs after one that exhausted memory and processes:
 # the kernel is healthy afterwards.
-toll_system_test(i386.qemu.user.healthy_after_exhaustion --arch i386
-                 --cmdline "run=/bin/sh -c 'ut_exhaust; ut_hello'")
+toll_system_test(i386.qemu.user.healthy_after_exhaustion --arch i386 --cmdline "run=/bin/sh"
+                 --input "ut_exhaust\nut_hello\nexit\n" --expect-output "hello, world"
+                 --timeout 90)
 
 # The shell on the console: a pipeline typed at its prompt runs, and exit ends it.
 toll_system_test(i386.qemu.user.shell_pipeline --arch i386 --cmdline "run=/bin/sh"
