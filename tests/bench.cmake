@@ -4,11 +4,12 @@ set(TOLL_BENCH ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/bench --build ${CMAKE_BI
 
 # Deterministic mode is deterministic: two runs, every number identical.
 add_test(NAME bench.determinism
-  COMMAND ${TOLL_BENCH} --quick --repeat 2 --out ${CMAKE_BINARY_DIR}/bench-determinism)
+  COMMAND ${TOLL_BENCH} --quick --repeat 2 --config 4/4 --out ${CMAKE_BINARY_DIR}/bench-determinism)
 
 # Key path lengths within tests/bench/budgets.toml.
 add_test(NAME bench.budgets
-  COMMAND ${TOLL_BENCH} --quick --budgets ${CMAKE_SOURCE_DIR}/tests/bench/budgets.toml
+  COMMAND ${TOLL_BENCH} --quick --config 3/1 --config 3/1-pti --config 4/4
+          --budgets ${CMAKE_SOURCE_DIR}/tests/bench/budgets.toml
           --out ${CMAKE_BINARY_DIR}/bench-budgets)
 
 # The budget check can fail: a recorded result above a bound must be refused,
