@@ -77,10 +77,25 @@ trap_common:
     # the user's CR3 loaded, where the kernel's code is not mapped: leave
     # through the copy's fault exit without calling into the kernel.
     cmpl $14, 48(%esp)                  # vector
-    jne call_kernel
+    jne 1f
     cmpl $fast_copy_access, TF_CS - 4(%esp)  # eip
-    jne call_kernel
+    jne 1f
     movl $fast_copy_fault, TF_CS - 4(%esp)
+    jmp restore_registers
+1:  # Any other trap in the kernel while the user's CR3 is loaded (an NMI,
+    # debug trap or machine check in the fast copy, a fault restoring user
+    # segments on the way out) runs the kernel on its own CR3 and puts the
+    # interrupted one back before returning.
+    movl %cr3, %eax
+    cmpl trampoline_vars + TV_KERNEL_CR3, %eax
+    je call_kernel
+    movl %eax, %ebx                     # callee-saved across i386_trap
+    movl trampoline_vars + TV_KERNEL_CR3, %eax
+    movl %eax, %cr3
+    pushl %esp
+    call i386_trap
+    addl $4, %esp
+    movl %ebx, %cr3
     jmp restore_registers
 
 from_user:
