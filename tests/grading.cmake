@@ -3,6 +3,8 @@
 add_test(NAME grading.regions
   COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/grading/test_regions.py)
 add_test(NAME grading.labs_consistent COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/grade --check)
+add_test(NAME grading.build_tools
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/grading/test_build.py)
 # The grader's compiler cache lives beside the scratch folders, which each run
 # empties, so that a second run finds it warm.
 set(TOLL_GRADING_CACHE ${CMAKE_BINARY_DIR}/grading-ccache)
@@ -11,7 +13,8 @@ add_test(NAME grading.hostile_batch
           --work ${CMAKE_BINARY_DIR}/grading-check --cache ${TOLL_GRADING_CACHE} -j 2)
 # The batch grades two submissions at once: give it both cores of the machine.
 set_tests_properties(grading.hostile_batch PROPERTIES TIMEOUT 600 PROCESSORS 2)
-set_tests_properties(grading.regions grading.labs_consistent PROPERTIES TIMEOUT 60)
+set_tests_properties(grading.regions grading.labs_consistent grading.build_tools
+  PROPERTIES TIMEOUT 60)
 
 # Every other lab: its reference scores full marks and its starter builds and
 # fails exactly the items that cover its regions.

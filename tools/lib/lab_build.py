@@ -1,13 +1,14 @@
 """How the grader builds its scratch trees quickly: Ninja and a private ccache.
 
 Every scratch tree is the same checkout with one or two student files
-changed, at a different path. ccache, told that paths under the grading
+changed, in one of a few scratch folders (ScratchSlot). ccache, told that paths under the grading
 folder are relative (base_dir) and that the working folder does not matter
 (hash_dir off), serves every unchanged file from its cache; a student file
 whose content differs is compiled afresh. Both tools only change how fast a
 tree builds, never what it builds: without them the grader builds as before.
 """
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ import subprocess
 # it when one cache serves many labs and versions.
 CACHE_MAX_SIZE = "2G"
 CACHE_FOLDER = "toll-grade-ccache"
+SLOT_PREFIX = "toll-grade-slot"
 
 
 class BuildTools:
@@ -89,3 +91,40 @@ class BuildTools:
         def grown(*names):
             return sum(now.get(n, 0) - before.get(n, 0) for n in names)
         return (grown("direct_cache_hit", "preprocessed_cache_hit"), grown("cache_miss"))
+
+
+class ScratchSlot:
+    """A scratch folder at a path reused from one submission to the next.
+
+    The build writes the tree's own path into some compile commands (e.g. the
+    host tests' TOLL_SOURCE_DIR), which ccache cannot make relative: at a
+    reused path those compiles hit the cache too. Each slot is held with an
+    exclusive lock on its .lock file, so two graders sharing a scratch folder
+    never share a slot; the folder is emptied when claimed and when released.
+    """
+
+    def __init__(self, work_root):
+        index = 0
+        while True:
+            path = os.path.join(work_root, f"{SLOT_PREFIX}{index}")
+            index += 1
+            try:
+                fd = os.open(path + ".lock", os.O_CREAT | os.O_RDWR, 0o600)
+            except OSError:  # another user's slot
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # held by another grading
+                os.close(fd)
+                continue
+            shutil.rmtree(path, ignore_errors=True)  # what a killed grading left
+            if not os.path.exists(path):
+                break
+            os.close(fd)  # it cannot be emptied: never build on leftovers
+        self.path, self._fd = path, fd
+        os.makedirs(path)
+
+    def release(self):
+        """Empties the folder and gives the slot back."""
+        shutil.rmtree(self.path, ignore_errors=True)
+        os.close(self._fd)
