@@ -12,7 +12,8 @@ add_test(NAME grading.hostile_batch
   COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/grading/check_batch.py
           --work ${CMAKE_BINARY_DIR}/grading-check --cache ${TOLL_GRADING_CACHE} -j 2)
 # The batch grades two submissions at once: give it both cores of the machine.
-set_tests_properties(grading.hostile_batch PROPERTIES TIMEOUT 600 PROCESSORS 2)
+# COST: the longest tests start first, so the short ones fill in beside them.
+set_tests_properties(grading.hostile_batch PROPERTIES TIMEOUT 600 PROCESSORS 2 COST 10000)
 set_tests_properties(grading.regions grading.labs_consistent grading.build_tools
   PROPERTIES TIMEOUT 60)
 
@@ -27,6 +28,8 @@ foreach(rubric ${TOLL_LAB_RUBRICS})
       COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/grading/check_batch.py --lab ${lab}
               --plain --work ${CMAKE_BINARY_DIR}/grading-check-${lab}
               --cache ${TOLL_GRADING_CACHE} -j 2)
-    set_tests_properties(grading.meaningful.${lab} PROPERTIES TIMEOUT 600 PROCESSORS 2)
+    # Much of a lab check is waiting on a starter's timeouts: one core each,
+    # so another test can run beside it.
+    set_tests_properties(grading.meaningful.${lab} PROPERTIES TIMEOUT 600 PROCESSORS 1 COST 5000)
   endif()
 endforeach()
