@@ -4,6 +4,7 @@
 #include "arch/i386/cpu.h"
 #include "arch/i386/io.h"
 #include "arch/i386/layout.h"
+#include "arch/i386/fpu/fpu.h"
 #include "arch/i386/vm86/early_map.h"
 #include "arch/i386/vm86/getmemsize.h"
 #include "arch/i386/vm86/vm86.h"
@@ -35,6 +36,7 @@ struct CpuSnapshot {
     uint16_t tr, ds, es, fs, gs, ss, cs;
     TableRegister gdtr, idtr;
     uint8_t tr_access; ///< the access byte of TR's descriptor (its busy bit)
+    const void* fpu_owner; ///< whose registers the FPU holds (fpu/fpu.h)
 
     static CpuSnapshot take()
     {
@@ -48,6 +50,7 @@ struct CpuSnapshot {
         asm volatile("movw %%ds, %0\n\tmovw %%es, %1\n\tmovw %%fs, %2\n\tmovw %%gs, %3\n\t"
                      "movw %%ss, %4\n\tmovw %%cs, %5"
                      : "=r"(s.ds), "=r"(s.es), "=r"(s.fs), "=r"(s.gs), "=r"(s.ss), "=r"(s.cs));
+        s.fpu_owner = fpu::owner();
         if (s.tr)
             s.tr_access = reinterpret_cast<const SegmentDescriptor*>(s.gdtr.base)[s.tr >> 3].access;
         return s;
@@ -61,6 +64,8 @@ void expect_same(const CpuSnapshot& a, const CpuSnapshot& b, unsigned call)
             ktest::fail(__FILE__, __LINE__, "call %u changed %s: 0x%x -> 0x%x", call, what, x, y);
     };
     check("CR0 (FPU state bits)", a.cr0, b.cr0);
+    check("the FPU owner", reinterpret_cast<uintptr_t>(a.fpu_owner),
+          reinterpret_cast<uintptr_t>(b.fpu_owner));
     check("CR3", a.cr3, b.cr3);
     check("CR4", a.cr4, b.cr4);
     check("PDE 0", a.pde0, b.pde0);
