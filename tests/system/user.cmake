@@ -35,7 +35,7 @@ toll_system_test(i386.qemu.user.shell_pipeline --arch i386 --cmdline "run=/bin/s
 # throwaway children cannot take the kernel down (every layout).
 foreach(split 3/1 3/1-pti 4/4)
   string(REPLACE "/" "_" tag ${split})
-  foreach(prog ut_tls_segments ut_fuzz)
+  foreach(prog ut_tls_segments ut_fuzz ut_isolation)
     toll_system_test(i386.qemu.${tag}.user.${prog} --arch i386
                      --cmdline "vm.split=${split} run=/bin/${prog}")
   endforeach()

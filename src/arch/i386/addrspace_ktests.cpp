@@ -1,6 +1,7 @@
 // In-kernel tests of the address-space layouts: what a user page directory
 // may hold, the double fault's clean PANIC, and the 4/4 direct map.
 #include "arch/i386/cpu.h"
+#include "arch/i386/isolation.h"
 #include "arch/i386/mmu.h"
 #include "arch/i386/trampoline.h"
 #include "kernel/kern/arch.h"
@@ -11,38 +12,6 @@
 #include "kernel/vm/vmspace.h"
 
 namespace toll::i386 {
-namespace {
-
-// Checks every entry of the directory user mode runs on for @p pmap.
-// Returns the number of user page tables seen; fails the test on any entry
-// that is neither user memory nor the trampoline (isolated layouts), or that
-// differs from the kernel's (3/1, kernel quarter).
-unsigned check_user_directory(vm::Pmap* pmap)
-{
-    auto* dir = static_cast<const uint32_t*>(vm::phys_to_virt(vm::pmap_user_directory_phys(pmap)));
-    auto* kernel = static_cast<const uint32_t*>(vm::phys_to_virt(kernel_page_directory_phys()));
-    unsigned user_tables = 0;
-    unsigned user_slots = vm::user_space_limit() >> 22;
-    for (unsigned i = 0; i < k_entries; ++i) {
-        uint32_t e = dir[i];
-        if (!(e & k_pte_present))
-            continue;
-        if (i < user_slots) {
-            KEXPECT(e & k_pte_user);          // a user page table
-            KEXPECT(!(e & k_pde_large));
-            ++user_tables;
-        } else if (i == k_entries - 1) {
-            KEXPECT_EQ(e, trampoline_pde()); // the trampoline slot
-        } else if (layout_isolated()) {
-            ktest::fail(__FILE__, __LINE__, "user directory entry %u (0x%08x) is kernel memory", i, e);
-        } else {
-            KEXPECT_EQ(e, kernel[i]);        // 3/1: the shared kernel quarter
-        }
-    }
-    return user_tables;
-}
-
-} // namespace
 
 KTEST("i386.layout.user_directory_holds_only_user_and_trampoline")
 {
@@ -55,7 +24,9 @@ KTEST("i386.layout.user_directory_holds_only_user_and_trampoline")
     KEXPECT_EQ(vm::vmspace_map(space, k_high, 4096, vm::k_prot_read), k_ok);
     KEXPECT(vm::vmspace_fault(space, k_low, true));
     KEXPECT(vm::vmspace_fault(space, k_high, false));
-    KEXPECT_EQ(check_user_directory(space->pmap), 2u);
+    DirectoryCheck check = check_user_directory(space->pmap);
+    KEXPECT_EQ(check.user_tables, 2u);
+    KEXPECT_EQ(check.violations, 0u);
     vm::vmspace_destroy(space);
     ktest::metric("vm.user_limit_mb", vm::user_space_limit() >> 20, "MB");
 }

@@ -8,6 +8,10 @@
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
 
+namespace toll::sys {
+long sys_check_isolation(const SyscallArgs& a);
+}
+
 namespace toll::i386 {
 namespace {
 
@@ -81,9 +85,10 @@ constexpr Entry k_linux_calls[] = {
 constexpr Entry k_toll_calls[] = {
     {1000, sys_counter_get},
     {1001, sys_counter_list},
+    {1003, sys_check_isolation}, // i386 only: isolation.cpp
 };
 
-constexpr unsigned k_table_size = 1002;
+constexpr unsigned k_table_size = 1004;
 SyscallHandler g_table[k_table_size];
 
 struct TableBuilder {

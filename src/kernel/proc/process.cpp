@@ -70,6 +70,13 @@ Process* current_process()
     return current()->process;
 }
 
+void for_each_process(void (*visit)(Process& process, void* context), void* context)
+{
+    for (Process* p : g_table)
+        if (p)
+            visit(*p, context);
+}
+
 int process_count()
 {
     int n = 0;

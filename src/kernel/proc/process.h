@@ -73,6 +73,9 @@ void return_to_user_checks();
 /// loops give up with EINTR so the kill takes effect.
 bool interrupted();
 
+/// Calls @p visit for every process in existence (zombies included).
+void for_each_process(void (*visit)(Process& process, void* context), void* context);
+
 /// Number of processes in existence (zombies included).
 int process_count();
 

@@ -1,0 +1,19 @@
+// The isolation self-check of the i386 address-space layouts (isolation.cpp).
+#pragma once
+#include "kernel/vm/pmap.h"
+
+namespace toll::i386 {
+
+/// What check_user_directory found.
+struct DirectoryCheck {
+    unsigned user_tables; ///< user page tables present
+    unsigned violations;  ///< entries user mode must not see (the first is printed)
+};
+
+/// Walks the directory user mode runs on for @p pmap and counts the entries
+/// that break the layout's promise: anything but user page tables and the
+/// trampoline under 3/1-pti and 4/4; a kernel quarter unlike the kernel's
+/// under 3/1.
+DirectoryCheck check_user_directory(vm::Pmap* pmap);
+
+} // namespace toll::i386
