@@ -14,6 +14,7 @@
 # to the thread's kernel stack (TSS.esp0) and nothing else happens.
 
 #include "arch/i386/layout.h"
+#include "arch/i386/trap_stub.h"
 
 #define KERNEL_DS 0x10
 #define TF_CS 60          /* offsets in TrapFrame */
@@ -29,27 +30,12 @@
     adcl $0, \counter + COUNTER_VALUE + 4
 .endm
 
-# Vectors for which the CPU pushes an error code: 8, 10-14, 17, 21, 29, 30.
-.macro stub vector
-    .balign 16
-    .if (\vector == 8) || (\vector >= 10 && \vector <= 14) || (\vector == 17) || (\vector == 21) || (\vector == 29) || (\vector == 30)
-    .else
-    pushl $0
-    .endif
-    pushl $\vector
-    jmp trap_common
-.endm
 
     .section .trampoline.text, "ax"
     .balign 16
     .globl trap_stubs
 trap_stubs:
-    .altmacro
-    .set v, 0
-    .rept 256
-    stub %v
-    .set v, v + 1
-    .endr
+    trap_stub_table trap_common
 
 trap_common:
     pushal

@@ -5,29 +5,16 @@
 # the same frame back; vm86_trap() decides to resume (iret again) or to end the
 # call (return from vm86_enter on the kernel stack it left).
 
+#include "arch/i386/trap_stub.h"
+
 #define KERNEL_DS 0x10
 
-# Vectors for which the CPU pushes an error code (Intel SDM Vol. 3, 6.13).
-.macro vm86_stub vector
-    .balign 16
-    .if (\vector == 8) || (\vector >= 10 && \vector <= 14) || (\vector == 17) || (\vector == 21) || (\vector == 29) || (\vector == 30)
-    .else
-    pushl $0
-    .endif
-    pushl $\vector
-    jmp vm86_trap_common
-.endm
 
     .text
     .balign 16
     .globl vm86_trap_stubs
 vm86_trap_stubs:
-    .altmacro
-    .set v, 0
-    .rept 256
-    vm86_stub %v
-    .set v, v + 1
-    .endr
+    trap_stub_table vm86_trap_common
 
 # The CPU left vm86 mode through the monitor's TSS: SS:ESP is the top of the
 # monitor stack, DS, ES, FS and GS are null (Intel SDM Vol. 3, 20.3.1).
