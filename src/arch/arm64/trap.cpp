@@ -8,7 +8,7 @@
 #include "kernel/kern/console.h"
 #include "kernel/kern/panic.h"
 #include "kernel/proc/process.h"
-#include "kernel/vm/fault.h"
+#include "kernel/vm/vmspace.h"
 #include <stddef.h>
 
 namespace toll::arm64 {

@@ -4,7 +4,7 @@
 // return instead of a panic.
 #include "arch/arm64/trap.h"
 #include "kernel/kern/arch_uaccess.h"
-#include "kernel/vm/fault.h"
+#include "kernel/vm/vmspace.h"
 #include "kernel/vm/pmap.h"
 
 extern "C" bool arm64_copy_user(void* to, const void* from, size_t length);

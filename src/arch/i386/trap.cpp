@@ -13,7 +13,7 @@
 #include "kernel/kern/panic.h"
 #include "kernel/proc/process.h"
 #include "kernel/proc/thread.h"
-#include "kernel/vm/fault.h"
+#include "kernel/vm/vmspace.h"
 
 extern "C" char trap_stubs[];
 

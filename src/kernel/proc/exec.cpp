@@ -295,30 +295,33 @@ void set_name(Process* p, const char* path)
     p->name[n] = '\0';
 }
 
+// Gathers the arguments into the kernel and loads @p path with them.
+Errno load_program(const char* path, const char* const* argv, const char* const* envp,
+                   vm::VmSpace** space, uintptr_t* pc, uintptr_t* sp)
+{
+    ArgBlock* block = make<ArgBlock>();
+    if (!block)
+        return k_enomem;
+    auto gather = [&](const char* const* from, const char** to, size_t& count) {
+        for (; from && from[count]; ++count)
+            if (count == k_max_args || !add_string(*block, from[count], &to[count]))
+                return false;
+        return true;
+    };
+    Errno e = gather(argv, block->argv, block->argc) && gather(envp, block->envp, block->envc)
+                  ? load(path, *block, space, pc, sp)
+                  : k_e2big;
+    destroy(block);
+    return e;
+}
+
 } // namespace
 
 long exec(const char* path, const char* const* argv, const char* const* envp)
 {
-    ArgBlock* block = make<ArgBlock>();
-    if (!block)
-        return -k_enomem;
-    for (; argv && argv[block->argc]; ++block->argc)
-        if (block->argc == k_max_args ||
-            !add_string(*block, argv[block->argc], &block->argv[block->argc])) {
-            destroy(block);
-            return -k_e2big;
-        }
-    for (; envp && envp[block->envc]; ++block->envc)
-        if (block->envc == k_max_args ||
-            !add_string(*block, envp[block->envc], &block->envp[block->envc])) {
-            destroy(block);
-            return -k_e2big;
-        }
     vm::VmSpace* space;
     uintptr_t pc, sp;
-    Errno e = load(path, *block, &space, &pc, &sp);
-    destroy(block);
-    if (e != k_ok)
+    if (Errno e = load_program(path, argv, envp, &space, &pc, &sp); e != k_ok)
         return -e;
     Process* p = current_process();
     vm::VmSpace* old = p->vm;
@@ -338,20 +341,9 @@ int spawn(const char* path, const char* const* argv)
     if (!t)
         return -k_enomem;
     static const char* const k_env[] = {"PATH=/bin", "HOME=/", "TERM=dumb", nullptr};
-    ArgBlock* block = make<ArgBlock>();
-    if (!block) {
-        thread_free(t);
-        return -k_enomem;
-    }
-    for (; argv[block->argc] && block->argc < k_max_args; ++block->argc)
-        add_string(*block, argv[block->argc], &block->argv[block->argc]);
-    for (; k_env[block->envc]; ++block->envc)
-        add_string(*block, k_env[block->envc], &block->envp[block->envc]);
     vm::VmSpace* space;
     uintptr_t pc, sp;
-    Errno e = load(path, *block, &space, &pc, &sp);
-    destroy(block);
-    if (e != k_ok) {
+    if (Errno e = load_program(path, argv, k_env, &space, &pc, &sp); e != k_ok) {
         thread_free(t);
         return -e;
     }

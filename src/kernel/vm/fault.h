@@ -1,3 +1,0 @@
-// The machine-independent page-fault entry point (see vmspace.h).
-#pragma once
-#include "kernel/vm/vmspace.h"
