@@ -7,6 +7,7 @@
 //    the user's CR3, copy via the shared copy buffer, load the kernel's);
 //    large ones, and any that fault there, take the slow path that maps each
 //    user page into a kernel window. vm.copy_fast_max= sets the threshold.
+#include "arch/i386/cpu.h"
 #include "arch/i386/mmu.h"
 #include "arch/i386/trampoline.h"
 #include "arch/i386/trap.h"
@@ -57,8 +58,7 @@ bool fixup_user_access(arch::TrapFrame& f)
     else
         return false;
     // First let the VM fill a demand-zero page; only a real bad address fails.
-    uint32_t address;
-    asm volatile("movl %%cr2, %0" : "=r"(address));
+    uint32_t address = read_cr2();
     if (toll::vm::handle_user_fault(address, f.error & k_pf_write, f.error & k_pf_present))
         return true; // retry the instruction
     f.eip = fault_exit;
