@@ -1,5 +1,6 @@
 # System tests of the arm64 kernel under QEMU (-M virt -cpu max).
 toll_system_test(arm64.qemu.ktests --arch arm64 --cmdline "test=*")
+set_tests_properties(system.arm64.qemu.ktests PROPERTIES LABELS fast)
 
 # In deterministic mode CNTVCT counts instructions, so a timed loop must read
 # the same count on every boot.
