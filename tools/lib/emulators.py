@@ -219,10 +219,26 @@ def qemu_i386(args, machine):
     return cmd + args.extra
 
 
+# QEMU 7.2's virt board runs the generic counter at 62.5 MHz, and -icount
+# shift=0 advances virtual time by 1 ns per instruction, so CNTVCT_EL0 would
+# tick once every 16 instructions. At 1 GHz it ticks once per instruction, as
+# the TSC does under i386's -icount: "cycles" are instructions on both.
+ARM64_CNTFRQ = "cntfrq=1000000000"
+
+
+def arm64_cpu(cpu):
+    """The -cpu value for arm64: the model (default max) with the 1 GHz counter."""
+    model = cpu or "max"
+    if "cntfrq=" in model:
+        raise SetupError(f"--cpu {model}: tools/run sets the counter frequency itself "
+                         f"({ARM64_CNTFRQ}); drop the cntfrq= property")
+    return model + "," + ARM64_CNTFRQ
+
+
 def qemu_arm64(args, machine):
     qemu = find_tool("qemu-system-aarch64")
     kernel = args.kernel or build_file(args, "arm64", "arch", "arm64", "toll-arm64.elf")
-    cmd = [qemu, "-M", "virt", "-cpu", args.cpu or "max", "-nodefaults", "-display", "none",
+    cmd = [qemu, "-M", "virt", "-cpu", arm64_cpu(args.cpu), "-nodefaults", "-display", "none",
            "-serial", "stdio", "-no-reboot", "-m", str(args.mem),
            "-semihosting-config", "enable=on,target=native", "-kernel", kernel,
            "-append", args.cmdline]

@@ -8,6 +8,9 @@ namespace toll::arm64 {
 namespace {
 // Arm ARM, CNTV_CTL_EL0: ENABLE (bit 0); IMASK (bit 1) masks the interrupt.
 constexpr uint64_t k_ctl_enable = 1;
+// Arm ARM (DDI 0487), CNTKCTL_EL1: EL0VCTEN (bit 1) lets EL0 read CNTVCT_EL0
+// (and CNTFRQ_EL0); without it a user program's read traps (EC 0x18).
+constexpr uint64_t k_cntkctl_el0vcten = 1u << 1;
 
 uint64_t g_interval;
 volatile uint64_t g_ticks;
@@ -36,6 +39,9 @@ void on_interrupt()
 
 void timer_start(unsigned hz, void (*on_tick)())
 {
+    // User benchmarks time themselves with the virtual counter, as i386's use
+    // rdtsc; the timer registers stay the kernel's (EL0VTEN and EL0PTEN clear).
+    asm volatile("msr cntkctl_el1, %0; isb" ::"r"(k_cntkctl_el0vcten));
     g_interval = read_cntfrq() / hz;
     g_ticks = 0;
     g_on_tick = on_tick;
