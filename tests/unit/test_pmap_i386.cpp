@@ -225,7 +225,7 @@ TEST_CASE("pmap i386: 4/4 maps user space up to the trampoline, in the user dire
     // Changing a mapping of the active pmap needs no invlpg under 4/4.
     g_invlpg.clear();
     pmap_activate(pmap);
-    pmap_protect(pmap, 0xC0100000, k_prot_read);
+    pmap_protect(pmap, 0xC0100000, 0xC0100000 + k_page_size, k_prot_read);
     CHECK(g_invlpg.empty());
     pmap_activate(nullptr);
     pmap_destroy(pmap);
@@ -313,7 +313,7 @@ TEST_CASE("pmap i386: many random mappings agree with a model through replace an
     unsigned n = 0;
     for (auto it = model.begin(); it != model.end(); ++n) {
         if (n % 2) {
-            REQUIRE(pmap_remove(pmap, it->first) == it->second);
+            REQUIRE(pmap_remove_page(pmap, it->first) == it->second);
             it = model.erase(it);
         } else {
             ++it;
@@ -381,13 +381,13 @@ TEST_CASE("pmap i386: rights are the PTE's present, R/W and U/S bits")
     }
     SECTION("protect changes the bits and keeps the frame")
     {
-        pmap_protect(pmap, va, k_prot_read | k_prot_write);
+        pmap_protect(pmap, va, va + k_page_size, k_prot_read | k_prot_write);
         pte = raw_pte(pmap, va);
         CHECK((pte & k_sdm_frame) == frame);
         CHECK((pte & k_sdm_present));
         CHECK((pte & k_sdm_write));
 
-        pmap_protect(pmap, va, k_prot_none);
+        pmap_protect(pmap, va, va + k_page_size, k_prot_none);
         pte = raw_pte(pmap, va);
         CHECK((pte & k_sdm_frame) == frame);
         CHECK_FALSE((pte & k_sdm_present));
@@ -397,7 +397,7 @@ TEST_CASE("pmap i386: rights are the PTE's present, R/W and U/S bits")
         CHECK(prot == k_prot_none);
 
         // Back from PROT_NONE: the same frame, read-only.
-        pmap_protect(pmap, va, k_prot_read);
+        pmap_protect(pmap, va, va + k_page_size, k_prot_read);
         pte = raw_pte(pmap, va);
         CHECK((pte & k_sdm_frame) == frame);
         CHECK((pte & k_sdm_present));
@@ -407,9 +407,9 @@ TEST_CASE("pmap i386: rights are the PTE's present, R/W and U/S bits")
     SECTION("protect of an unmapped page maps nothing and allocates nothing")
     {
         size_t free_before = phys_allocator().free_pages();
-        pmap_protect(pmap, va + k_page, k_prot_read | k_prot_write);
+        pmap_protect(pmap, va + k_page, va + k_page + k_page_size, k_prot_read | k_prot_write);
         CHECK_FALSE(pmap_extract(pmap, va + k_page, nullptr, nullptr));
-        pmap_protect(pmap, 0x40000000, k_prot_read | k_prot_write);
+        pmap_protect(pmap, 0x40000000, 0x40000000 + k_page_size, k_prot_read | k_prot_write);
         CHECK_FALSE(pmap_extract(pmap, 0x40000000, nullptr, nullptr));
         CHECK(raw_pde(pmap, 0x40000000) == 0);
         CHECK(phys_allocator().free_pages() == free_before);
@@ -426,16 +426,16 @@ TEST_CASE("pmap i386: remove returns the frame and leaves no mapping")
     REQUIRE(pmap_enter(pmap, va, frame, k_prot_read | k_prot_write) == toll::k_ok);
     REQUIRE(pmap_enter(pmap, va + k_page, frame + k_page, k_prot_none) == toll::k_ok);
 
-    CHECK(pmap_remove(pmap, va) == frame);
+    CHECK(pmap_remove_page(pmap, va) == frame);
     CHECK_FALSE(pmap_extract(pmap, va, nullptr, nullptr));
     CHECK(raw_pte(pmap, va) == 0);
-    CHECK(pmap_remove(pmap, va) == PhysAllocator::k_none);
+    CHECK(pmap_remove_page(pmap, va) == PhysAllocator::k_none);
     // A PROT_NONE page is still a mapping: remove hands its frame back.
-    CHECK(pmap_remove(pmap, va + k_page) == frame + k_page);
+    CHECK(pmap_remove_page(pmap, va + k_page) == frame + k_page);
     CHECK_FALSE(pmap_extract(pmap, va + k_page, nullptr, nullptr));
     // Unmapped, with and without a page table.
-    CHECK(pmap_remove(pmap, va + 2 * k_page) == PhysAllocator::k_none);
-    CHECK(pmap_remove(pmap, 0x80000000) == PhysAllocator::k_none);
+    CHECK(pmap_remove_page(pmap, va + 2 * k_page) == PhysAllocator::k_none);
+    CHECK(pmap_remove_page(pmap, 0x80000000) == PhysAllocator::k_none);
     CHECK(raw_pde(pmap, 0x80000000) == 0);
     pmap_destroy(pmap);
 }
@@ -495,8 +495,8 @@ TEST_CASE("pmap i386: only the current pmap's changes invalidate TLB entries")
     // Nothing is current: no change needs a flush.
     REQUIRE(pmap_enter(a, va, 0x100000, k_prot_read) == toll::k_ok);
     REQUIRE(pmap_enter(a, va, 0x101000, k_prot_read) == toll::k_ok);
-    pmap_protect(a, va, k_prot_read | k_prot_write);
-    CHECK(pmap_remove(a, va) == 0x101000);
+    pmap_protect(a, va, va + k_page_size, k_prot_read | k_prot_write);
+    CHECK(pmap_remove_page(a, va) == 0x101000);
     CHECK(g_invlpg.empty());
     CHECK(g_cr3_loads.empty());
 
@@ -511,19 +511,19 @@ TEST_CASE("pmap i386: only the current pmap's changes invalidate TLB entries")
     g_invlpg.clear(); // a new mapping may or may not flush; changes must
     REQUIRE(pmap_enter(a, va, 0x103000, k_prot_read | k_prot_write) == toll::k_ok);
     CHECK(g_invlpg == std::vector<uint32_t>{va});
-    pmap_protect(a, va, k_prot_read);
+    pmap_protect(a, va, va + k_page_size, k_prot_read);
     CHECK(g_invlpg == std::vector<uint32_t>{va, va});
-    pmap_protect(a, va, k_prot_none);
+    pmap_protect(a, va, va + k_page_size, k_prot_none);
     CHECK(g_invlpg == std::vector<uint32_t>{va, va, va});
-    CHECK(pmap_remove(a, va) == 0x103000);
+    CHECK(pmap_remove_page(a, va) == 0x103000);
     CHECK(g_invlpg == std::vector<uint32_t>{va, va, va, va});
 
     // Changes to a pmap that is not active flush nothing.
     g_invlpg.clear();
     REQUIRE(pmap_enter(b, va, 0x104000, k_prot_read) == toll::k_ok);
     REQUIRE(pmap_enter(b, va, 0x105000, k_prot_read) == toll::k_ok);
-    pmap_protect(b, va, k_prot_none);
-    CHECK(pmap_remove(b, va) == 0x105000);
+    pmap_protect(b, va, va + k_page_size, k_prot_none);
+    CHECK(pmap_remove_page(b, va) == 0x105000);
     CHECK(g_invlpg.empty());
 
     pmap_activate(b);

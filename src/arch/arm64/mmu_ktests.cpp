@@ -68,7 +68,7 @@ KTEST("arm64.pmap.live_map_copy_protect_unmap")
     Errno out = sys::copyout(k_test_va + 16, &value, sizeof value);
     uint32_t back = 0;
     Errno in = sys::copyin(&back, k_test_va + 16, sizeof back);
-    vm::pmap_protect(pmap, k_test_va, vm::k_prot_read);
+    vm::pmap_protect(pmap, k_test_va, k_test_va + k_page_size, vm::k_prot_read);
     Errno out_read_only = sys::copyout(k_test_va, &value, sizeof value);
     vm::pmap_activate(before);
 
@@ -79,7 +79,7 @@ KTEST("arm64.pmap.live_map_copy_protect_unmap")
     KEXPECT_EQ(out_read_only, k_efault);
     KEXPECT(vm::pmap_extract(pmap, k_test_va, nullptr, &prot));
     KEXPECT_EQ(prot, unsigned(vm::k_prot_read));
-    KEXPECT_EQ(vm::pmap_remove(pmap, k_test_va), page);
+    KEXPECT_EQ(vm::pmap_remove_page(pmap, k_test_va), page);
     KEXPECT(!vm::pmap_extract(pmap, k_test_va, nullptr, nullptr));
     vm::phys_allocator().free(page, 0);
     vm::pmap_destroy(pmap);

@@ -3,11 +3,11 @@
 // the first gigabyte (user space below the kernel's device blocks), and
 // level-3 tables allocated on demand. No inline assembly here: the TLB and
 // cache operations are in mmu.cpp, so this file could compile on the host.
+#include "kernel/vm/pmap.h"
 #include "arch/arm64/mmu.h"
 #include "kernel/kern/counters.h"
 #include "kernel/vm/kmem.h"
 #include "kernel/vm/phys.h"
-#include "kernel/vm/pmap.h"
 #include "lib/string.h"
 
 namespace toll::vm {
@@ -83,8 +83,8 @@ uint64_t pte_bits(unsigned prot)
         return k_soft_none;
     // EL0-accessible, never executable by the kernel; non-global so that a
     // later ASID scheme can keep other processes' entries in the TLB.
-    uint64_t bits = k_desc_page | k_attr_normal | k_sh_inner | k_af | k_not_global | k_ap_el0 |
-                    k_pxn;
+    uint64_t bits =
+        k_desc_page | k_attr_normal | k_sh_inner | k_af | k_not_global | k_ap_el0 | k_pxn;
     if (!(prot & k_prot_write))
         bits |= k_ap_read_only;
     if (!(prot & k_prot_exec))
@@ -133,8 +133,20 @@ void pmap_destroy(Pmap* pmap)
     free_table(virt_to_phys(pmap));
 }
 
-Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot)
+unsigned pmap_page_size_count()
 {
+    return 1;
+}
+
+size_t pmap_page_size(unsigned psind)
+{
+    return psind == 0 ? k_page_size : 0;
+}
+
+Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot, unsigned psind)
+{
+    if (psind != 0)
+        return k_einval;
     uint64_t* pte = pte_slot(pmap, va, true);
     if (!pte)
         return k_enomem;
@@ -147,27 +159,64 @@ Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot)
     return k_ok;
 }
 
-PhysAddr pmap_remove(Pmap* pmap, uintptr_t va)
+namespace {
+
+// Calls @p visit(va, pte) for every mapped PTE of [start, end), skipping the
+// 2 MB stretches that have no level-3 table.
+template <typename Visit>
+void for_each_mapped(Pmap* pmap, uintptr_t start, uintptr_t end, Visit visit)
 {
-    uint64_t* pte = pte_slot(pmap, va, false);
-    if (!pte || !mapped(*pte))
-        return PhysAllocator::k_none;
-    PhysAddr pa = *pte & k_desc_address;
-    *pte = 0;
-    flush(pmap, va);
-    return pa;
+    for (uintptr_t va = start; va < end && va >= start;) {
+        uint64_t* pte = pte_slot(pmap, va, false);
+        if (!pte) {
+            va = (va + k_l2_block) & ~(k_l2_block - 1);
+            continue;
+        }
+        if (mapped(*pte))
+            visit(va, pte);
+        va += k_page_size;
+    }
 }
 
-void pmap_protect(Pmap* pmap, uintptr_t va, unsigned prot)
+} // namespace
+
+Errno pmap_remove(Pmap* pmap, uintptr_t start, uintptr_t end, PmapPageSink sink, void* context)
 {
-    uint64_t* pte = pte_slot(pmap, va, false);
-    if (!pte || !mapped(*pte))
-        return;
-    PhysAddr pa = *pte & k_desc_address;
-    *pte = pa | pte_bits(prot);
-    flush(pmap, va);
-    if (prot & k_prot_exec)
-        sync_instruction_cache(phys_to_virt(pa));
+    for_each_mapped(pmap, start, end, [&](uintptr_t va, uint64_t* pte) {
+        PhysAddr pa = *pte & k_desc_address;
+        *pte = 0;
+        flush(pmap, va);
+        if (sink)
+            sink(context, va, pa);
+    });
+    return k_ok;
+}
+
+Errno pmap_protect(Pmap* pmap, uintptr_t start, uintptr_t end, unsigned prot)
+{
+    for_each_mapped(pmap, start, end, [&](uintptr_t va, uint64_t* pte) {
+        PhysAddr pa = *pte & k_desc_address;
+        *pte = pa | pte_bits(prot);
+        flush(pmap, va);
+        if (prot & k_prot_exec)
+            sync_instruction_cache(phys_to_virt(pa));
+    });
+    return k_ok;
+}
+
+bool pmap_promote(Pmap*, uintptr_t, unsigned)
+{
+    return false;
+}
+
+size_t pmap_tlb_entries(Pmap* pmap, uintptr_t start, uintptr_t end)
+{
+    size_t n = 0;
+    for_each_mapped(pmap, start, end, [&](uintptr_t, uint64_t* pte) {
+        if (*pte & k_desc_valid)
+            ++n;
+    });
+    return n;
 }
 
 bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot)

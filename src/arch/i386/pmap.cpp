@@ -2,12 +2,12 @@
 // on demand, the kernel's quarter shared by copying its directory entries.
 // Written without inline assembly so that tests/unit compiles it over
 // simulated physical memory (load_cr3 and invalidate_page are stubbed there).
+#include "kernel/vm/pmap.h"
 #include "arch/i386/mmu.h"
 #include "arch/i386/trampoline.h"
 #include "kernel/kern/counters.h"
 #include "kernel/vm/kmem.h"
 #include "kernel/vm/phys.h"
-#include "kernel/vm/pmap.h"
 #include "lib/string.h"
 
 namespace toll::vm {
@@ -152,8 +152,20 @@ void pmap_destroy(Pmap* pmap)
     phys_allocator().free(virt_to_phys(pmap), pmap_order());
 }
 
-Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot)
+unsigned pmap_page_size_count()
 {
+    return 1; // user memory is mapped with 4 KB pages only
+}
+
+size_t pmap_page_size(unsigned psind)
+{
+    return psind == 0 ? k_page_size : 0;
+}
+
+Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot, unsigned psind)
+{
+    if (psind != 0)
+        return k_einval;
     uint32_t* pte = pte_slot(pmap, static_cast<uint32_t>(va), true);
     if (!pte)
         return k_enomem;
@@ -164,24 +176,62 @@ Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot)
     return k_ok;
 }
 
-PhysAddr pmap_remove(Pmap* pmap, uintptr_t va)
+namespace {
+
+// Calls @p visit(va, pte) for every mapped PTE of [start, end), skipping the
+// 4 MB stretches that have no page table.
+template <typename Visit>
+void for_each_mapped(Pmap* pmap, uintptr_t start, uintptr_t end, Visit visit)
 {
-    uint32_t* pte = pte_slot(pmap, static_cast<uint32_t>(va), false);
-    if (!pte || !mapped(*pte))
-        return PhysAllocator::k_none;
-    PhysAddr pa = *pte & k_pte_frame;
-    *pte = 0;
-    flush(pmap, static_cast<uint32_t>(va));
-    return pa;
+    constexpr uintptr_t k_pde_span = uintptr_t(1) << 22;
+    for (uintptr_t va = start; va < end && va >= start;) {
+        uint32_t* pte = pte_slot(pmap, static_cast<uint32_t>(va), false);
+        if (!pte) {
+            va = (va + k_pde_span) & ~(k_pde_span - 1);
+            continue;
+        }
+        if (mapped(*pte))
+            visit(va, pte);
+        va += k_page_size;
+    }
 }
 
-void pmap_protect(Pmap* pmap, uintptr_t va, unsigned prot)
+} // namespace
+
+Errno pmap_remove(Pmap* pmap, uintptr_t start, uintptr_t end, PmapPageSink sink, void* context)
 {
-    uint32_t* pte = pte_slot(pmap, static_cast<uint32_t>(va), false);
-    if (!pte || !mapped(*pte))
-        return;
-    *pte = (*pte & k_pte_frame) | pte_bits(prot);
-    flush(pmap, static_cast<uint32_t>(va));
+    for_each_mapped(pmap, start, end, [&](uintptr_t va, uint32_t* pte) {
+        PhysAddr pa = *pte & k_pte_frame;
+        *pte = 0;
+        flush(pmap, static_cast<uint32_t>(va));
+        if (sink)
+            sink(context, va, pa);
+    });
+    return k_ok;
+}
+
+Errno pmap_protect(Pmap* pmap, uintptr_t start, uintptr_t end, unsigned prot)
+{
+    for_each_mapped(pmap, start, end, [&](uintptr_t va, uint32_t* pte) {
+        *pte = (*pte & k_pte_frame) | pte_bits(prot);
+        flush(pmap, static_cast<uint32_t>(va));
+    });
+    return k_ok;
+}
+
+bool pmap_promote(Pmap*, uintptr_t, unsigned)
+{
+    return false; // no superpage sizes (pmap_page_size_count() is 1)
+}
+
+size_t pmap_tlb_entries(Pmap* pmap, uintptr_t start, uintptr_t end)
+{
+    size_t n = 0;
+    for_each_mapped(pmap, start, end, [&](uintptr_t, uint32_t* pte) {
+        if (*pte & k_pte_present)
+            ++n;
+    });
+    return n;
 }
 
 bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot)
@@ -192,9 +242,9 @@ bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot)
     if (pa)
         *pa = (*pte & k_pte_frame) | (va & (k_page_size - 1));
     if (prot)
-        *prot = !(*pte & k_pte_present)
-                    ? unsigned(k_prot_none)
-                    : unsigned(k_prot_read | k_prot_exec) | ((*pte & k_pte_write) ? k_prot_write : 0u);
+        *prot = !(*pte & k_pte_present) ? unsigned(k_prot_none)
+                                        : unsigned(k_prot_read | k_prot_exec) |
+                                              ((*pte & k_pte_write) ? k_prot_write : 0u);
     return true;
 }
 

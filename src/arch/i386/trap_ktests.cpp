@@ -90,10 +90,10 @@ KTEST("i386.pmap.live_map_write_unmap")
         vm::pmap_activate(before);
     }
     KEXPECT_EQ(static_cast<uint32_t*>(vm::phys_to_virt(page))[4], 0xC0FFEEu);
-    vm::pmap_protect(pmap, k_va, vm::k_prot_read);
+    vm::pmap_protect(pmap, k_va, k_va + vm::k_page_size, vm::k_prot_read);
     KEXPECT(vm::pmap_extract(pmap, k_va, nullptr, &prot));
     KEXPECT(!(prot & vm::k_prot_write));
-    KEXPECT_EQ(vm::pmap_remove(pmap, k_va), page);
+    KEXPECT_EQ(vm::pmap_remove_page(pmap, k_va), page);
     KEXPECT(!vm::pmap_extract(pmap, k_va, nullptr, nullptr));
     // The kernel's addresses are never user mappings of the pmap.
     KEXPECT(vm::pmap_extract(pmap, KERNEL_BASE + 0x100000, &pa, nullptr) == false);

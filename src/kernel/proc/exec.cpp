@@ -123,7 +123,7 @@ uint8_t* user_page(vm::VmSpace* space, uintptr_t va)
         r->prot = saved;
         if (!ok || !vm::pmap_extract(space->pmap, va, &pa, nullptr))
             return nullptr;
-        vm::pmap_protect(space->pmap, va, saved);
+        vm::pmap_protect(space->pmap, va, va + vm::k_page_size, saved);
     }
     return static_cast<uint8_t*>(vm::phys_to_virt(pa & ~vm::PhysAddr(vm::k_page_size - 1)));
 }
@@ -160,7 +160,7 @@ Errno load_segments(vm::VmSpace* space, const RamdiskFile& file, const Image& im
         for (vm::Region* r = space->regions; r; r = r->next)
             if (r->end > start && r->start < end) {
                 r->prot |= prot_of(s.flags);
-                vm::pmap_protect(space->pmap, start, r->prot);
+                vm::pmap_protect(space->pmap, start, start + vm::k_page_size, r->prot);
                 start = r->end;
             }
         if (end > start)

@@ -1,11 +1,13 @@
 // The machine-dependent page tables ("pmap", after BSD): the interface the
 // core's virtual memory uses, implemented by each architecture. A pmap only
-// records translations; which pages exist is the core's business.
+// records translations; which pages exist is the core's business. Ranges
+// rather than single pages, and a size index on enter, let an architecture
+// map a superpage (an arm64 L2 block or contiguous run) as one unit.
 #pragma once
-#include <stddef.h>
-#include <stdint.h>
 #include "kernel/kern/errno.h"
 #include "kernel/vm/physmem.h"
+#include <stddef.h>
+#include <stdint.h>
 
 namespace toll::vm {
 
@@ -20,6 +22,19 @@ enum Prot : unsigned {
 /// One address space's page tables (defined by the architecture).
 struct Pmap;
 
+/// The most mapping sizes any architecture offers (base page included).
+constexpr unsigned k_max_page_sizes = 4;
+
+/// How many mapping sizes this architecture can make, by size index ("psind",
+/// after FreeBSD's pagesizes[]): 1 means base pages only (i386); arm64 says 3
+/// (page, contiguous run, L2 block) unless superpages are switched off at
+/// boot. This is the core's one test for superpage work: no #ifdef.
+unsigned pmap_page_size_count();
+
+/// The size in bytes of size index @p psind, in increasing order: index 0 is
+/// k_page_size. 0 when @p psind >= pmap_page_size_count().
+size_t pmap_page_size(unsigned psind);
+
 /// Creates the page tables of a new user address space (kernel part shared).
 /// Returns nullptr when memory is short.
 Pmap* pmap_create();
@@ -27,20 +42,63 @@ Pmap* pmap_create();
 /// Frees the page tables of @p pmap (not the pages it maps).
 void pmap_destroy(Pmap* pmap);
 
-/// Maps the page at user address @p va to physical page @p pa with @p prot,
-/// replacing any previous mapping. Returns k_enomem if a page table cannot
-/// be allocated.
-Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot);
+/// Maps user address @p va to physical address @p pa with @p prot.
+///
+/// Size index 0 maps one page and replaces any previous mapping of it (a
+/// page inside a superpage demotes it first). A size index above 0 maps the
+/// whole naturally aligned superpage at @p va (both @p va and @p pa aligned
+/// to pmap_page_size(@p psind), every page of it ready) in one step, and only
+/// where nothing is mapped yet: k_eexist otherwise. An executable mapping has
+/// its instruction cache made coherent once for the whole size.
+/// Returns k_enomem if a page table cannot be allocated, k_einval for a
+/// misaligned superpage or a size the architecture lacks.
+Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot, unsigned psind = 0);
 
-/// Unmaps the page at @p va; returns the physical page it mapped, or
-/// PhysAllocator::k_none if nothing was mapped there.
-PhysAddr pmap_remove(Pmap* pmap, uintptr_t va);
+/// Receives each page that pmap_remove() unmapped, after its translation is
+/// gone from the tables and the TLB.
+using PmapPageSink = void (*)(void* context, uintptr_t va, PhysAddr pa);
 
-/// Changes the rights of the page at @p va, if mapped.
-void pmap_protect(Pmap* pmap, uintptr_t va, unsigned prot);
+/// Unmaps every page of [@p start, @p end) (page aligned) and hands each
+/// mapped one to @p sink (may be null). A superpage wholly inside the range
+/// goes as one unit; one that straddles an end is demoted first. Returns
+/// k_enomem, having changed nothing, if a demotion needs a page table that
+/// cannot be allocated.
+Errno pmap_remove(Pmap* pmap, uintptr_t start, uintptr_t end, PmapPageSink sink, void* context);
 
-/// Looks up @p va: true and the physical page and rights if mapped.
+/// Unmaps the one page at @p va: returns the physical page it mapped, or
+/// ~PhysAddr(0) (PhysAllocator::k_none) if none was (or a demotion failed).
+inline PhysAddr pmap_remove_page(Pmap* pmap, uintptr_t va)
+{
+    PhysAddr found = ~PhysAddr(0);
+    auto note = [](void* context, uintptr_t, PhysAddr pa) {
+        *static_cast<PhysAddr*>(context) = pa;
+    };
+    if (pmap_remove(pmap, va, va + k_page_size, note, &found) != k_ok)
+        return ~PhysAddr(0);
+    return found;
+}
+
+/// Changes the rights of every mapped page of [@p start, @p end) to @p prot.
+/// A superpage wholly inside keeps its size (one entry or run rewritten,
+/// one instruction-cache sync if it becomes executable); one straddling an
+/// end is demoted. Returns k_enomem, having changed nothing, if a demotion
+/// needs a page table that cannot be allocated.
+Errno pmap_protect(Pmap* pmap, uintptr_t start, uintptr_t end, unsigned prot);
+
+/// Tries to replace the pages mapped in the aligned superpage of size
+/// @p psind around @p va by one mapping of that size. It succeeds only when
+/// every page is mapped, physically contiguous and aligned, with identical
+/// rights; otherwise nothing changes and the failure is counted. Returns
+/// whether it promoted. The core calls it when a reservation fills.
+bool pmap_promote(Pmap* pmap, uintptr_t va, unsigned psind);
+
+/// Looks up @p va: true and the physical address and rights if mapped.
 bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot);
+
+/// The number of TLB entries the present mappings of [@p start, @p end)
+/// would need: one per page, contiguous run or block, from a walk of the
+/// tables (the "reach" a superpage buys, whatever the emulator's TLB does).
+size_t pmap_tlb_entries(Pmap* pmap, uintptr_t start, uintptr_t end);
 
 /// Makes @p pmap the current address space (loads CR3 / TTBR0 if it changes).
 void pmap_activate(Pmap* pmap);

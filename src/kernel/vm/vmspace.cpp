@@ -25,16 +25,17 @@ bool range_ok(uintptr_t start, size_t length)
            start + length > start && start + length <= user_space_limit();
 }
 
-// Frees the pages mapped in [start, end).
-void free_pages(VmSpace* space, uintptr_t start, uintptr_t end)
+// Gives a page unmapped by pmap_remove back to the allocator.
+void free_unmapped(void* context, uintptr_t, PhysAddr pa)
 {
-    for (uintptr_t va = start; va < end; va += k_page_size) {
-        PhysAddr pa = pmap_remove(space->pmap, va);
-        if (pa != PhysAllocator::k_none) {
-            phys_allocator().free(pa, 0);
-            --space->resident_pages;
-        }
-    }
+    phys_allocator().free(pa, 0);
+    --static_cast<VmSpace*>(context)->resident_pages;
+}
+
+// Frees the pages mapped in [start, end).
+Errno free_pages(VmSpace* space, uintptr_t start, uintptr_t end)
+{
+    return pmap_remove(space->pmap, start, end, free_unmapped, space);
 }
 
 // Cuts regions so that no region straddles @p at.
@@ -80,7 +81,8 @@ VmSpace* vmspace_create()
 void vmspace_destroy(VmSpace* space)
 {
     while (Region* r = space->regions) {
-        free_pages(space, r->start, r->end);
+        // Whole regions: no superpage straddles one, so nothing to demote.
+        (void)free_pages(space, r->start, r->end);
         space->regions = r->next;
         destroy(r);
     }
@@ -105,10 +107,11 @@ Errno vmspace_unmap(VmSpace* space, uintptr_t start, size_t length)
         return e;
     if (Errno e = split_at(space, end); e != k_ok)
         return e;
+    if (Errno e = free_pages(space, start, end); e != k_ok)
+        return e;
     Region** link = &space->regions;
     while (Region* r = *link) {
         if (r->start >= start && r->end <= end) {
-            free_pages(space, r->start, r->end);
             *link = r->next;
             destroy(r);
         } else {
@@ -154,15 +157,13 @@ Errno vmspace_protect(VmSpace* space, uintptr_t start, size_t length, unsigned p
         return e;
     if (Errno e = split_at(space, end); e != k_ok)
         return e;
-    for (Region* r = space->regions; r; r = r->next) {
-        if (r->start >= start && r->end <= end) {
+    // PROT_NONE keeps the pages (the pmap hides them), so their contents
+    // survive an mprotect back to readable.
+    if (Errno e = pmap_protect(space->pmap, start, end, prot); e != k_ok)
+        return e;
+    for (Region* r = space->regions; r; r = r->next)
+        if (r->start >= start && r->end <= end)
             r->prot = prot;
-            // PROT_NONE keeps the pages (the pmap hides them), so their
-            // contents survive an mprotect back to readable.
-            for (uintptr_t va = r->start; va < r->end; va += k_page_size)
-                pmap_protect(space->pmap, va, prot);
-        }
-    }
     return k_ok;
 }
 
