@@ -19,13 +19,13 @@ struct CmdlineWord {
 /// an unquoted `run=` value takes the rest of the line, so that
 /// `run=/bin/echo hello world` passes the arguments through.
 class CmdlineCursor {
-public:
+  public:
     explicit CmdlineCursor(const char* line) : m_next(line) {}
 
     /// Stores the next word in @p word; returns false at the end of the line.
     bool next(CmdlineWord& word);
 
-private:
+  private:
     const char* m_next;
 };
 

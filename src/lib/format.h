@@ -20,7 +20,8 @@ size_t vformat(FormatSink sink, void* context, const char* fmt, va_list args);
 
 /// Formats into @p buffer of @p size bytes, always NUL-terminating when size > 0.
 /// Returns the length the whole output would have had (as snprintf does).
-size_t snformat(char* buffer, size_t size, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+size_t snformat(char* buffer, size_t size, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /// va_list form of snformat.
 size_t vsnformat(char* buffer, size_t size, const char* fmt, va_list args);

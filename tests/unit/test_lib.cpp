@@ -1,10 +1,10 @@
 // Host tests of src/lib: formatting, string functions, command-line words, globs.
-#include <catch2/catch.hpp>
-#include <cstring>
-#include <string>
 #include "lib/cmdline.h"
 #include "lib/format.h"
 #include "lib/string.h"
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <string>
 
 using namespace toll::lib;
 

@@ -215,7 +215,8 @@ TEST_CASE("pmap i386: 4/4 maps user space up to the trampoline, in the user dire
     uint32_t* user_view = kernel_view + 1024;
     CHECK(user_space_limit() == 0xFFC00000u);
     // An address that is kernel text in the kernel's space is user space here.
-    REQUIRE(pmap_enter(pmap, 0xC0100000, PhysAddr(k_managed), k_prot_read | k_prot_write) == toll::k_ok);
+    REQUIRE(pmap_enter(pmap, 0xC0100000, PhysAddr(k_managed), k_prot_read | k_prot_write) ==
+            toll::k_ok);
     REQUIRE(pmap_enter(pmap, 0xFFBFF000, PhysAddr(k_managed), k_prot_read) == toll::k_ok);
     CHECK(pmap_extract(pmap, 0xC0100000, nullptr, nullptr));
     CHECK(user_view[0xC0100000u >> 22] != 0);
@@ -259,9 +260,9 @@ TEST_CASE("pmap i386: enter and extract round trip at the edges of page tables a
 {
     PmapWorld world;
     Pmap* pmap = world.create();
-    const std::vector<uint32_t> vas = {0x00000000, 0x00001000, 0x003FF000, 0x00400000,
-                                       0x00401000, 0x08048000, 0x7FFFF000, 0xBFC00000,
-                                       k_last_user_page};
+    const std::vector<uint32_t> vas = {0x00000000, 0x00001000, 0x003FF000,
+                                       0x00400000, 0x00401000, 0x08048000,
+                                       0x7FFFF000, 0xBFC00000, k_last_user_page};
     // Frames with high bits set, all different: a lost frame bit shows.
     auto frame_of = [](size_t i) { return PhysAddr(0xFFFFF000u - i * 0x11000u); };
     for (size_t i = 0; i < vas.size(); ++i)
@@ -283,7 +284,8 @@ TEST_CASE("pmap i386: enter and extract round trip at the edges of page tables a
         CHECK(pmap_extract(pmap, vas[i], nullptr, nullptr));
     }
     // Neighbours that were not entered stay unmapped.
-    for (uint32_t va : {0x00002000u, 0x003FE000u, 0x00402000u, 0x08047000u, 0xBFFFE000u, 0x00800000u})
+    for (uint32_t va :
+         {0x00002000u, 0x003FE000u, 0x00402000u, 0x08047000u, 0xBFFFE000u, 0x00800000u})
         CHECK_FALSE(pmap_extract(pmap, va, nullptr, nullptr));
     // The kernel quarter is untouched by user mappings.
     for (unsigned i = k_kernel_first; i < k_pd_entries; ++i)

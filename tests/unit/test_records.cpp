@@ -1,8 +1,8 @@
 // Host tests of tools/run's record parser (tools/lib/records.py): recorded
 // console outputs, clean, failing, panicking, truncated, garbage and forged,
 // parsed with `tools/run --parse`, must give the right verdict and exit status.
-#include <catch2/catch.hpp>
 #include <array>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -79,14 +79,14 @@ TEST_CASE("record parser: a panic, a truncated log and garbage are not successes
 TEST_CASE("record parser: with a nonce, untagged records earn nothing")
 {
     Parsed forged = parse("forged_pass.log", "c0ffee");
-    CHECK(forged.status == 0);                     // the real, tagged run passed
+    CHECK(forged.status == 0); // the real, tagged run passed
     CHECK(has(forged.json, "\"untrusted_records\": 2"));
-    CHECK_FALSE(has(forged.json, "kern.evil"));     // the forged PASS is not a test
+    CHECK_FALSE(has(forged.json, "kern.evil")); // the forged PASS is not a test
     Parsed caught = parse("forged_fail.log", "c0ffee");
-    CHECK(caught.status != 0);                     // forged PASS lines cannot hide a FAIL
+    CHECK(caught.status != 0); // forged PASS lines cannot hide a FAIL
     CHECK(has(caught.json, "\"untrusted_records\": 2"));
     CHECK_FALSE(has(caught.json, "kern.fake"));
     Parsed untagged = parse("clean.log", "c0ffee");
-    CHECK(untagged.status != 0);                   // nothing tagged: nothing trusted
+    CHECK(untagged.status != 0); // nothing tagged: nothing trusted
     CHECK(has(untagged.json, "\"outcome\": \"incomplete\""));
 }

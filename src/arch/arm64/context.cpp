@@ -57,7 +57,8 @@ void fill_user_frame(TrapFrame* f, uintptr_t pc, uintptr_t sp)
 void cpu_init()
 {
     // The vectors are in place since entry.S; add the MMU, the interrupt
-    // controller, the user-access fault fixups, the system calls, the preemption point on trap exit, and the clock.
+    // controller, the user-access fault fixups, the system calls, the preemption point on trap
+    // exit, and the clock.
     arm64::mmu_init();
     arm64::gic_init();
     arm64::uaccess_init();

@@ -1,8 +1,8 @@
 // The rest of the arm64 direct map (kernel/vm/kmem.h; phys_to_virt is in
 // physmem.cpp): the MMU's identity map (mmu.h), as far as the device tree's memory reaches.
+#include "kernel/vm/kmem.h"
 #include "arch/arm64/board.h"
 #include "arch/arm64/mmu.h"
-#include "kernel/vm/kmem.h"
 
 namespace toll::vm {
 

@@ -105,7 +105,10 @@ void sync_instruction_cache(const void* page)
     asm volatile("dsb ish\n"
                  "ic iallu\n"
                  "dsb nsh\n"
-                 "isb" ::: "memory");
+                 "isb"
+                 :
+                 :
+                 : "memory");
 }
 
 } // namespace toll::arm64

@@ -4,8 +4,8 @@
 // gigabyte) as one 1 GB block, the devices as 2 MB blocks in the first
 // gigabyte, below which user space lives.
 #pragma once
-#include <stdint.h>
 #include "kernel/vm/physmem.h"
+#include <stdint.h>
 
 namespace toll::arm64 {
 

@@ -1,7 +1,7 @@
 // Kernel stack switching (switch.S): the primitive under context switches.
 #pragma once
-#include <stdint.h>
 #include "machine/context.h"
+#include <stdint.h>
 
 namespace toll::arm64 {
 

@@ -68,18 +68,18 @@ struct Entry {
 };
 
 constexpr Entry k_linux_calls[] = {
-    {23, sys_dup},           {24, sys_dup3},          {25, sys_fcntl},
-    {29, sys_ioctl},         {56, sys_openat},        {57, sys_close},
-    {59, sys_pipe2},         {62, sys_lseek},         {63, sys_read},
-    {64, sys_write},         {65, sys_readv},         {66, sys_writev},
-    {93, sys_exit},          {94, sys_exit_group},    {96, sys_set_tid_address},
-    {101, sys_nanosleep},    {113, sys_clock_gettime}, {124, sys_sched_yield},
-    {129, sys_kill},         {134, sys_rt_sigaction}, {135, sys_rt_sigprocmask},
-    {172, sys_getpid},       {173, sys_getppid},      {174, sys_getuid},
-    {175, sys_getuid},       {176, sys_getuid},       {177, sys_getuid},
-    {178, sys_gettid},       {214, sys_brk},          {215, sys_munmap},
-    {220, sys_clone},        {221, sys_execve},       {222, sys_mmap},
-    {226, sys_mprotect},     {260, sys_wait4},
+    {23, sys_dup},        {24, sys_dup3},           {25, sys_fcntl},
+    {29, sys_ioctl},      {56, sys_openat},         {57, sys_close},
+    {59, sys_pipe2},      {62, sys_lseek},          {63, sys_read},
+    {64, sys_write},      {65, sys_readv},          {66, sys_writev},
+    {93, sys_exit},       {94, sys_exit_group},     {96, sys_set_tid_address},
+    {101, sys_nanosleep}, {113, sys_clock_gettime}, {124, sys_sched_yield},
+    {129, sys_kill},      {134, sys_rt_sigaction},  {135, sys_rt_sigprocmask},
+    {172, sys_getpid},    {173, sys_getppid},       {174, sys_getuid},
+    {175, sys_getuid},    {176, sys_getuid},        {177, sys_getuid},
+    {178, sys_gettid},    {214, sys_brk},           {215, sys_munmap},
+    {220, sys_clone},     {221, sys_execve},        {222, sys_mmap},
+    {226, sys_mprotect},  {260, sys_wait4},
 };
 
 // Toll's own calls, above Linux's range (src/user/include/toll/toll.h).

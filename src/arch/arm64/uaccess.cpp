@@ -4,8 +4,8 @@
 // return instead of a panic.
 #include "arch/arm64/trap.h"
 #include "kernel/kern/arch_uaccess.h"
-#include "kernel/vm/vmspace.h"
 #include "kernel/vm/pmap.h"
+#include "kernel/vm/vmspace.h"
 
 extern "C" bool arm64_copy_user(void* to, const void* from, size_t length);
 extern "C" long arm64_copy_string_user(char* to, const char* from, size_t size);

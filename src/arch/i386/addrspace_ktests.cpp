@@ -72,7 +72,8 @@ KTEST("destructive.i386.kernel_stack_overflow_panics_cleanly")
     constexpr unsigned k_guard = 15, k_pages = 4;
     for (unsigned i = 0; i < k_pages; ++i) {
         vm::PhysAddr pa = vm::phys_allocator().alloc(0);
-        *kernel_window_pte(k_guard + 1 + i) = static_cast<uint32_t>(pa) | k_pte_present | k_pte_write;
+        *kernel_window_pte(k_guard + 1 + i) =
+            static_cast<uint32_t>(pa) | k_pte_present | k_pte_write;
     }
     *kernel_window_pte(k_guard) = 0; // the guard
     uintptr_t top = KERNEL_WINDOW_BASE + (k_guard + 1 + k_pages) * 4096;

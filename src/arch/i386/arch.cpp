@@ -1,7 +1,7 @@
 // The i386 side of the core's arch interface (kernel/kern/arch.h).
+#include "kernel/kern/arch.h"
 #include "arch/i386/io.h"
 #include "arch/i386/uart.h"
-#include "kernel/kern/arch.h"
 
 namespace toll::arch {
 namespace {

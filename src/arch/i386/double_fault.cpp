@@ -47,9 +47,12 @@ void double_fault_init()
     g_df_tss.iomap_base = sizeof(Tss);
     uint32_t base = reinterpret_cast<uint32_t>(&g_df_tss);
     uint32_t limit = sizeof(Tss) - 1;
-    gdt()[k_gdt_double_fault_tss] = SegmentDescriptor{
-        static_cast<uint16_t>(limit), static_cast<uint16_t>(base & 0xFFFF),
-        static_cast<uint8_t>(base >> 16), k_tss_available, 0, static_cast<uint8_t>(base >> 24)};
+    gdt()[k_gdt_double_fault_tss] = SegmentDescriptor{static_cast<uint16_t>(limit),
+                                                      static_cast<uint16_t>(base & 0xFFFF),
+                                                      static_cast<uint8_t>(base >> 16),
+                                                      k_tss_available,
+                                                      0,
+                                                      static_cast<uint8_t>(base >> 24)};
     idt_set_task_gate(k_vec_double_fault, selector(k_gdt_double_fault_tss), k_task_gate);
 }
 

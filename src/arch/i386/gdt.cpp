@@ -25,10 +25,12 @@ struct [[gnu::packed]] Pseudo {
 
 SegmentDescriptor make(uint32_t base, uint32_t limit, uint8_t access, uint8_t flags)
 {
-    return SegmentDescriptor{
-        static_cast<uint16_t>(limit & 0xFFFF),          static_cast<uint16_t>(base & 0xFFFF),
-        static_cast<uint8_t>((base >> 16) & 0xFF),      access,
-        static_cast<uint8_t>(((limit >> 16) & 0x0F) | flags), static_cast<uint8_t>(base >> 24)};
+    return SegmentDescriptor{static_cast<uint16_t>(limit & 0xFFFF),
+                             static_cast<uint16_t>(base & 0xFFFF),
+                             static_cast<uint8_t>((base >> 16) & 0xFF),
+                             access,
+                             static_cast<uint8_t>(((limit >> 16) & 0x0F) | flags),
+                             static_cast<uint8_t>(base >> 24)};
 }
 
 } // namespace
@@ -56,8 +58,8 @@ void gdt_init()
     memset(&g_tss, 0, sizeof g_tss);
     g_tss.ss0 = k_kernel_ds;
     g_tss.iomap_base = sizeof(Tss); // no I/O bitmap: user port I/O faults
-    g_gdt[k_gdt_tss] = make(reinterpret_cast<uint32_t>(&g_tss), sizeof(Tss) - 1,
-                            k_present | k_tss_available, 0);
+    g_gdt[k_gdt_tss] =
+        make(reinterpret_cast<uint32_t>(&g_tss), sizeof(Tss) - 1, k_present | k_tss_available, 0);
 
     Pseudo gdtr{sizeof g_gdt - 1, reinterpret_cast<uint32_t>(g_gdt)};
     asm volatile("lgdt %0\n\t"

@@ -2,15 +2,15 @@
 // map, the trampoline slot, and the vm.split= layout. (pmap.cpp holds the
 // page-table logic, which the host tests also compile; this file is
 // kernel-only.)
-#include <stddef.h>
-#include "arch/i386/cpu.h"
 #include "arch/i386/mmu.h"
+#include "arch/i386/cpu.h"
 #include "arch/i386/trampoline.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/param.h"
 #include "kernel/vm/kmem.h"
 #include "lib/cmdline.h"
 #include "lib/string.h"
+#include <stddef.h>
 
 extern "C" uint32_t boot_page_directory[];
 
@@ -147,7 +147,8 @@ void direct_map_init(uint64_t phys_top)
     // The trampoline slot: its pages, supervisor-only and global.
     uint32_t phys = reinterpret_cast<uint32_t>(__trampoline_phys);
     uint32_t pages = (reinterpret_cast<uint32_t>(__trampoline_end) -
-                      reinterpret_cast<uint32_t>(__trampoline_start)) / 4096;
+                      reinterpret_cast<uint32_t>(__trampoline_start)) /
+                     4096;
     for (uint32_t i = 0; i < pages; ++i)
         g_trampoline_pt[i] = (phys + i * 4096) | k_pte_present | k_pte_write | k_pte_global;
     boot_page_directory[k_entries - 1] =

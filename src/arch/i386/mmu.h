@@ -1,9 +1,9 @@
 // i386 two-level paging (Intel SDM Vol. 3, 4.3): entry bits, the TLB and CR3
 // operations the pmap needs, and the kernel's direct map.
 #pragma once
-#include <stdint.h>
 #include "arch/i386/layout.h"
 #include "kernel/vm/physmem.h"
+#include <stdint.h>
 
 namespace toll::i386 {
 

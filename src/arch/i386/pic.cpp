@@ -1,7 +1,7 @@
 // The legacy interrupt hardware of a PC: two 8259A PICs remapped to vectors
 // 32-47, and the 8254 PIT channel 0 as the scheduler's clock.
-#include "arch/i386/io.h"
 #include "arch/i386/pic.h"
+#include "arch/i386/io.h"
 
 namespace toll::i386 {
 namespace {
@@ -20,10 +20,10 @@ void pic_init()
 {
     outb(k_pic1_cmd, k_icw1_init_icw4);
     outb(k_pic2_cmd, k_icw1_init_icw4);
-    outb(k_pic1_data, k_irq_base);     // ICW2: vector offset
+    outb(k_pic1_data, k_irq_base); // ICW2: vector offset
     outb(k_pic2_data, k_irq_base + 8);
-    outb(k_pic1_data, 0x04);           // ICW3: slave on IRQ 2
-    outb(k_pic2_data, 0x02);           // ICW3: slave identity
+    outb(k_pic1_data, 0x04); // ICW3: slave on IRQ 2
+    outb(k_pic2_data, 0x02); // ICW3: slave identity
     outb(k_pic1_data, k_icw4_8086);
     outb(k_pic2_data, k_icw4_8086);
     g_mask = 0xFFFF & ~(1u << 2); // cascade line open

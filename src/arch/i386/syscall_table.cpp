@@ -22,7 +22,8 @@ struct UserDesc {
     uint32_t entry_number;
     uint32_t base_addr;
     uint32_t limit;
-    uint32_t flags; // seg_32bit:1 contents:2 read_exec_only:1 limit_in_pages:1 seg_not_present:1 useable:1
+    uint32_t flags; // seg_32bit:1 contents:2 read_exec_only:1 limit_in_pages:1 seg_not_present:1
+                    // useable:1
 };
 constexpr uint32_t k_desc_limit_in_pages = 1u << 4, k_desc_not_present = 1u << 5;
 
@@ -63,21 +64,51 @@ struct Entry {
 };
 
 constexpr Entry k_linux_calls[] = {
-    {1, sys_exit},           {2, sys_fork},           {3, sys_read},
-    {4, sys_write},          {5, sys_open},           {6, sys_close},
-    {7, sys_waitpid},        {11, sys_execve},        {19, sys_lseek},
-    {20, sys_getpid},        {24, sys_getuid},        {33, sys_access},
-    {37, sys_kill},          {41, sys_dup},           {42, sys_pipe},
-    {45, sys_brk},           {47, sys_getuid},        {49, sys_getuid},
-    {50, sys_getuid},        {54, sys_ioctl},         {55, sys_fcntl},
-    {63, sys_dup2},          {64, sys_getppid},       {91, sys_munmap},
-    {114, sys_wait4},        {125, sys_mprotect},     {140, sys_llseek},
-    {145, sys_readv},        {146, sys_writev},       {158, sys_sched_yield},
-    {162, sys_nanosleep},    {174, sys_rt_sigaction}, {175, sys_rt_sigprocmask},
-    {192, sys_mmap_pages},   {199, sys_getuid},       {200, sys_getuid},
-    {201, sys_getuid},       {202, sys_getuid},       {221, sys_fcntl},
-    {224, sys_gettid},       {243, sys_set_thread_area}, {252, sys_exit_group},
-    {258, sys_set_tid_address}, {265, sys_clock_gettime}, {330, sys_dup3},
+    {1, sys_exit},
+    {2, sys_fork},
+    {3, sys_read},
+    {4, sys_write},
+    {5, sys_open},
+    {6, sys_close},
+    {7, sys_waitpid},
+    {11, sys_execve},
+    {19, sys_lseek},
+    {20, sys_getpid},
+    {24, sys_getuid},
+    {33, sys_access},
+    {37, sys_kill},
+    {41, sys_dup},
+    {42, sys_pipe},
+    {45, sys_brk},
+    {47, sys_getuid},
+    {49, sys_getuid},
+    {50, sys_getuid},
+    {54, sys_ioctl},
+    {55, sys_fcntl},
+    {63, sys_dup2},
+    {64, sys_getppid},
+    {91, sys_munmap},
+    {114, sys_wait4},
+    {125, sys_mprotect},
+    {140, sys_llseek},
+    {145, sys_readv},
+    {146, sys_writev},
+    {158, sys_sched_yield},
+    {162, sys_nanosleep},
+    {174, sys_rt_sigaction},
+    {175, sys_rt_sigprocmask},
+    {192, sys_mmap_pages},
+    {199, sys_getuid},
+    {200, sys_getuid},
+    {201, sys_getuid},
+    {202, sys_getuid},
+    {221, sys_fcntl},
+    {224, sys_gettid},
+    {243, sys_set_thread_area},
+    {252, sys_exit_group},
+    {258, sys_set_tid_address},
+    {265, sys_clock_gettime},
+    {330, sys_dup3},
     {331, sys_pipe2},
 };
 

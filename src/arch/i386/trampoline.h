@@ -2,8 +2,8 @@
 // its variables, stack and copy buffer (trap_entry.S), and the address-space
 // layout selected at boot with vm.split=.
 #pragma once
-#include <stdint.h>
 #include "arch/i386/layout.h"
+#include <stdint.h>
 
 namespace toll::i386 {
 

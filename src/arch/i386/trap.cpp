@@ -1,11 +1,11 @@
 // The IDT and i386_trap(), where every trap, interrupt and system call lands:
 // exceptions from user mode kill the program alone; from the kernel they are
 // either a recoverable fault in copyin/copyout or a PANIC with a register dump.
+#include "arch/i386/trap.h"
 #include "arch/i386/cpu.h"
 #include "arch/i386/io.h"
 #include "arch/i386/pic.h"
 #include "arch/i386/trampoline.h"
-#include "arch/i386/trap.h"
 #include "arch/i386/uart.h"
 #include "kernel/kern/arch.h"
 #include "kernel/kern/console.h"
@@ -41,13 +41,38 @@ TOLL_COUNTER(g_timer_irqs, "cpu.irq.timer");
 TOLL_COUNTER(g_serial_irqs, "cpu.irq.serial");
 TOLL_COUNTER(g_other_traps, "cpu.traps.other");
 
-const char* const k_exception_names[32] = {
-    "divide error", "debug", "NMI", "breakpoint", "overflow", "bound range", "invalid opcode",
-    "device not available", "double fault", "coprocessor overrun", "invalid TSS",
-    "segment not present", "stack fault", "general protection", "page fault", "reserved",
-    "x87 FPU error", "alignment check", "machine check", "SIMD FP exception", "virtualization",
-    "control protection", "reserved", "reserved", "reserved", "reserved", "reserved", "reserved",
-    "reserved", "reserved", "security", "reserved"};
+const char* const k_exception_names[32] = {"divide error",
+                                           "debug",
+                                           "NMI",
+                                           "breakpoint",
+                                           "overflow",
+                                           "bound range",
+                                           "invalid opcode",
+                                           "device not available",
+                                           "double fault",
+                                           "coprocessor overrun",
+                                           "invalid TSS",
+                                           "segment not present",
+                                           "stack fault",
+                                           "general protection",
+                                           "page fault",
+                                           "reserved",
+                                           "x87 FPU error",
+                                           "alignment check",
+                                           "machine check",
+                                           "SIMD FP exception",
+                                           "virtualization",
+                                           "control protection",
+                                           "reserved",
+                                           "reserved",
+                                           "reserved",
+                                           "reserved",
+                                           "reserved",
+                                           "reserved",
+                                           "reserved",
+                                           "reserved",
+                                           "security",
+                                           "reserved"};
 
 // Linux signal numbers for the exceptions a user program can cause.
 int signal_for(unsigned vector)
@@ -87,9 +112,10 @@ void set_exception_hook(unsigned vector, ExceptionHook hook)
 
 void idt_set_gate(unsigned vector, uint32_t handler, bool user_callable)
 {
-    g_idt[vector] = Gate{static_cast<uint16_t>(handler & 0xFFFF), k_kernel_cs, 0,
-                         static_cast<uint8_t>(k_gate_interrupt32 | (user_callable ? k_gate_dpl3 : 0)),
-                         static_cast<uint16_t>(handler >> 16)};
+    g_idt[vector] =
+        Gate{static_cast<uint16_t>(handler & 0xFFFF), k_kernel_cs, 0,
+             static_cast<uint8_t>(k_gate_interrupt32 | (user_callable ? k_gate_dpl3 : 0)),
+             static_cast<uint16_t>(handler >> 16)};
 }
 
 void idt_set_task_gate(unsigned vector, uint16_t tss_selector, uint8_t type_attr)
@@ -121,8 +147,8 @@ void dump_frame(const arch::TrapFrame& f)
 {
     kprintf("trap %u (%s), error 0x%x, eip %08x cs %04x eflags %08x cr2 %08x cr3 %08x\n", f.vector,
             exception_name(f.vector), f.error, f.eip, f.cs, f.eflags, read_cr2(), read_cr3());
-    kprintf("eax %08x ebx %08x ecx %08x edx %08x esi %08x edi %08x ebp %08x\n", f.eax, f.ebx,
-            f.ecx, f.edx, f.esi, f.edi, f.ebp);
+    kprintf("eax %08x ebx %08x ecx %08x edx %08x esi %08x edi %08x ebp %08x\n", f.eax, f.ebx, f.ecx,
+            f.edx, f.esi, f.edi, f.ebp);
     if (f.from_user())
         kprintf("user esp %08x ss %04x\n", f.user_esp, f.user_ss);
     else
@@ -147,12 +173,11 @@ void user_exception(arch::TrapFrame& f)
         bool present = f.error & k_pf_present;
         if (vm::handle_user_fault(address, write, present))
             return;
-        proc::kill_current_by_fault(signal_for(f.vector), f.vector, exception_name(f.vector),
-                                    f.eip, address);
+        proc::kill_current_by_fault(signal_for(f.vector), f.vector, exception_name(f.vector), f.eip,
+                                    address);
         return;
     }
-    proc::kill_current_by_fault(signal_for(f.vector), f.vector, exception_name(f.vector), f.eip,
-                                0);
+    proc::kill_current_by_fault(signal_for(f.vector), f.vector, exception_name(f.vector), f.eip, 0);
 }
 
 void interrupt(unsigned irq)

@@ -1,15 +1,15 @@
 // Trap vectors and the i386 trap machinery's internal interface.
 #pragma once
-#include <stdint.h>
 #include "machine/context.h"
+#include <stdint.h>
 
 namespace toll::i386 {
 
 // Intel SDM Vol. 3, table 6-1: exception vectors.
 constexpr unsigned k_vec_divide = 0, k_vec_debug = 1, k_vec_breakpoint = 3, k_vec_overflow = 4,
-                   k_vec_invalid_opcode = 6, k_vec_device_not_available = 7,
-                   k_vec_double_fault = 8, k_vec_general_protection = 13, k_vec_page_fault = 14,
-                   k_vec_x87 = 16, k_vec_alignment = 17, k_vec_simd = 19;
+                   k_vec_invalid_opcode = 6, k_vec_device_not_available = 7, k_vec_double_fault = 8,
+                   k_vec_general_protection = 13, k_vec_page_fault = 14, k_vec_x87 = 16,
+                   k_vec_alignment = 17, k_vec_simd = 19;
 /// Linux's i386 system call vector.
 constexpr unsigned k_vec_syscall = 0x80;
 

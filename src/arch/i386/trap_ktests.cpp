@@ -56,7 +56,7 @@ KTEST("i386.uaccess.bad_pointers_give_efault")
     KEXPECT_EQ(sys::copyin(buf, 0x1000, sizeof buf), k_efault);
     KEXPECT_EQ(sys::copyin(buf, 0, sizeof buf), k_efault);
     KEXPECT_EQ(sys::copyout(0xBFFFF000, buf, sizeof buf), k_efault);
-    KEXPECT_EQ(sys::copyin(buf, KERNEL_BASE, sizeof buf), k_efault);    // kernel address
+    KEXPECT_EQ(sys::copyin(buf, KERNEL_BASE, sizeof buf), k_efault);     // kernel address
     KEXPECT_EQ(sys::copyin(buf, KERNEL_BASE - 4, sizeof buf), k_efault); // crosses the top
     KEXPECT_EQ(sys::copyin(buf, 0xFFFFFFF0u, 0x20), k_efault);           // wraps around
     KEXPECT_EQ(sys::copyinstr(buf, 0x2000, sizeof buf), -static_cast<long>(k_efault));
@@ -80,7 +80,8 @@ KTEST("i386.pmap.live_map_write_unmap")
     if (layout() == Layout::split_4_4) {
         // The kernel's own directory must not see the user mapping.
         vm::pmap_activate(pmap);
-        uint32_t* kernel_pd = static_cast<uint32_t*>(vm::phys_to_virt(kernel_page_directory_phys()));
+        uint32_t* kernel_pd =
+            static_cast<uint32_t*>(vm::phys_to_virt(kernel_page_directory_phys()));
         KEXPECT_EQ(kernel_pd[pd_index(k_va)], 0u);
         vm::pmap_activate(before);
         static_cast<uint32_t*>(vm::phys_to_virt(page))[4] = 0xC0FFEE;

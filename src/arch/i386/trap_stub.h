@@ -3,6 +3,8 @@
    pushes none, then the vector, and go to the common path. Included by
    assembly only. */
 #pragma once
+/* Assembler macros, not C++: */
+/* clang-format off */
 
 /* Vectors for which the CPU pushes an error code: 8, 10-14, 17, 21, 29, 30
    (Intel SDM Vol. 3, 6.13). */

@@ -1,7 +1,7 @@
 // The 16550 UART on COM1: Toll's console on i386. Programmed for 115200 8N1
 // (Bochs honours the line settings; garbage comes out otherwise).
-#include "arch/i386/io.h"
 #include "arch/i386/uart.h"
+#include "arch/i386/io.h"
 
 namespace toll::i386 {
 namespace {

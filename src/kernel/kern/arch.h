@@ -1,9 +1,9 @@
 // The one interface between Toll's architecture-independent core and an
 // architecture port (src/arch/<arch>/). The core calls only these.
 #pragma once
+#include "machine/context.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "machine/context.h"
 
 namespace toll::arch {
 

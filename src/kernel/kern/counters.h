@@ -2,9 +2,9 @@
 // hardware (CR3 loads, TLB flushes, traps, FPU saves, ...). Code that pays a
 // toll bumps its counter at the place it pays.
 #pragma once
+#include "kernel/kern/section.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "kernel/kern/section.h"
 
 namespace toll {
 
@@ -20,7 +20,10 @@ struct Counter {
 
 /// Defines a counter @p ident with the sysctl-style @p name.
 #define TOLL_COUNTER(ident, name)                                                                  \
-    TOLL_IN_SECTION(toll_counters) constinit ::toll::Counter ident { name, 0 }
+    TOLL_IN_SECTION(toll_counters) constinit ::toll::Counter ident                                 \
+    {                                                                                              \
+        name, 0                                                                                    \
+    }
 
 /// Finds a counter by its name; nullptr if none has it.
 Counter* counter_find(const char* name);

@@ -2,8 +2,8 @@
 // with KTEST; `test=<glob>` on the command line runs the matching ones and
 // reports each with the serial protocol (TEST, METRIC, DONE).
 #pragma once
-#include <stdint.h>
 #include "kernel/kern/section.h"
+#include <stdint.h>
 
 namespace toll::ktest {
 
@@ -66,6 +66,6 @@ void report_skip(const char* name, const char* reason);
         auto toll_a_ = (a);                                                                        \
         auto toll_b_ = (b);                                                                        \
         if (!(toll_a_ == toll_b_))                                                                 \
-            ::toll::ktest::fail(__FILE__, __LINE__, "expected %s == %s (0x%llx != 0x%llx)", #a,   \
+            ::toll::ktest::fail(__FILE__, __LINE__, "expected %s == %s (0x%llx != 0x%llx)", #a,    \
                                 #b, (unsigned long long)toll_a_, (unsigned long long)toll_b_);     \
     } while (0)

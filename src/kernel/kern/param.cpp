@@ -99,8 +99,8 @@ unsigned param_report_unknown(const char* cmdline)
             if (key_is(w, p->key))
                 known = true;
         if (!known) {
-            kprintf("warning: unknown command-line key '%.*s' ignored; known keys:", (int)w.key_length,
-                    w.key);
+            kprintf("warning: unknown command-line key '%.*s' ignored; known keys:",
+                    (int)w.key_length, w.key);
             for (const KernelParam* p = __start_toll_params; p < __stop_toll_params; ++p)
                 kprintf(" %s", p->key);
             kprintf("\n");

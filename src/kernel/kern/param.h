@@ -1,8 +1,8 @@
 // Kernel command-line parameters. Each subsystem declares the keys it reads
 // with TOLL_PARAM; a word whose key nobody declared is reported at boot.
 #pragma once
-#include <stddef.h>
 #include "kernel/kern/section.h"
+#include <stddef.h>
 
 namespace toll {
 
@@ -14,7 +14,10 @@ struct KernelParam {
 
 /// Declares that the kernel understands @p key (a string literal).
 #define TOLL_PARAM(ident, key, help)                                                               \
-    TOLL_IN_SECTION(toll_params) constinit const ::toll::KernelParam ident{key, help}
+    TOLL_IN_SECTION(toll_params) constinit const ::toll::KernelParam ident                         \
+    {                                                                                              \
+        key, help                                                                                  \
+    }
 
 /// Remembers the boot command line. Called once, early.
 void param_init(const char* cmdline);

@@ -43,9 +43,20 @@ constexpr uint16_t k_et_exec = 2;
 
 // Auxiliary vector types (System V ABI; Linux's numbering).
 enum : uintptr_t {
-    k_at_null = 0, k_at_phdr = 3, k_at_phent = 4, k_at_phnum = 5, k_at_pagesz = 6,
-    k_at_entry = 9, k_at_uid = 11, k_at_euid = 12, k_at_gid = 13, k_at_egid = 14,
-    k_at_hwcap = 16, k_at_clktck = 17, k_at_secure = 23, k_at_random = 25,
+    k_at_null = 0,
+    k_at_phdr = 3,
+    k_at_phent = 4,
+    k_at_phnum = 5,
+    k_at_pagesz = 6,
+    k_at_entry = 9,
+    k_at_uid = 11,
+    k_at_euid = 12,
+    k_at_gid = 13,
+    k_at_egid = 14,
+    k_at_hwcap = 16,
+    k_at_clktck = 17,
+    k_at_secure = 23,
+    k_at_random = 25,
 };
 
 constexpr size_t k_max_args = 64;
@@ -202,12 +213,20 @@ uintptr_t build_stack(vm::VmSpace* space, const ArgBlock& args, const Image& ima
     if (!write_user(space, sp, random, sizeof random))
         return 0;
 
-    uintptr_t auxv[][2] = {
-        {k_at_phdr, image.phdr},   {k_at_phent, image.phent}, {k_at_phnum, image.phnum},
-        {k_at_pagesz, vm::k_page_size}, {k_at_entry, image.entry}, {k_at_uid, 0},
-        {k_at_euid, 0}, {k_at_gid, 0}, {k_at_egid, 0}, {k_at_hwcap, 0},
-        {k_at_clktck, arch::clock_hz()}, {k_at_secure, 0}, {k_at_random, random_at},
-        {k_at_null, 0}};
+    uintptr_t auxv[][2] = {{k_at_phdr, image.phdr},
+                           {k_at_phent, image.phent},
+                           {k_at_phnum, image.phnum},
+                           {k_at_pagesz, vm::k_page_size},
+                           {k_at_entry, image.entry},
+                           {k_at_uid, 0},
+                           {k_at_euid, 0},
+                           {k_at_gid, 0},
+                           {k_at_egid, 0},
+                           {k_at_hwcap, 0},
+                           {k_at_clktck, arch::clock_hz()},
+                           {k_at_secure, 0},
+                           {k_at_random, random_at},
+                           {k_at_null, 0}};
     size_t words = 1 + args.argc + 1 + args.envc + 1 + sizeof auxv / sizeof(uintptr_t);
     sp = (sp - words * sizeof(uintptr_t)) & ~uintptr_t(15);
     uintptr_t at = sp;
@@ -246,7 +265,10 @@ Errno load(const char* path, const ArgBlock& args, vm::VmSpace** out_space, uint
     const RamdiskFile* file = initrd_lookup(path);
     if (!file)
         return k_enoent;
-    if (file->size < 16 || memcmp(file->data, "\x7f" "ELF", 4) != 0)
+    if (file->size < 16 || memcmp(file->data,
+                                  "\x7f"
+                                  "ELF",
+                                  4) != 0)
         return k_enoexec;
     Image image;
     unsigned cls = file->data[4];

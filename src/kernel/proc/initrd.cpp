@@ -35,7 +35,6 @@ size_t align4(size_t v)
     return (v + 3) & ~size_t(3);
 }
 
-
 // Adds the files of one cpio archive at [base, end) to the index.
 void index_archive(const uint8_t* base, const uint8_t* end)
 {

@@ -1,11 +1,11 @@
 // Processes: an address space, open files and one thread; fork, exec, exit,
 // wait and kill, with Linux's wait-status encoding.
 #pragma once
-#include <stddef.h>
-#include <stdint.h>
 #include "kernel/kern/errno.h"
 #include "kernel/proc/thread.h"
 #include "kernel/vm/vmspace.h"
+#include <stddef.h>
+#include <stdint.h>
 
 namespace toll::sys {
 struct File;
@@ -23,10 +23,10 @@ struct Process {
     vm::VmSpace* vm = nullptr;
     sys::File* files[k_max_fds] = {};
     bool zombie = false;
-    int wait_status = 0;   ///< Linux encoding: exit code << 8, or the signal number
-    int pending_kill = 0;  ///< a signal that kills the process on its way out of the kernel
+    int wait_status = 0;  ///< Linux encoding: exit code << 8, or the signal number
+    int pending_kill = 0; ///< a signal that kills the process on its way out of the kernel
     uintptr_t clear_child_tid = 0;
-    bool orphan = false;   ///< its parent exited: nobody will wait for it
+    bool orphan = false; ///< its parent exited: nobody will wait for it
     char name[16] = {};
 };
 

@@ -96,7 +96,8 @@ void add_sleeper(Thread* t)
 }
 
 // Moves every sleeper for which @p should_wake is true to the run queue.
-template <typename Predicate> void wake_if(Predicate should_wake)
+template <typename Predicate>
+void wake_if(Predicate should_wake)
 {
     Thread** link = &g_sleepers;
     while (Thread* t = *link) {

@@ -3,9 +3,9 @@
 // interrupts disabled except in the idle loop and in preemptible kernel
 // threads, so disabling interrupts is the only lock it needs.
 #pragma once
+#include "machine/context.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "machine/context.h"
 
 namespace toll::proc {
 
@@ -16,7 +16,7 @@ enum class ThreadState { runnable, running, sleeping, dead };
 /// A kernel-schedulable thread: its own kernel stack and saved context.
 struct Thread {
     arch::ThreadContext context;
-    uintptr_t kstack_base = 0;  ///< Lowest address of the kernel stack.
+    uintptr_t kstack_base = 0; ///< Lowest address of the kernel stack.
     ThreadState state = ThreadState::runnable;
     const void* wait_channel = nullptr;
     uint64_t wake_tick = 0;     ///< For timed sleeps; 0 when none.
@@ -24,7 +24,7 @@ struct Thread {
     Process* process = nullptr; ///< nullptr for a kernel thread.
     bool preemptible = false;   ///< A kernel thread that runs with interrupts on.
     bool need_resched = false;
-    uint64_t switches_in = 0;   ///< How often it was switched to.
+    uint64_t switches_in = 0; ///< How often it was switched to.
     char name[16] = {};
     int id = 0;
 };

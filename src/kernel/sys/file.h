@@ -2,9 +2,9 @@
 // per-process descriptor table, and open() by path (devices and the initial
 // ramdisk).
 #pragma once
+#include "kernel/kern/errno.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "kernel/kern/errno.h"
 
 namespace toll::proc {
 struct Process;
@@ -27,8 +27,8 @@ struct FileOps {
 struct File {
     const FileOps* ops = nullptr;
     int refs = 1;
-    int flags = 0;       ///< O_ACCMODE bits the file was opened with
-    uint64_t offset = 0; ///< for seekable files
+    int flags = 0;                 ///< O_ACCMODE bits the file was opened with
+    uint64_t offset = 0;           ///< for seekable files
     const uint8_t* data = nullptr; ///< ramdisk files: their bytes
     size_t size = 0;
     void* object = nullptr; ///< pipes: the pipe

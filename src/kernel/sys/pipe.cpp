@@ -1,11 +1,11 @@
 // Pipes: a 4 KB ring buffer between a read end and a write end. Reads block
 // until data or end of file; writes block while the pipe is full and fail
 // with EPIPE once no reader is left.
+#include "kernel/kern/counters.h"
 #include "kernel/proc/process.h"
 #include "kernel/proc/thread.h"
 #include "kernel/sys/file.h"
 #include "kernel/sys/uaccess.h"
-#include "kernel/kern/counters.h"
 #include "kernel/vm/kmalloc.h"
 
 namespace toll::sys {

@@ -215,10 +215,17 @@ long sys_lseek(const SyscallArgs& a)
     long offset = static_cast<long>(a.a[1]);
     long base;
     switch (a.a[2]) {
-    case 0: base = 0; break;
-    case 1: base = static_cast<long>(f->offset); break;
-    case 2: base = static_cast<long>(f->size); break;
-    default: return -k_einval;
+    case 0:
+        base = 0;
+        break;
+    case 1:
+        base = static_cast<long>(f->offset);
+        break;
+    case 2:
+        base = static_cast<long>(f->size);
+        break;
+    default:
+        return -k_einval;
     }
     if (base + offset < 0)
         return -k_einval;

@@ -9,8 +9,8 @@ namespace {
 constexpr uintptr_t k_map_shared = 0x01, k_map_private = 0x02, k_map_fixed = 0x10,
                     k_map_anonymous = 0x20, k_map_fixed_noreplace = 0x100000;
 constexpr uintptr_t k_map_known = k_map_shared | k_map_private | k_map_fixed | k_map_anonymous |
-                                  k_map_fixed_noreplace | 0x4000 /*NORESERVE*/ |
-                                  0x20000 /*STACK*/ | 0x0100 /*GROWSDOWN*/ | 0x8000 /*POPULATE*/;
+                                  k_map_fixed_noreplace | 0x4000 /*NORESERVE*/ | 0x20000 /*STACK*/ |
+                                  0x0100 /*GROWSDOWN*/ | 0x8000 /*POPULATE*/;
 constexpr uintptr_t k_prot_known = vm::k_prot_read | vm::k_prot_write | vm::k_prot_exec;
 constexpr uintptr_t k_page_mask = vm::k_page_size - 1;
 

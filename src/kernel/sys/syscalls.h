@@ -2,8 +2,8 @@
 // calls them: six word-sized arguments and the trap frame. Each returns a
 // non-negative result or -errno, exactly as Linux does.
 #pragma once
-#include <stdint.h>
 #include "machine/context.h"
+#include <stdint.h>
 
 namespace toll::sys {
 

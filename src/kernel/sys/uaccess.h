@@ -2,9 +2,9 @@
 // Every user pointer is range-checked against the top of user space, and a
 // fault while copying becomes EFAULT instead of a kernel panic.
 #pragma once
+#include "kernel/kern/errno.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "kernel/kern/errno.h"
 
 namespace toll::sys {
 

@@ -19,8 +19,8 @@ constexpr uint32_t k_magic = 0x6b6d616c; // "kmal"
 
 struct Header {
     uint32_t magic;
-    uint16_t large;  ///< 1: whole pages of this order; 0: a size class
-    uint16_t shift;  ///< log2 of the block size, or the page order
+    uint16_t large; ///< 1: whole pages of this order; 0: a size class
+    uint16_t shift; ///< log2 of the block size, or the page order
 };
 static_assert(sizeof(Header) == 8);
 

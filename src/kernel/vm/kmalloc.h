@@ -28,14 +28,16 @@ inline void* operator new(size_t, void* where) noexcept
 
 namespace toll {
 /// Allocates and constructs a T on the kernel heap; nullptr when memory is short.
-template <typename T, typename... Args> T* make(Args&&... args)
+template <typename T, typename... Args>
+T* make(Args&&... args)
 {
     void* p = vm::kmalloc(sizeof(T));
     return p ? new (p) T(static_cast<Args&&>(args)...) : nullptr;
 }
 
 /// Destroys and frees an object from make().
-template <typename T> void destroy(T* p)
+template <typename T>
+void destroy(T* p)
 {
     if (p) {
         p->~T();

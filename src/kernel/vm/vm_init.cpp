@@ -3,9 +3,9 @@
 #include "kernel/kern/arch.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
-#include "kernel/vm/pmap.h"
 #include "kernel/vm/kmem.h"
 #include "kernel/vm/phys.h"
+#include "kernel/vm/pmap.h"
 
 namespace toll::vm {
 namespace {

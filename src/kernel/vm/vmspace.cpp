@@ -21,8 +21,8 @@ bool page_aligned(uintptr_t v)
 
 bool range_ok(uintptr_t start, size_t length)
 {
-    return page_aligned(start) && page_aligned(length) && length &&
-           start + length > start && start + length <= user_space_limit();
+    return page_aligned(start) && page_aligned(length) && length && start + length > start &&
+           start + length <= user_space_limit();
 }
 
 // Gives a page unmapped by pmap_remove back to the allocator.

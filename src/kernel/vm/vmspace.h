@@ -2,10 +2,10 @@
 // over a pmap. Anonymous memory is demand-zero: a page appears on its first
 // touch. fork copies every present page (no copy-on-write yet).
 #pragma once
-#include <stddef.h>
-#include <stdint.h>
 #include "kernel/kern/errno.h"
 #include "kernel/vm/pmap.h"
+#include <stddef.h>
+#include <stdint.h>
 
 namespace toll::vm {
 

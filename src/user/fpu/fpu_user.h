@@ -50,14 +50,14 @@ static inline void fpu_load(const struct FxImage* image)
 static inline void fpu_pattern(struct FxImage* image, uint8_t seed)
 {
     memset(image, 0, sizeof *image);
-    image->fcw = 0x0C7F;     /* all exceptions masked, round toward zero */
-    image->mxcsr = 0x7F80;   /* all SSE exceptions masked, round toward zero */
-    image->ftw = 0xFF;       /* abridged tags: every register valid */
+    image->fcw = 0x0C7F;   /* all exceptions masked, round toward zero */
+    image->mxcsr = 0x7F80; /* all SSE exceptions masked, round toward zero */
+    image->ftw = 0xFF;     /* abridged tags: every register valid */
     for (int r = 0; r < 8; ++r) {
         for (int b = 0; b < 8; ++b)
             image->st[r][b] = (uint8_t)(seed + 16 * r + b + 1);
-        image->st[r][7] |= 0x80;                       /* a normal number: integer bit set */
-        image->st[r][8] = (uint8_t)(0x3F + r);         /* a modest exponent */
+        image->st[r][7] |= 0x80;               /* a normal number: integer bit set */
+        image->st[r][8] = (uint8_t)(0x3F + r); /* a modest exponent */
         image->st[r][9] = 0x40;
         for (int b = 0; b < 16; ++b)
             image->xmm[r][b] = (uint8_t)(seed ^ (0xA5 + 16 * r + b));

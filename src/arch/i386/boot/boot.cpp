@@ -1,15 +1,15 @@
 // i386_boot(): turns what the loader (or Toll's boot sector) handed over into
 // the core's BootInfo, then calls kernel_main.
+#include "kernel/kern/boot.h"
 #include "arch/i386/layout.h"
 #include "arch/i386/mmu.h"
 #include "arch/i386/trampoline.h"
 #include "arch/i386/uart.h"
-#include "kernel/kern/boot.h"
-#include "lib/string.h"
 #include "arch/i386/vm86/early_map.h"
 #include "arch/i386/vm86/getmemsize.h"
 #include "arch/i386/vm86/vm86.h"
 #include "kernel/kern/param.h"
+#include "lib/string.h"
 
 namespace toll::i386 {
 namespace {
@@ -41,7 +41,8 @@ struct [[gnu::packed]] MultibootMmapEntry {
 
 // The loader's structures live in low physical memory, which the boot page
 // directory maps at KERNEL_BASE as well.
-template <typename T> T* phys_to_virt(uint32_t phys)
+template <typename T>
+T* phys_to_virt(uint32_t phys)
 {
     return reinterpret_cast<T*>(phys + KERNEL_BASE);
 }

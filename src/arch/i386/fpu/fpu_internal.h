@@ -1,9 +1,9 @@
 // What the files of the FPU module share: the FXSAVE image layout, the
 // cleaning strategies, the restore paths and the counters.
 #pragma once
-#include <stdint.h>
 #include "kernel/kern/counters.h"
 #include "machine/context.h"
+#include <stdint.h>
 
 namespace toll::i386::fpu {
 

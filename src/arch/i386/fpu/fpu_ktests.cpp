@@ -18,7 +18,7 @@ constexpr unsigned k_bench_rounds = 1000;
 // Lends the FPU to the running ktest: puts any owner's registers aside,
 // clears CR0.TS, and sets it again at the end (the kernel never keeps the FPU).
 class [[nodiscard]] KernelFpuScope {
-public:
+  public:
     KernelFpuScope()
     {
         release_owner();
@@ -132,8 +132,8 @@ KTEST("fpu.bench.restore_paths")
     // whether the boot patched it: the metric names say which was measured.
     char flag_name[48], patched_name[48];
     lib::snformat(flag_name, sizeof flag_name, "fpu.restore.flag.bug%d", g_config.bug ? 1 : 0);
-    bool patched_out = (g_config.clean == Clean::patched || g_config.clean == Clean::nops) &&
-                       !g_config.bug;
+    bool patched_out =
+        (g_config.clean == Clean::patched || g_config.clean == Clean::nops) && !g_config.bug;
     lib::snformat(patched_name, sizeof patched_name, "fpu.restore.patched.%s",
                   patched_out ? clean_name(g_config.clean) : "unpatched");
     const Path paths[] = {{"fpu.restore.always", restore_always},
@@ -160,8 +160,7 @@ KTEST("fpu.bench.lazy_round_trip")
         take_ownership(g_restore);
         release_owner();
     }
-    ktest::metric("fpu.lazy_round_trip", (arch::cycle_counter() - start) / k_bench_rounds,
-                  "instr");
+    ktest::metric("fpu.lazy_round_trip", (arch::cycle_counter() - start) / k_bench_rounds, "instr");
     KEXPECT(owner() == nullptr);
     KEXPECT(read_cr0() & CR0_TS);
 }

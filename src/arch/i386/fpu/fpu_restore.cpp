@@ -30,11 +30,11 @@ constexpr unsigned k_jmp_short_size = 2;
 // LAB fpu BEGIN: if an x87 exception is pending (FSW.ES) clear it, free ST(7), then load %[dummy] (fildl)
 #define TOLL_FPU_CLEAN_SEQUENCE                                                                    \
     "fnstsw %%ax\n\t"                                                                              \
-    "testb $0x80, %%al\n\t" /* FSW.ES: an unmasked exception is pending */                        \
+    "testb $0x80, %%al\n\t" /* FSW.ES: an unmasked exception is pending */                         \
     "jz 1f\n\t"                                                                                    \
-    "fnclex\n\t"            /* else the load below would raise #MF */                              \
-    "1: ffree %%st(7)\n\t"  /* the load pushes: make sure ST(7) is free */                        \
-    "fildl %[dummy]\n\t"    /* FOP, FIP, FDP now name this kernel instruction and datum */
+    "fnclex\n\t"           /* else the load below would raise #MF */                               \
+    "1: ffree %%st(7)\n\t" /* the load pushes: make sure ST(7) is free */                          \
+    "fildl %[dummy]\n\t"   /* FOP, FIP, FDP now name this kernel instruction and datum */
 // LAB fpu STUB
 // #define TOLL_FPU_CLEAN_SEQUENCE ""
 // LAB fpu END

@@ -2,9 +2,9 @@
 // BIOS answers, that a call leaves the CPU as it found it, what each method
 // costs, and that the seed's ordering mistake panics instead of faulting.
 #include "arch/i386/cpu.h"
+#include "arch/i386/fpu/fpu.h"
 #include "arch/i386/io.h"
 #include "arch/i386/layout.h"
-#include "arch/i386/fpu/fpu.h"
 #include "arch/i386/vm86/early_map.h"
 #include "arch/i386/vm86/getmemsize.h"
 #include "arch/i386/vm86/vm86.h"
@@ -35,7 +35,7 @@ struct CpuSnapshot {
     uint32_t cr0, cr3, cr4, pde0, eflags_if;
     uint16_t tr, ds, es, fs, gs, ss, cs;
     TableRegister gdtr, idtr;
-    uint8_t tr_access; ///< the access byte of TR's descriptor (its busy bit)
+    uint8_t tr_access;     ///< the access byte of TR's descriptor (its busy bit)
     const void* fpu_owner; ///< whose registers the FPU holds (fpu/fpu.h)
 
     static CpuSnapshot take()

@@ -36,8 +36,8 @@ struct FpuSlot {
 
 /// The saved state of a thread that is not running.
 struct ThreadContext {
-    uint32_t esp = 0;         ///< Kernel stack pointer saved by context_switch.
-    uint32_t kstack_top = 0;  ///< Where a trap from user mode starts its frame.
+    uint32_t esp = 0;           ///< Kernel stack pointer saved by context_switch.
+    uint32_t kstack_top = 0;    ///< Where a trap from user mode starts its frame.
     TrapFrame* frame = nullptr; ///< The user trap frame at the top of the kernel stack.
     TlsSegment tls;
     FpuSlot fpu; ///< Saved FPU registers (src/arch/i386/fpu/).
