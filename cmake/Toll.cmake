@@ -13,9 +13,19 @@ if(TOLL_ARCH STREQUAL "i386")
 elseif(TOLL_ARCH STREQUAL "arm64")
   set(TOLL_KERNEL_TRIPLE aarch64-unknown-none-elf)
   set(TOLL_USER_TRIPLE aarch64-linux-musl)
-  # The MMU is off for now: every access is Device memory, where unaligned
-  # accesses fault, so the compiler must not emit any (DESIGN.md).
+  # The first instructions run with the MMU off, where every access is
+  # Device memory and unaligned accesses fault, so the compiler must not
+  # emit any.
   set(TOLL_KERNEL_ARCH_FLAGS -mgeneral-regs-only -mstrict-align)
+  # The translation granule, and so the page size (kernel/vm/physmem.h).
+  set(TOLL_ARM64_GRANULE 4K CACHE STRING "arm64 translation granule: 4K or 16K")
+  if(TOLL_ARM64_GRANULE STREQUAL "4K")
+    list(APPEND TOLL_KERNEL_ARCH_FLAGS -DTOLL_PAGE_SHIFT=12)
+  elseif(TOLL_ARM64_GRANULE STREQUAL "16K")
+    list(APPEND TOLL_KERNEL_ARCH_FLAGS -DTOLL_PAGE_SHIFT=14)
+  else()
+    message(FATAL_ERROR "TOLL_ARM64_GRANULE must be 4K or 16K (got '${TOLL_ARM64_GRANULE}')")
+  endif()
   set(TOLL_LLD_EMULATION aarch64elf)
   set(TOLL_MUSL_DIR /usr/lib/aarch64-linux-musl)
   set(TOLL_MUSL_INCLUDE /usr/include/aarch64-linux-musl)

@@ -1,6 +1,10 @@
-# System tests of the arm64 kernel under QEMU (-M virt -cpu max).
+# System tests of the arm64 kernel under QEMU (-M virt -cpu max), built for
+# each translation granule (CMakeLists.txt: build/arm64 and build/arm64-16k).
 toll_system_test(arm64.qemu.ktests --arch arm64 --cmdline "test=*")
 set_tests_properties(system.arm64.qemu.ktests PROPERTIES LABELS fast)
+# The 16 KB kernel must really run with 16 KB pages (its ktests check TCR_EL1).
+toll_system_test(arm64.qemu.16k.ktests --arch arm64 --granule 16K --cmdline "test=*"
+                 --expect-output "mmu: 16 KB granule")
 
 # In deterministic mode CNTVCT counts instructions, so a timed loop must read
 # the same count on every boot.
@@ -19,8 +23,20 @@ add_test(NAME system.arm64.qemu.counter_counts_instructions
                     --cmdline "test=arm64.counter_counts_instructions")
 set_tests_properties(system.arm64.qemu.counter_counts_instructions PROPERTIES TIMEOUT 60)
 
-# User space at EL0 under the MMU: each user-level test program, run alone.
-# A program that fails a check, dies of a fault or cannot start fails the test.
-foreach(prog ut_hello ut_forkexec ut_pipe ut_procs64 ut_mmap)
-  toll_system_test(arm64.qemu.user.${prog} --arch arm64 --cmdline "run=/bin/${prog}")
+# User space at EL0 under the MMU: every user test program (the i386-only
+# ones live in src/user/i386), one after the other in a single boot per
+# granule (run=a,b,...). Each is its own TEST record: a failed check, a fault
+# or a program that cannot start fails the run and is named.
+file(GLOB TOLL_ARM64_USER_TESTS RELATIVE ${CMAKE_SOURCE_DIR}/src/user/tests
+     ${CMAKE_SOURCE_DIR}/src/user/tests/ut_*.c)
+set(TOLL_ARM64_USER_RUN)
+foreach(src ${TOLL_ARM64_USER_TESTS})
+  get_filename_component(prog ${src} NAME_WE)
+  list(APPEND TOLL_ARM64_USER_RUN ${prog})
+endforeach()
+list(JOIN TOLL_ARM64_USER_RUN "," TOLL_ARM64_USER_RUN)
+foreach(granule 4K 16K)
+  string(TOLOWER ${granule} tag)
+  toll_system_test(arm64.qemu.${tag}.user.suite --arch arm64 --granule ${granule}
+                   --cmdline "run=${TOLL_ARM64_USER_RUN}" --timeout 100)
 endforeach()

@@ -237,11 +237,17 @@ def arm64_cpu(cpu):
 
 def qemu_arm64(args, machine):
     qemu = find_tool("qemu-system-aarch64")
-    kernel = args.kernel or build_file(args, "arm64", "arch", "arm64", "toll-arm64.elf")
+    # Each granule has its own build tree (CMakeLists.txt): arm64, arm64-16k.
+    tree = "arm64" if getattr(args, "granule", None) in (None, "4K") else "arm64-16k"
+    kernel = args.kernel or build_file(args, tree, "arch", "arm64", "toll-arm64.elf")
     cmd = [qemu, "-M", "virt", "-cpu", arm64_cpu(args.cpu), "-nodefaults", "-display", "none",
            "-serial", "stdio", "-no-reboot", "-m", str(args.mem),
            "-semihosting-config", "enable=on,target=native", "-kernel", kernel,
            "-append", args.cmdline]
+    if args.add:
+        # QEMU loads it into RAM and names it in the device tree's /chosen
+        # (linux,initrd-start/end); the kernel adds its files to /bin.
+        cmd += ["-initrd", images.extra_ramdisk(args, machine.scratch)]
     if args.deterministic:
         cmd += ["-icount", "shift=0,sleep=off,align=off"]
     # Semihosting SYS_EXIT: the kernel reports 0 for success, 1 for failure.

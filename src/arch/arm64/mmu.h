@@ -1,18 +1,30 @@
 // arm64 translation tables (Arm ARM DDI 0487, D8 "The AArch64 Virtual Memory
-// System Architecture"), 4 KB granule, 39-bit addresses in TTBR0, three
-// levels. The kernel is identity-mapped in every table: RAM (the second
-// gigabyte) as one 1 GB block, the devices as 2 MB blocks in the first
-// gigabyte, below which user space lives.
+// System Architecture"): a 4 KB or 16 KB granule (the build's choice,
+// kernel/vm/physmem.h), 39-bit addresses in TTBR0, three levels. The kernel
+// is identity-mapped in every table with level-2 blocks: RAM (the second
+// gigabyte) and the devices in the first gigabyte, below which user space lives.
 #pragma once
 #include "kernel/vm/physmem.h"
 #include <stdint.h>
 
 namespace toll::arm64 {
 
-constexpr unsigned k_entries = 512;
-constexpr uint64_t k_page_size = 4096;
-constexpr uint64_t k_l2_block = 2ull << 20;
-constexpr uint64_t k_l1_block = 1ull << 30;
+// Arm ARM D8.2, "Translation granule": a table is one granule of 8-byte
+// descriptors, so each level resolves (page shift - 3) bits of the address.
+// 4 KB granule: 512 entries; level 3 maps 4 KB pages, level 2 2 MB blocks,
+// level 1 1 GB. 16 KB granule: 2048 entries; 16 KB pages, 32 MB blocks, and
+// level 1 entries of 64 GB, which may only point to tables.
+constexpr unsigned k_page_shift = vm::k_page_shift;
+constexpr uint64_t k_page_size = vm::k_page_size;
+constexpr unsigned k_table_shift = k_page_shift - 3;
+constexpr unsigned k_entries = 1u << k_table_shift;
+constexpr unsigned k_l3_shift = k_page_shift;
+constexpr unsigned k_l2_shift = k_l3_shift + k_table_shift;
+constexpr unsigned k_l1_shift = k_l2_shift + k_table_shift;
+constexpr uint64_t k_l2_block = 1ull << k_l2_shift;
+/// Bits of virtual address each of TTBR0 and TTBR1 translates (T0SZ = 64 - 39).
+constexpr unsigned k_va_bits = 39;
+static_assert(k_page_shift == 12 || k_page_shift == 14, "arm64 supports 4 KB and 16 KB granules");
 
 // Arm ARM D8.3, VMSAv8-64 descriptors: bits [1:0] are 0b11 for a table (at
 // levels 0-2) or a page (level 3), 0b01 for a block (levels 1-2).
@@ -27,8 +39,9 @@ constexpr uint64_t k_pxn = 1ull << 53, k_uxn = 1ull << 54;
 // Bits [58:55] are reserved for software; Toll marks PROT_NONE pages here
 // (in a descriptor that is not valid, so the hardware ignores it).
 constexpr uint64_t k_soft_none = 1ull << 55;
-/// The output address of a descriptor: bits [47:12].
-constexpr uint64_t k_desc_address = 0x0000FFFFFFFFF000ull;
+/// The output address of a descriptor: bits [47:page shift] (D8.3.1; the
+/// bits below a 16 KB page's address are RES0).
+constexpr uint64_t k_desc_address = 0x0000FFFFFFFFFFFFull & ~(k_page_size - 1);
 
 /// MAIR_EL1 (D13.2.97): attribute 0 is Normal write-back cacheable memory,
 /// attribute 1 Device-nGnRE, matching k_attr_normal and k_attr_device.
@@ -37,22 +50,23 @@ constexpr uint64_t k_mair = 0xFFull | (0x04ull << 8);
 /// User space: [0, 128 MB), the part of the first gigabyte below QEMU
 /// virt's devices (hw/arm/virt.c puts the GIC at 128 MB).
 constexpr uint64_t k_user_limit = 0x08000000;
-/// The devices the kernel uses, [128 MB, 160 MB): GIC and PL011.
+/// The devices the kernel uses, [128 MB, 160 MB): GIC and PL011 (one 32 MB
+/// block at 16 KB, sixteen 2 MB blocks at 4 KB).
 constexpr uint64_t k_device_start = 0x08000000, k_device_end = 0x0A000000;
 /// RAM is identity-mapped as far as the end of the second gigabyte.
 constexpr uint64_t k_ram_map_start = 0x40000000, k_ram_map_end = 0x80000000;
 
 constexpr unsigned l1_index(uint64_t va)
 {
-    return (va >> 30) & (k_entries - 1);
+    return (va >> k_l1_shift) & (k_entries - 1);
 }
 constexpr unsigned l2_index(uint64_t va)
 {
-    return (va >> 21) & (k_entries - 1);
+    return (va >> k_l2_shift) & (k_entries - 1);
 }
 constexpr unsigned l3_index(uint64_t va)
 {
-    return (va >> 12) & (k_entries - 1);
+    return (va >> k_l3_shift) & (k_entries - 1);
 }
 
 /// The kernel's own level-1 table (every pmap copies its kernel entries):

@@ -28,6 +28,17 @@ KTEST("arm64.mmu.on_with_kernel_tables")
     KEXPECT_EQ(vm::user_space_limit(), k_user_limit);
 }
 
+// The granule in TCR_EL1.TG0 is the one the kernel was built for (the page
+// size of kernel/vm/physmem.h): Arm ARM D13.2.120, 0b00 = 4 KB, 0b10 = 16 KB.
+KTEST("arm64.mmu.granule_is_the_page_size")
+{
+    uint64_t tcr;
+    asm volatile("mrs %0, tcr_el1" : "=r"(tcr));
+    unsigned tg0 = (tcr >> 14) & 3;
+    KEXPECT_EQ(tg0, vm::k_page_size == 16384 ? 2u : 0u);
+    KEXPECT(vm::k_page_size == 4096 || vm::k_page_size == 16384);
+}
+
 // No process: a fault on a user address cannot be satisfied, so every copy
 // fails with EFAULT instead of panicking; kernel addresses are refused.
 KTEST("arm64.uaccess.bad_pointers_give_efault")
@@ -35,7 +46,7 @@ KTEST("arm64.uaccess.bad_pointers_give_efault")
     char buf[8];
     KEXPECT_EQ(sys::copyin(buf, 0x1000, sizeof buf), k_efault);
     KEXPECT_EQ(sys::copyin(buf, 0, sizeof buf), k_efault);
-    KEXPECT_EQ(sys::copyout(k_user_limit - 4096, buf, sizeof buf), k_efault);
+    KEXPECT_EQ(sys::copyout(k_user_limit - k_page_size, buf, sizeof buf), k_efault);
     KEXPECT_EQ(sys::copyin(buf, k_user_limit, sizeof buf), k_efault);     // the GIC
     KEXPECT_EQ(sys::copyin(buf, k_user_limit - 4, sizeof buf), k_efault); // crosses the top
     KEXPECT_EQ(sys::copyin(buf, ~uint64_t(0) - 8, 0x20), k_efault);       // wraps around

@@ -8,6 +8,7 @@
 #include "kernel/sys/file.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
+#include "kernel/vm/physmem.h"
 
 namespace toll::arm64 {
 namespace {
@@ -15,11 +16,10 @@ namespace {
 using namespace toll::sys;
 
 // Linux, include/uapi/linux/fcntl.h: "the current directory" for the *at calls.
-constexpr long k_at_fdcwd = -100;
+constexpr int k_at_fdcwd = -100;
 // Linux, include/uapi/asm-generic/signal.h: SIGCHLD, the signal clone's low
 // byte names; alone it asks for exactly what fork() does.
 constexpr uintptr_t k_sigchld = 17;
-constexpr uintptr_t k_page_size = 4096;
 // Linux, arch/arm64/include/uapi/asm/fcntl.h: the open flags whose arm64
 // values differ from the i386 ones the core uses (kernel/sys/file.h).
 constexpr uintptr_t k_arm64_o_directory = 040000, k_arm64_o_direct = 0200000;
@@ -30,7 +30,10 @@ TOLL_COUNTER(g_syscalls, "cpu.syscalls");
 // to, so dirfd matters only for a relative path, which it cannot resolve.
 long sys_openat(const SyscallArgs& a)
 {
-    if (static_cast<long>(a.a[0]) != k_at_fdcwd) {
+    // dirfd is an int (Linux: SYSCALL_DEFINE4(openat, int dfd, ...)): only its
+    // low 32 bits count, and a caller passing an int through syscall()'s
+    // varargs leaves the upper half undefined.
+    if (static_cast<int>(a.a[0]) != k_at_fdcwd) {
         char first;
         if (copyin(&first, a.a[1], 1) != k_ok)
             return -k_efault;
@@ -56,9 +59,9 @@ long sys_clone(const SyscallArgs& a)
 // arm64; Toll's mmap takes pages, as i386's mmap2 does.
 long sys_mmap(const SyscallArgs& a)
 {
-    if (a.a[5] % k_page_size != 0)
+    if (a.a[5] % vm::k_page_size != 0)
         return -k_einval;
-    SyscallArgs pages{{a.a[0], a.a[1], a.a[2], a.a[3], a.a[4], a.a[5] / k_page_size}, a.frame};
+    SyscallArgs pages{{a.a[0], a.a[1], a.a[2], a.a[3], a.a[4], a.a[5] / vm::k_page_size}, a.frame};
     return sys_mmap_pages(pages);
 }
 

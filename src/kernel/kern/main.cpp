@@ -20,7 +20,8 @@ extern "C" void (*__init_array_end[])();
 
 namespace toll {
 
-TOLL_PARAM(param_run, "run", "run this user program with its arguments, then power off");
+TOLL_PARAM(param_run, "run",
+           "run this user program with its arguments (several: a,b), then power off");
 
 const char* mem_map_source_name(MemMapSource source)
 {
@@ -171,8 +172,17 @@ void kernel_main(BootInfo& info)
     bool running = param_get("run", command, sizeof command);
     if (testing)
         ktest::run_matching(glob);
-    if (running)
-        run_program(command);
+    // run=a x,b y,...: several programs in one boot, one after the other,
+    // each reported as its own TEST record.
+    for (char* next = running ? command : nullptr; next;) {
+        char* end = next;
+        while (*end && *end != ',')
+            ++end;
+        bool more = *end == ',';
+        *end = '\0';
+        run_program(next);
+        next = more ? end + 1 : nullptr;
+    }
     if (testing || running)
         ktest::finish();
     run_init();

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 enum {
-    k_page = 4096,
     k_chunk = 1024 * 1024,    /* memory is taken 1 MB at a time */
     k_memory_cap_mb = 512,    /* stop there, refused or not */
     k_address_limit_mb = 256, /* RLIMIT_AS, so that Linux refuses too */
@@ -21,6 +20,8 @@ enum {
     k_min_forks = 16,
     k_status_remap_failed = 3, /* the child could not map again what it unmapped */
 };
+
+static long g_page; /* the page size, from the kernel (AT_PAGESZ) */
 
 /* How a round of memory grabbing ended. */
 struct Grab {
@@ -33,7 +34,7 @@ struct Grab {
  * find the memory now. */
 static void touch(char* chunk, int mark)
 {
-    for (int off = 0; off < k_chunk; off += k_page)
+    for (int off = 0; off < k_chunk; off += g_page)
         chunk[off] = (char)mark;
 }
 
@@ -180,6 +181,7 @@ static void check_processes(int count, int error, int reaped_ok, const char* rou
 
 int main(void)
 {
+    g_page = sysconf(_SC_PAGESIZE);
     struct Grab first = grab_memory();
     check_grab(first, "memory, round 1");
     /* What the first round freed must all be there for the second: a kernel

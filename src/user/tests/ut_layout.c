@@ -16,7 +16,7 @@
 #include "toll/toll.h"
 #include "toll/utest.h"
 
-enum { k_page = 4096 };
+static long g_page; /* the page size, from the kernel (AT_PAGESZ) */
 static const uintptr_t k_kernel_text = 0xC0100000u;
 
 /* write(2) and read(2) without musl in between: the kernel sees our pointer. */
@@ -35,7 +35,7 @@ static long raw_read(int fd, uintptr_t buf, uintptr_t n)
 static void check_high_mapping(unsigned long long user_limit)
 {
     void* want = (void*)k_kernel_text;
-    void* p = mmap(want, 16 * k_page, PROT_READ | PROT_WRITE,
+    void* p = mmap(want, 16 * g_page, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
     if (user_limit > k_kernel_text) {
         CHECK_MSG(p == want, "4/4: MAP_FIXED at 0xC0100000 succeeds");
@@ -45,10 +45,10 @@ static void check_high_mapping(unsigned long long user_limit)
         /* A fresh anonymous page reads zero: not the kernel's text (which
          * starts with the multiboot header, 0x1BADB002). */
         CHECK_EQ(w[0], 0u);
-        for (int i = 0; i < 16 * k_page / 4; i += 1024)
+        for (int i = 0; i < 16 * g_page / 4; i += 1024)
             w[i] = 0xA5A50000u + i;
         int same = 1;
-        for (int i = 0; i < 16 * k_page / 4; i += 1024)
+        for (int i = 0; i < 16 * g_page / 4; i += 1024)
             same &= w[i] == 0xA5A50000u + i;
         CHECK_MSG(same, "4/4: our own data reads back from 0xC0100000");
         /* The kernel copies to and from it like any user memory. */
@@ -56,7 +56,7 @@ static void check_high_mapping(unsigned long long user_limit)
         CHECK_EQ(raw_read(fd, (uintptr_t)p + 100, 300), 300);
         CHECK_EQ(w[25], 0u);
         close(fd);
-        CHECK_EQ(munmap(p, 16 * k_page), 0);
+        CHECK_EQ(munmap(p, 16 * g_page), 0);
     } else {
         CHECK_MSG(p == MAP_FAILED && errno == ENOMEM,
                   "3/1: MAP_FIXED at 0xC0100000 is refused with ENOMEM");
@@ -69,12 +69,12 @@ static void check_copy_edges(unsigned long long fast_max, unsigned long long use
     int p[2];
     CHECK_EQ(pipe(p), 0);
     /* Two pages; a buffer of n bytes straddles the boundary between them. */
-    char* two = mmap(NULL, 2 * k_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char* two = mmap(NULL, 2 * g_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(two != MAP_FAILED);
     unsigned long long sizes[] = {fast_max ? fast_max - 1 : 1, fast_max, fast_max + 1, 2000};
     for (int i = 0; i < 4; ++i) {
         uintptr_t n = sizes[i] ? sizes[i] : 1;
-        char* buf = two + k_page - n / 2;
+        char* buf = two + g_page - n / 2;
         memset(buf, 0xEE, n);
         CHECK_EQ(raw_read(zero, (uintptr_t)buf, n), (long)n); /* copyout */
         int zeroed = 1;
@@ -92,12 +92,12 @@ static void check_copy_edges(unsigned long long fast_max, unsigned long long use
         CHECK_MSG(memcmp(back, buf, n) == 0, "copyin across a page boundary carries every byte");
     }
     /* From unmapped memory: the second page goes away. */
-    CHECK_EQ(munmap(two + k_page, k_page), 0);
-    CHECK_EQ(raw_write(p[1], (uintptr_t)two + k_page - 16, 32), -EFAULT);
-    CHECK_EQ(raw_read(zero, (uintptr_t)two + k_page - 16, 32), -EFAULT);
-    CHECK_EQ(raw_write(p[1], (uintptr_t)two + k_page, 8), -EFAULT);
+    CHECK_EQ(munmap(two + g_page, g_page), 0);
+    CHECK_EQ(raw_write(p[1], (uintptr_t)two + g_page - 16, 32), -EFAULT);
+    CHECK_EQ(raw_read(zero, (uintptr_t)two + g_page - 16, 32), -EFAULT);
+    CHECK_EQ(raw_write(p[1], (uintptr_t)two + g_page, 8), -EFAULT);
     /* Into read-only memory. */
-    char* ro = mmap(NULL, k_page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char* ro = mmap(NULL, g_page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK_EQ(raw_read(zero, (uintptr_t)ro, 16), -EFAULT);
     CHECK_EQ(raw_read(zero, (uintptr_t)ro, 3000), -EFAULT);
     /* Ending exactly at the top of user space (the top of the stack, which
@@ -119,6 +119,7 @@ static void check_copy_edges(unsigned long long fast_max, unsigned long long use
 
 int main(void)
 {
+    g_page = sysconf(_SC_PAGESIZE);
     unsigned long long user_limit = 0, fast_max = 0;
     if (counter_get("vm.user_limit", &user_limit) != 0) {
         SKIP("the layout checks", "not running on Toll (no vm.user_limit counter)");
