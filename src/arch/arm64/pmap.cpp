@@ -240,6 +240,24 @@ bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot)
     return true;
 }
 
+uintptr_t pmap_next_mapped(Pmap* pmap, uintptr_t va, uintptr_t end)
+{
+    const uint64_t* l2 = user_l2(pmap);
+    uintptr_t stop = end < k_user_limit ? end : k_user_limit;
+    while (va < stop) {
+        uintptr_t next_table = (va & ~(k_l2_block - 1)) + k_l2_block;
+        uint64_t l2e = l2[l2_index(va)];
+        if (l2e & k_desc_valid) {
+            const uint64_t* l3 = table(l2e);
+            for (; va < stop && va < next_table; va += k_page_size)
+                if (mapped(l3[l3_index(va)]))
+                    return va;
+        }
+        va = next_table;
+    }
+    return end;
+}
+
 void pmap_activate(Pmap* pmap)
 {
     if (pmap == g_current)

@@ -248,6 +248,24 @@ bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot)
     return true;
 }
 
+uintptr_t pmap_next_mapped(Pmap* pmap, uintptr_t va, uintptr_t end)
+{
+    const uint32_t* dir = primary(pmap);
+    while (va < end && pd_index(static_cast<uint32_t>(va)) < user_pde_count()) {
+        unsigned pdi = pd_index(static_cast<uint32_t>(va));
+        uintptr_t next_table = uintptr_t(pdi + 1) << 22; // pdi < 1023: no overflow
+        uint32_t pde = dir[pdi];
+        if ((pde & k_pte_present) && !(pde & k_pde_large)) {
+            const uint32_t* pt = table(pde & k_pte_frame);
+            for (; va < end && va < next_table; va += k_page_size)
+                if (mapped(pt[pt_index(static_cast<uint32_t>(va))]))
+                    return va;
+        }
+        va = next_table;
+    }
+    return end;
+}
+
 void pmap_activate(Pmap* pmap)
 {
     if (pmap == g_current)

@@ -100,6 +100,12 @@ bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot);
 /// tables (the "reach" a superpage buys, whatever the emulator's TLB does).
 size_t pmap_tlb_entries(Pmap* pmap, uintptr_t start, uintptr_t end);
 
+/// The lowest address in [@p va, @p end) (page aligned) where a page is
+/// mapped (PROT_NONE pages included), or @p end if none is. It skips a whole
+/// missing page table at a time, so walking a sparse 8 MB stack costs a few
+/// table probes rather than one lookup per page.
+uintptr_t pmap_next_mapped(Pmap* pmap, uintptr_t va, uintptr_t end);
+
 /// Makes @p pmap the current address space (loads CR3 / TTBR0 if it changes).
 void pmap_activate(Pmap* pmap);
 

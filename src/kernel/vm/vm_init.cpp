@@ -4,6 +4,7 @@
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
 #include "kernel/vm/kmem.h"
+#include "kernel/vm/pageref.h"
 #include "kernel/vm/phys.h"
 #include "kernel/vm/pmap.h"
 
@@ -25,13 +26,17 @@ void vm_init(const BootInfo& info)
     arch::kernel_image_range(&image_start, &image_end);
     // The allocator keeps its bitmaps in the first pages of each range, so
     // the kernel image must be cut out before a range is added, not after.
+    PhysAddr lowest = ~PhysAddr(0), highest = 0; // what the allocator manages
     auto add_clipped = [&](uint64_t base, uint64_t end) {
         if (base < k_low_memory_end)
             base = k_low_memory_end;
         if (end > limit)
             end = limit;
-        if (end > base)
+        if (end > base) {
             phys.add_range(base, end - base);
+            lowest = base < lowest ? base : lowest;
+            highest = end > highest ? end : highest;
+        }
     };
     // Cuts [hole_start, hole_end) out of [base, end) and adds the rest.
     auto add_around = [&](uint64_t base, uint64_t end, uint64_t hole_start, uint64_t hole_end,
@@ -62,6 +67,10 @@ void vm_init(const BootInfo& info)
                 (unsigned long long)(k_safe_minimum_bytes >> 20));
         add(0, k_safe_minimum_bytes);
     }
+    // Page reference counts for copy-on-write fork; without them fork copies.
+    constexpr PhysAddr k_page_mask = k_page_size - 1;
+    if (!pageref_init(lowest & ~k_page_mask, (highest + k_page_mask) & ~k_page_mask))
+        kprintf("vm: no memory for page reference counts; fork will copy\n");
     g_user_limit.value = user_space_limit();
     kprintf("vm: %zu pages free of %zu; direct map %llu MB\n", phys.free_pages(),
             phys.total_pages(), (unsigned long long)(limit >> 20));

@@ -1,9 +1,13 @@
-// Address spaces: region bookkeeping, demand-zero faults, and fork's copy.
+// Address spaces: region bookkeeping, demand-zero faults, and fork, which
+// shares pages copy-on-write (or copies them all, with vm.fork=copy).
 #include "kernel/vm/vmspace.h"
+#include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
+#include "kernel/kern/param.h"
 #include "kernel/proc/process.h"
 #include "kernel/vm/kmalloc.h"
+#include "kernel/vm/pageref.h"
 #include "kernel/vm/phys.h"
 #include "lib/string.h"
 
@@ -13,6 +17,29 @@ namespace {
 TOLL_COUNTER(g_faults_zero_fill, "vm.faults.zero_fill");
 TOLL_COUNTER(g_faults_refused, "vm.faults.refused");
 TOLL_COUNTER(g_fork_pages_copied, "vm.fork.pages_copied");
+TOLL_COUNTER(g_fork_pages_shared, "vm.fork.pages_shared");
+TOLL_COUNTER(g_cow_copies, "vm.cow.copies");
+TOLL_COUNTER(g_cow_reuses, "vm.cow.reuses");
+TOLL_PARAM(g_param_fork, "vm.fork", "cow (share pages copy-on-write, the default) or copy");
+
+// What fork does with the parent's pages (vm.fork=), read at the first fork.
+enum class ForkMode { unread, cow, copy };
+ForkMode g_fork_mode = ForkMode::unread;
+
+bool fork_shares_pages()
+{
+    if (g_fork_mode == ForkMode::unread) {
+        g_fork_mode = ForkMode::cow;
+        char value[8];
+        if (param_get("vm.fork", value, sizeof value)) {
+            if (strcmp(value, "copy") == 0)
+                g_fork_mode = ForkMode::copy;
+            else if (strcmp(value, "cow") != 0)
+                kprintf("vm: unknown vm.fork=%s, using cow\n", value);
+        }
+    }
+    return g_fork_mode == ForkMode::cow && pageref_ready();
+}
 
 bool page_aligned(uintptr_t v)
 {
@@ -25,17 +52,49 @@ bool range_ok(uintptr_t start, size_t length)
            start + length <= user_space_limit();
 }
 
-// Gives a page unmapped by pmap_remove back to the allocator.
-void free_unmapped(void* context, uintptr_t, PhysAddr pa)
+// Drops @p space's mapping of @p pa; the page is freed with its last mapping.
+void release_page(VmSpace* space, PhysAddr pa)
 {
-    phys_allocator().free(pa, 0);
-    --static_cast<VmSpace*>(context)->resident_pages;
+    if (pageref_release(pa) == 0)
+        phys_allocator().free(pa, 0);
+    --space->resident_pages;
 }
 
-// Frees the pages mapped in [start, end).
+// A page unmapped by pmap_remove: freed unless another space still maps it.
+void release_unmapped(void* context, uintptr_t, PhysAddr pa)
+{
+    release_page(static_cast<VmSpace*>(context), pa);
+}
+
+// Unmaps the pages mapped in [start, end), freeing those no one else maps.
 Errno free_pages(VmSpace* space, uintptr_t start, uintptr_t end)
 {
-    return pmap_remove(space->pmap, start, end, free_unmapped, space);
+    return pmap_remove(space->pmap, start, end, release_unmapped, space);
+}
+
+// A write to the page at @p page, mapped read-only to @p pa because fork
+// shares it: the last sharer takes the page back writable in place; any
+// other gets a private copy. False when memory is short.
+bool break_cow(VmSpace* space, uintptr_t page, PhysAddr pa, unsigned prot)
+{
+    if (pageref_get(pa) <= 1) {
+        if (pmap_protect(space->pmap, page, page + k_page_size, prot) != k_ok)
+            return false;
+        g_cow_reuses.add();
+        return true;
+    }
+    PhysAddr copy = phys_allocator().alloc(0);
+    if (copy == PhysAllocator::k_none)
+        return false;
+    memcpy(phys_to_virt(copy), phys_to_virt(pa), k_page_size);
+    if (pmap_enter(space->pmap, page, copy, prot) != k_ok) {
+        phys_allocator().free(copy, 0);
+        return false;
+    }
+    pageref_set_one(copy);
+    pageref_release(pa); // shared: at least one mapping is left
+    g_cow_copies.add();
+    return true;
 }
 
 // Cuts regions so that no region straddles @p at.
@@ -164,6 +223,18 @@ Errno vmspace_protect(VmSpace* space, uintptr_t start, size_t length, unsigned p
     for (Region* r = space->regions; r; r = r->next)
         if (r->start >= start && r->end <= end)
             r->prot = prot;
+    // A page still shared copy-on-write stays read-only: its first write
+    // will copy it.
+    if (prot & k_prot_write)
+        for (uintptr_t va = pmap_next_mapped(space->pmap, start, end); va < end;
+             va = pmap_next_mapped(space->pmap, va + k_page_size, end)) {
+            PhysAddr pa;
+            if (pmap_extract(space->pmap, va, &pa, nullptr) && pageref_get(pa) > 1)
+                if (Errno e = pmap_protect(space->pmap, va, va + k_page_size,
+                                           prot & ~unsigned(k_prot_write));
+                    e != k_ok)
+                    return e;
+        }
     return k_ok;
 }
 
@@ -194,8 +265,12 @@ bool vmspace_fault(VmSpace* space, uintptr_t address, bool write)
     }
     uintptr_t page = address & ~uintptr_t(k_page_size - 1);
     PhysAddr pa;
-    if (pmap_extract(space->pmap, page, &pa, nullptr))
-        return !write || (r->prot & k_prot_write); // present already (a racing fault)
+    unsigned now;
+    if (pmap_extract(space->pmap, page, &pa, &now)) {
+        if (!write || (now & k_prot_write))
+            return true; // present already (a racing fault)
+        return break_cow(space, page, pa & ~PhysAddr(k_page_size - 1), r->prot);
+    }
     PhysAddr fresh = phys_allocator().alloc(0);
     if (fresh == PhysAllocator::k_none)
         return false; // out of memory: the program is killed
@@ -204,6 +279,7 @@ bool vmspace_fault(VmSpace* space, uintptr_t address, bool write)
         phys_allocator().free(fresh, 0);
         return false;
     }
+    pageref_set_one(fresh);
     ++space->resident_pages;
     g_faults_zero_fill.add();
     return true;
@@ -224,11 +300,54 @@ bool handle_user_fault(uintptr_t address, bool write, bool present)
     return vmspace_fault(p->vm, address, write);
 }
 
+namespace {
+
+// Gives @p child the page mapped at @p va in @p parent: shared read-only in
+// both when @p share (copy-on-write), else copied. False when memory is short.
+bool fork_page(VmSpace* parent, VmSpace* child, uintptr_t va, unsigned prot, bool share)
+{
+    PhysAddr from;
+    if (!pmap_extract(parent->pmap, va, &from, nullptr))
+        return true;
+    from &= ~PhysAddr(k_page_size - 1);
+    if (share && pageref_share(from)) {
+        unsigned shared = prot & ~unsigned(k_prot_write);
+        if (pmap_enter(child->pmap, va, from, shared) != k_ok) {
+            pageref_release(from);
+            return false;
+        }
+        if ((prot & k_prot_write) &&
+            pmap_protect(parent->pmap, va, va + k_page_size, shared) != k_ok) {
+            pmap_remove_page(child->pmap, va);
+            pageref_release(from);
+            return false;
+        }
+        ++child->resident_pages;
+        g_fork_pages_shared.add();
+        return true;
+    }
+    PhysAddr to = phys_allocator().alloc(0);
+    if (to == PhysAllocator::k_none)
+        return false;
+    if (pmap_enter(child->pmap, va, to, prot) != k_ok) {
+        phys_allocator().free(to, 0);
+        return false;
+    }
+    memcpy(phys_to_virt(to), phys_to_virt(from), k_page_size);
+    pageref_set_one(to);
+    ++child->resident_pages;
+    g_fork_pages_copied.add();
+    return true;
+}
+
+} // namespace
+
 VmSpace* vmspace_fork(VmSpace* parent)
 {
     VmSpace* child = vmspace_create();
     if (!child)
         return nullptr;
+    bool share = fork_shares_pages();
     child->brk_start = parent->brk_start;
     child->brk = parent->brk;
     Region** tail = &child->regions;
@@ -241,20 +360,15 @@ VmSpace* vmspace_fork(VmSpace* parent)
         *copy = Region{r->start, r->end, r->prot, nullptr};
         *tail = copy;
         tail = &copy->next;
-        for (uintptr_t va = r->start; va < r->end; va += k_page_size) {
-            PhysAddr from;
-            if (!pmap_extract(parent->pmap, va, &from, nullptr))
-                continue;
-            PhysAddr to = phys_allocator().alloc(0);
-            if (to == PhysAllocator::k_none || pmap_enter(child->pmap, va, to, r->prot) != k_ok) {
-                if (to != PhysAllocator::k_none)
-                    phys_allocator().free(to, 0);
+        for (uintptr_t va = pmap_next_mapped(parent->pmap, r->start, r->end); va < r->end;
+             va = pmap_next_mapped(parent->pmap, va + k_page_size, r->end)) {
+            if (!fork_page(parent, child, va, r->prot, share)) {
+                // Pages already shared stay read-only in the parent: its
+                // next write to each reuses the page (the child's mapping
+                // is gone with the child).
                 vmspace_destroy(child);
                 return nullptr;
             }
-            memcpy(phys_to_virt(to), phys_to_virt(from), k_page_size);
-            ++child->resident_pages;
-            g_fork_pages_copied.add();
         }
     }
     return child;

@@ -1,6 +1,9 @@
 // A user address space: the regions a program may touch (with their rights)
 // over a pmap. Anonymous memory is demand-zero: a page appears on its first
-// touch. fork copies every present page (no copy-on-write yet).
+// touch. fork shares every present page copy-on-write (vm.fork=cow, the
+// default): both processes map it read-only, and the first write to it makes
+// a private copy, or takes the page back writable when no one else maps it.
+// vm.fork=copy copies every present page at fork instead.
 #pragma once
 #include "kernel/kern/errno.h"
 #include "kernel/vm/pmap.h"
@@ -55,15 +58,21 @@ uintptr_t vmspace_find_hole(VmSpace* space, size_t length);
 /// program touching more than exists can still be killed by a fault.
 bool vm_can_commit(size_t length);
 
-/// Copies @p parent (regions and every present page) for fork; nullptr when
-/// memory is short (nothing is left allocated then).
+/// Duplicates @p parent for fork: its regions, and every present page shared
+/// copy-on-write (or copied, under vm.fork=copy or when page reference
+/// counts are unavailable). Only mapped pages are visited: an empty page
+/// table is skipped whole. nullptr when memory is short (nothing is left
+/// allocated then; pages already shared stay read-only in the parent, and
+/// its next write to each takes it back).
 VmSpace* vmspace_fork(VmSpace* parent);
 
 /// The region holding @p address, or nullptr.
 Region* vmspace_find(VmSpace* space, uintptr_t address);
 
-/// Makes the page holding @p address present, as a fault would. Returns false
-/// if the address is in no region or the access is not allowed.
+/// Makes the page holding @p address present, as a fault would: fills a
+/// demand-zero page, or, for a write to a page shared copy-on-write, copies
+/// it (or reuses it if this is its last mapping). Returns false if the
+/// address is in no region, the access is not allowed, or memory is short.
 bool vmspace_fault(VmSpace* space, uintptr_t address, bool write);
 
 /// The page-fault handler for user addresses (from user mode, or from the
