@@ -179,21 +179,13 @@ Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot, unsigned 
 namespace {
 
 // Calls @p visit(va, pte) for every mapped PTE of [start, end), skipping the
-// 4 MB stretches that have no page table.
+// 4 MB stretches that have no page table (pmap_next_mapped's scan).
 template <typename Visit>
 void for_each_mapped(Pmap* pmap, uintptr_t start, uintptr_t end, Visit visit)
 {
-    constexpr uintptr_t k_pde_span = uintptr_t(1) << 22;
-    for (uintptr_t va = start; va < end && va >= start;) {
-        uint32_t* pte = pte_slot(pmap, static_cast<uint32_t>(va), false);
-        if (!pte) {
-            va = (va + k_pde_span) & ~(k_pde_span - 1);
-            continue;
-        }
-        if (mapped(*pte))
-            visit(va, pte);
-        va += k_page_size;
-    }
+    for (uintptr_t va = pmap_next_mapped(pmap, start, end); va < end;
+         va = pmap_next_mapped(pmap, va + k_page_size, end))
+        visit(va, pte_slot(pmap, static_cast<uint32_t>(va), false));
 }
 
 } // namespace
