@@ -132,19 +132,30 @@ static void test_kernel_write(void)
     close(data[1]);
 }
 
+/* The counters are global: a check of their change over a span needs every
+ * other process asleep. A child calls this first: it tells the parent it is
+ * ready (its own copy-on-write faults of the stack are done by then) and
+ * sleeps until the parent's token. */
+static void ready_then_wait(int ready_fd, int go_fd)
+{
+    send_token(ready_fd);
+    wait_token(go_fd);
+}
+
 /* One page, three processes: A and B write (each gets a copy), then the
  * parent writes and, being the last to map the page, reuses it. */
 static void test_three(void)
 {
     memset(g_page, 'p', k_page);
-    int go_a[2], go_b[2];
+    int go_a[2], go_b[2], ready[2];
     CHECK_EQ(pipe(go_a), 0);
     CHECK_EQ(pipe(go_b), 0);
+    CHECK_EQ(pipe(ready), 0);
     pid_t kids[2];
     for (int k = 0; k < 2; ++k) {
         kids[k] = fork();
         if (kids[k] == 0) {
-            wait_token(k == 0 ? go_a[0] : go_b[0]);
+            ready_then_wait(ready[1], k == 0 ? go_a[0] : go_b[0]);
             struct Cow before, after;
             cow_now(&before); /* warm-up: the stack page is private now */
             cow_now(&before);
@@ -159,6 +170,8 @@ static void test_three(void)
             _exit(0);
         }
     }
+    wait_token(ready[0]);
+    wait_token(ready[0]);
     send_token(go_a[1]);
     CHECK_EQ(status_of(kids[0]), 0);
     send_token(go_b[1]);
@@ -176,6 +189,7 @@ static void test_three(void)
     for (int i = 0; i < 2; ++i) {
         close(go_a[i]);
         close(go_b[i]);
+        close(ready[i]);
     }
 }
 
@@ -184,13 +198,15 @@ static void test_three(void)
 static void test_mprotect(void)
 {
     memset(g_page, 'm', k_page);
-    int go[2];
+    int go[2], ready[2];
     CHECK_EQ(pipe(go), 0);
+    CHECK_EQ(pipe(ready), 0);
     pid_t pid = fork();
     if (pid == 0) {
-        wait_token(go[0]);
+        ready_then_wait(ready[1], go[0]);
         _exit(all(g_page, 'm') ? 0 : 20);
     }
+    wait_token(ready[0]);
     CHECK_EQ(mprotect(g_page, k_page, PROT_READ), 0);
     CHECK_EQ(mprotect(g_page, k_page, PROT_READ | PROT_WRITE), 0);
     struct Cow before, after;
@@ -202,8 +218,10 @@ static void test_mprotect(void)
     send_token(go[1]);
     CHECK_EQ(status_of(pid), 0);
     CHECK_EQ(g_page[0], 'n');
-    close(go[0]);
-    close(go[1]);
+    for (int i = 0; i < 2; ++i) {
+        close(go[i]);
+        close(ready[i]);
+    }
 }
 
 /* A child that execs drops its share: afterwards the parent's write reuses
