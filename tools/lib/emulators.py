@@ -224,6 +224,8 @@ def qemu_i386(args, machine):
 # tick once every 16 instructions. At 1 GHz it ticks once per instruction, as
 # the TSC does under i386's -icount: "cycles" are instructions on both.
 ARM64_CNTFRQ = "cntfrq=1000000000"
+# QEMU hw/arm/virt.c: RAM starts at 1 GB.
+ARM64_RAM_BASE = 0x40000000
 
 
 def arm64_cpu(cpu):
@@ -240,14 +242,23 @@ def qemu_arm64(args, machine):
     # Each granule has its own build tree (CMakeLists.txt): arm64, arm64-16k.
     tree = "arm64" if getattr(args, "granule", None) in (None, "4K") else "arm64-16k"
     kernel = args.kernel or build_file(args, tree, "arch", "arm64", "toll-arm64.elf")
+    cmdline = args.cmdline
+    loader = []
+    if args.add:
+        # QEMU loads -initrd only for Linux images, so the generic loader
+        # puts the archive at the top of RAM and the command line says where
+        # (arm64.ramdisk=, before any run= that takes the rest of the line);
+        # the kernel adds its files to /bin.
+        archive = images.extra_ramdisk(args, machine.scratch)
+        size = os.path.getsize(archive)
+        top = ARM64_RAM_BASE + (args.mem << 20)
+        base = (top - size) & ~0xFFFF
+        loader = ["-device", f"loader,file={archive},addr={base:#x},force-raw=on"]
+        cmdline = f"arm64.ramdisk={base:#x},{size} {cmdline}".strip()
     cmd = [qemu, "-M", "virt", "-cpu", arm64_cpu(args.cpu), "-nodefaults", "-display", "none",
            "-serial", "stdio", "-no-reboot", "-m", str(args.mem),
            "-semihosting-config", "enable=on,target=native", "-kernel", kernel,
-           "-append", args.cmdline]
-    if args.add:
-        # QEMU loads it into RAM and names it in the device tree's /chosen
-        # (linux,initrd-start/end); the kernel adds its files to /bin.
-        cmd += ["-initrd", images.extra_ramdisk(args, machine.scratch)]
+           "-append", cmdline] + loader
     if args.deterministic:
         cmd += ["-icount", "shift=0,sleep=off,align=off"]
     # Semihosting SYS_EXIT: the kernel reports 0 for success, 1 for failure.

@@ -25,7 +25,7 @@ const Board& board();
 /// The BootInfo arm64_boot() handed to kernel_main, for the port's ktests.
 const BootInfo& boot_info();
 
-/// Reads the device tree at @p dtb into @p board and @p info: the command
+/// Reads the device tree at kernel address @p dtb into @p board and @p info: the command
 /// line (/chosen bootargs, copied into @p cmdline of @p cmdline_size bytes),
 /// the memory nodes' reg ranges as usable memory (less the blob itself,
 /// reported reserved) and the PSCI conduit. Returns false if the header is

@@ -7,6 +7,7 @@
 #include "arch/arm64/trap.h"
 #include "kernel/kern/arch.h"
 #include "kernel/proc/thread.h"
+#include "kernel/vm/kmem.h"
 #include "lib/string.h"
 
 extern "C" void kernel_thread_exit_from_entry();
@@ -69,10 +70,10 @@ void cpu_init()
 
 void kernel_image_range(uint64_t* start, uint64_t* end)
 {
-    // The kernel is identity-mapped: the link addresses are physical
-    // (linker.ld). The ramdisk is in .rodata, inside the image.
-    *start = reinterpret_cast<uintptr_t>(__kernel_start);
-    *end = reinterpret_cast<uintptr_t>(__kernel_end);
+    // Physical addresses: the kernel runs in the upper half (linker.ld).
+    // The ramdisk is in .rodata, inside the image.
+    *start = vm::virt_to_phys(__kernel_start);
+    *end = vm::virt_to_phys(__kernel_end);
 }
 
 unsigned clock_hz()

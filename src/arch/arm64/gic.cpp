@@ -9,7 +9,8 @@
 
 namespace toll::arm64 {
 namespace {
-constexpr uintptr_t k_gicd = VIRT_GICD_BASE, k_gicc = VIRT_GICC_BASE;
+constexpr uintptr_t k_gicd = KERNEL_VA_BASE + VIRT_GICD_BASE,
+                    k_gicc = KERNEL_VA_BASE + VIRT_GICC_BASE;
 constexpr uintptr_t k_gicd_ctlr = 0x000, k_gicd_isenabler = 0x100, k_gicd_icenabler = 0x180;
 constexpr uintptr_t k_gicc_ctlr = 0x000, k_gicc_pmr = 0x004, k_gicc_iar = 0x00C,
                     k_gicc_eoir = 0x010;

@@ -1,5 +1,6 @@
 // The rest of the arm64 direct map (kernel/vm/kmem.h; phys_to_virt is in
-// physmem.cpp): the MMU's identity map (mmu.h), as far as the device tree's memory reaches.
+// physmem.cpp): the upper half's map of RAM (mmu.h), as far as the device
+// tree's memory reaches.
 #include "kernel/vm/kmem.h"
 #include "arch/arm64/board.h"
 #include "arch/arm64/mmu.h"
@@ -8,7 +9,7 @@ namespace toll::vm {
 
 PhysAddr virt_to_phys(const void* kernel_address)
 {
-    return reinterpret_cast<uintptr_t>(kernel_address);
+    return reinterpret_cast<uintptr_t>(kernel_address) - arm64::k_kernel_base;
 }
 
 PhysAddr direct_map_limit()

@@ -1,7 +1,13 @@
 /* The arm64 kernel's physical layout on QEMU's virt machine and its boot
-   constants, shared by assembly and C++ (so only #define here). The MMU is
-   off for now: every address is physical. */
+   constants, shared by assembly and C++ (so only #define here). The kernel
+   runs in the upper half of the address space, through TTBR1_EL1, at
+   KERNEL_VA_BASE + its physical address; entry.S turns the MMU on. */
 #pragma once
+
+/* Arm ARM D8.2.3: with T1SZ = 25, TTBR1_EL1 translates the top 2^39 bytes,
+   [0xFFFFFF8000000000, 2^64). The kernel maps physical address p at
+   KERNEL_VA_BASE + p there (linker.ld repeats this value). */
+#define KERNEL_VA_BASE 0xFFFFFF8000000000
 
 /* QEMU hw/arm/virt.c memory map: RAM starts at 1 GB, the first PL011 at 144 MB. */
 #define VIRT_RAM_BASE 0x40000000

@@ -1,9 +1,12 @@
 // arm64 translation tables (Arm ARM DDI 0487, D8 "The AArch64 Virtual Memory
 // System Architecture"): a 4 KB or 16 KB granule (the build's choice,
-// kernel/vm/physmem.h), 39-bit addresses in TTBR0, three levels. The kernel
-// is identity-mapped in every table with level-2 blocks: RAM (the second
-// gigabyte) and the devices in the first gigabyte, below which user space lives.
+// kernel/vm/physmem.h), 39-bit addresses, three levels. Two regimes split the
+// address space: TTBR0_EL1 translates user space, the low 512 GB, with a
+// private table per process; TTBR1_EL1 translates the kernel's upper half,
+// where RAM and the devices are mapped with level-2 blocks at KERNEL_VA_BASE
+// + their physical address (layout.h).
 #pragma once
+#include "arch/arm64/layout.h"
 #include "kernel/vm/physmem.h"
 #include <stdint.h>
 
@@ -47,13 +50,16 @@ constexpr uint64_t k_desc_address = 0x0000FFFFFFFFFFFFull & ~(k_page_size - 1);
 /// attribute 1 Device-nGnRE, matching k_attr_normal and k_attr_device.
 constexpr uint64_t k_mair = 0xFFull | (0x04ull << 8);
 
-/// User space: [0, 128 MB), the part of the first gigabyte below QEMU
-/// virt's devices (hw/arm/virt.c puts the GIC at 128 MB).
-constexpr uint64_t k_user_limit = 0x08000000;
+/// User space: all that TTBR0_EL1 translates, [0, 512 GB). Kernel addresses
+/// lie in the other regime, so no user table holds anything but user pages.
+constexpr uint64_t k_user_limit = 1ull << k_va_bits;
+/// Where the kernel sees physical address 0 (layout.h): the kernel's
+/// pointer to physical address p is k_kernel_base + p.
+constexpr uint64_t k_kernel_base = KERNEL_VA_BASE;
 /// The devices the kernel uses, [128 MB, 160 MB): GIC and PL011 (one 32 MB
 /// block at 16 KB, sixteen 2 MB blocks at 4 KB).
 constexpr uint64_t k_device_start = 0x08000000, k_device_end = 0x0A000000;
-/// RAM is identity-mapped as far as the end of the second gigabyte.
+/// RAM is mapped as far as the end of the second gigabyte.
 constexpr uint64_t k_ram_map_start = 0x40000000, k_ram_map_end = 0x80000000;
 
 constexpr unsigned l1_index(uint64_t va)
@@ -69,12 +75,17 @@ constexpr unsigned l3_index(uint64_t va)
     return (va >> k_l3_shift) & (k_entries - 1);
 }
 
-/// The kernel's own level-1 table (every pmap copies its kernel entries):
-/// its physical address, once mmu_init() built it.
+/// The kernel's level-1 table, the one in TTBR1_EL1: its physical address.
 vm::PhysAddr kernel_l1_phys();
 
-/// Builds the kernel's tables and turns the MMU and caches on (identity
-/// map: nothing moves). Also lets EL0 and EL1 use the FP/SIMD registers.
+/// The physical address of an all-invalid level-1 table, which TTBR0_EL1
+/// holds while no process runs: every user address then faults.
+vm::PhysAddr empty_user_table_phys();
+
+/// Finishes what arm64_mmu_boot (called by entry.S) began: drops the
+/// identity map the jump to the upper half needed (TTBR0_EL1 gets the empty
+/// table), lets EL0 and EL1 use the FP/SIMD registers, and reports the
+/// granule.
 void mmu_init();
 
 /// Loads TTBR0_EL1 with @p l1_phys and flushes the TLB (Toll uses no ASIDs).
@@ -88,3 +99,10 @@ void invalidate_page(uint64_t va);
 void sync_instruction_cache(const void* page);
 
 } // namespace toll::arm64
+
+/// Called by entry.S with the MMU off, so every address it uses is physical:
+/// builds the kernel's tables, sets the translation controls with the kernel
+/// table in both TTBR1_EL1 (the upper half) and TTBR0_EL1 (an identity map
+/// for the few instructions before the jump up), and turns the MMU on.
+/// Returns only if the CPU has the build's granule.
+extern "C" void arm64_mmu_boot();

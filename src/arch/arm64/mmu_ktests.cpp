@@ -1,4 +1,4 @@
-// In-kernel tests of the arm64 MMU: the identity map is live, the pmap maps
+// In-kernel tests of the arm64 MMU: the kernel lives in TTBR1, the pmap maps
 // and protects user pages through the real tables, and user copies survive
 // bad pointers.
 #include "arch/arm64/mmu.h"
@@ -7,6 +7,7 @@
 #include "kernel/vm/kmem.h"
 #include "kernel/vm/phys.h"
 #include "kernel/vm/pmap.h"
+#include "lib/string.h"
 
 namespace toll::arm64 {
 namespace {
@@ -14,18 +15,47 @@ constexpr uint64_t k_sctlr_m = 1;
 constexpr uint64_t k_test_va = 0x00400000;
 } // namespace
 
-// cpu_init turned translation on, with the kernel's tables (or a process's,
-// which share them) in TTBR0, and the kernel still runs: identity map.
+// entry.S turned translation on with the kernel's tables in TTBR1, and
+// cpu_init left TTBR0 to user space: a process's table, or the empty one.
 KTEST("arm64.mmu.on_with_kernel_tables")
 {
-    uint64_t sctlr, ttbr0;
+    uint64_t sctlr, ttbr0, ttbr1;
     asm volatile("mrs %0, sctlr_el1" : "=r"(sctlr));
     asm volatile("mrs %0, ttbr0_el1" : "=r"(ttbr0));
+    asm volatile("mrs %0, ttbr1_el1" : "=r"(ttbr1));
     KEXPECT(sctlr & k_sctlr_m);
     vm::Pmap* current = vm::pmap_current();
-    uint64_t expected = current ? vm::virt_to_phys(current) : kernel_l1_phys();
+    uint64_t expected = current ? vm::virt_to_phys(current) : empty_user_table_phys();
     KEXPECT_EQ(ttbr0 & k_desc_address, expected);
+    KEXPECT_EQ(ttbr1 & k_desc_address, kernel_l1_phys());
     KEXPECT_EQ(vm::user_space_limit(), k_user_limit);
+    KEXPECT(vm::user_space_limit() >= (1ull << 30)); // at least a gigabyte of user space
+}
+
+// The split is the hardware's: an address translation as EL0 (AT S1E0R)
+// of kernel memory fails, as EL1 (AT S1E1R) it gives the physical address;
+// and the low identity map the boot needed is gone. PAR_EL1 (Arm ARM
+// D13.2.99): F [0] set means the translation faulted; PA in [47:12].
+KTEST("arm64.mmu.kernel_only_in_the_upper_half")
+{
+    auto translate = [](uint64_t va, bool as_el0) {
+        if (as_el0)
+            asm volatile("at s1e0r, %0; isb" ::"r"(va));
+        else
+            asm volatile("at s1e1r, %0; isb" ::"r"(va));
+        uint64_t par;
+        asm volatile("mrs %0, par_el1" : "=r"(par));
+        return par;
+    };
+    constexpr uint64_t k_par_fault = 1, k_par_pa = 0x0000FFFFFFFFF000ull;
+    static uint64_t probe;
+    auto va = reinterpret_cast<uint64_t>(&probe);
+    KEXPECT(va >= k_kernel_base);
+    uint64_t par = translate(va, false);
+    KEXPECT(!(par & k_par_fault));
+    KEXPECT_EQ((par & k_par_pa) | (va & 0xFFF), vm::virt_to_phys(&probe));
+    KEXPECT(translate(va, true) & k_par_fault);
+    KEXPECT(translate(vm::virt_to_phys(&probe), false) & k_par_fault); // no identity map
 }
 
 // The granule in TCR_EL1.TG0 is the one the kernel was built for (the page
@@ -47,10 +77,48 @@ KTEST("arm64.uaccess.bad_pointers_give_efault")
     KEXPECT_EQ(sys::copyin(buf, 0x1000, sizeof buf), k_efault);
     KEXPECT_EQ(sys::copyin(buf, 0, sizeof buf), k_efault);
     KEXPECT_EQ(sys::copyout(k_user_limit - k_page_size, buf, sizeof buf), k_efault);
-    KEXPECT_EQ(sys::copyin(buf, k_user_limit, sizeof buf), k_efault);     // the GIC
+    KEXPECT_EQ(sys::copyin(buf, k_user_limit, sizeof buf), k_efault);     // TTBR0's end
     KEXPECT_EQ(sys::copyin(buf, k_user_limit - 4, sizeof buf), k_efault); // crosses the top
     KEXPECT_EQ(sys::copyin(buf, ~uint64_t(0) - 8, 0x20), k_efault);       // wraps around
     KEXPECT_EQ(sys::copyinstr(buf, 0x2000, sizeof buf), -static_cast<long>(k_efault));
+}
+
+// The top of user space: the last page below the limit needs a level-1 entry
+// of its own (the last one TTBR0 reaches) and tables under it. Copies that
+// end exactly at the limit work; one byte further, or starting at the limit,
+// gives EFAULT; and destroying the pmap frees every table it made.
+KTEST("arm64.uaccess.top_of_user_space")
+{
+    size_t free_before = vm::phys_allocator().free_pages();
+    vm::Pmap* pmap = vm::pmap_create();
+    KEXPECT(pmap != nullptr);
+    if (!pmap)
+        return;
+    const uintptr_t top = k_user_limit - k_page_size;
+    vm::PhysAddr page = vm::phys_allocator().alloc(0);
+    KEXPECT_EQ(vm::pmap_enter(pmap, top, page, vm::k_prot_read | vm::k_prot_write), k_ok);
+    vm::Pmap* before = vm::pmap_current();
+    vm::pmap_activate(pmap);
+    const char text[8] = "at top";
+    char back[8] = {};
+    Errno out = sys::copyout(k_user_limit - sizeof text, text, sizeof text);
+    Errno in = sys::copyin(back, k_user_limit - sizeof back, sizeof back);
+    Errno out_over = sys::copyout(k_user_limit - sizeof text + 1, text, sizeof text);
+    Errno in_over = sys::copyin(back, k_user_limit - 1, 2);
+    Errno at_limit = sys::copyout(k_user_limit, text, 1);
+    long str = sys::copyinstr(back, k_user_limit - sizeof text, sizeof back);
+    vm::pmap_activate(before);
+    KEXPECT_EQ(out, k_ok);
+    KEXPECT_EQ(in, k_ok);
+    KEXPECT(memcmp(back, text, sizeof text) == 0);
+    KEXPECT_EQ(out_over, k_efault);
+    KEXPECT_EQ(in_over, k_efault);
+    KEXPECT_EQ(at_limit, k_efault);
+    KEXPECT_EQ(str, 6);
+    KEXPECT_EQ(vm::pmap_remove_page(pmap, top), page);
+    vm::phys_allocator().free(page, 0);
+    vm::pmap_destroy(pmap);
+    KEXPECT_EQ(vm::phys_allocator().free_pages(), free_before);
 }
 
 // A page entered in a fresh pmap is reachable through TTBR0 once the pmap is

@@ -1,12 +1,13 @@
-// The arm64 kernel's direct map (kernel/vm/physmem.h). RAM is identity-mapped
-// (mmu.h), so a physical address is already the kernel's pointer to it.
+// The arm64 kernel's direct map (kernel/vm/physmem.h): the upper half maps
+// physical address p at KERNEL_VA_BASE + p (mmu.h).
 #include "kernel/vm/physmem.h"
+#include "arch/arm64/layout.h"
 
 namespace toll::vm {
 
 void* phys_to_virt(PhysAddr pa)
 {
-    return reinterpret_cast<void*>(static_cast<uintptr_t>(pa));
+    return reinterpret_cast<void*>(static_cast<uintptr_t>(pa) + KERNEL_VA_BASE);
 }
 
 } // namespace toll::vm

@@ -1,8 +1,8 @@
-// arm64 user page tables (mmu.h): a level-1 table per address space whose
-// kernel entries are copied from the kernel's, a private level-2 table for
-// the first gigabyte (user space below the kernel's device blocks), and
-// level-3 tables allocated on demand. No inline assembly here: the TLB and
-// cache operations are in mmu.cpp, so this file could compile on the host.
+// arm64 user page tables (mmu.h): a level-1 table per address space, for
+// TTBR0_EL1, with level-2 and level-3 tables allocated on demand. The kernel
+// lives in TTBR1_EL1's tables, so these hold user pages only. No inline
+// assembly here: the TLB and cache operations are in mmu.cpp, so this file
+// could compile on the host.
 #include "kernel/vm/pmap.h"
 #include "arch/arm64/mmu.h"
 #include "kernel/kern/counters.h"
@@ -48,28 +48,32 @@ void free_table(PhysAddr pa)
     g_page_tables.value--;
 }
 
-// The private level-2 table of the first gigabyte (made by pmap_create).
-uint64_t* user_l2(Pmap* pmap)
+// The next-level table that @p entry points to, allocating it if @p create;
+// nullptr if there is none (or no memory for it).
+uint64_t* next_table(uint64_t& entry, bool create)
 {
-    return table(pmap->entries[0]);
+    if (!(entry & k_desc_valid)) {
+        if (!create)
+            return nullptr;
+        PhysAddr pa = alloc_table();
+        if (pa == PhysAllocator::k_none)
+            return nullptr;
+        entry = pa | k_desc_table;
+    }
+    return table(entry);
 }
 
-// Returns the level-3 slot for user address @p va, allocating the level-3
-// table if @p create.
+// Returns the level-3 slot for user address @p va, allocating the level-2
+// and level-3 tables on the way if @p create.
 uint64_t* pte_slot(Pmap* pmap, uint64_t va, bool create)
 {
     if (va >= k_user_limit)
         return nullptr;
-    uint64_t& l2e = user_l2(pmap)[l2_index(va)];
-    if (!(l2e & k_desc_valid)) {
-        if (!create)
-            return nullptr;
-        PhysAddr l3 = alloc_table();
-        if (l3 == PhysAllocator::k_none)
-            return nullptr;
-        l2e = l3 | k_desc_table;
-    }
-    return &table(l2e)[l3_index(va)];
+    uint64_t* l2 = next_table(pmap->entries[l1_index(va)], create);
+    if (!l2)
+        return nullptr;
+    uint64_t* l3 = next_table(l2[l2_index(va)], create);
+    return l3 ? &l3[l3_index(va)] : nullptr;
 }
 
 bool mapped(uint64_t pte)
@@ -105,31 +109,25 @@ Pmap* pmap_create()
     PhysAddr l1 = alloc_table();
     if (l1 == PhysAllocator::k_none)
         return nullptr;
-    PhysAddr l2 = alloc_table();
-    if (l2 == PhysAllocator::k_none) {
-        free_table(l1);
-        return nullptr;
-    }
-    auto* pmap = static_cast<Pmap*>(phys_to_virt(l1));
-    const uint64_t* kernel_l1 = static_cast<const uint64_t*>(phys_to_virt(kernel_l1_phys()));
-    memcpy(pmap->entries, kernel_l1, sizeof pmap->entries);
-    // The first gigabyte gets a private level-2 table holding the user pages
-    // and a copy of the kernel's device blocks above them.
-    memcpy(phys_to_virt(l2), table(kernel_l1[0]), k_page_size);
-    pmap->entries[0] = l2 | k_desc_table;
-    return pmap;
+    return static_cast<Pmap*>(phys_to_virt(l1)); // zeroed: nothing mapped
 }
 
 void pmap_destroy(Pmap* pmap)
 {
     if (pmap == g_current)
         pmap_activate(nullptr);
-    uint64_t* l2 = user_l2(pmap);
-    for (unsigned i = 0; i < l2_index(k_user_limit); ++i) {
-        if (l2[i] & k_desc_valid)
-            free_table(l2[i] & k_desc_address);
+    // The entries TTBR0 can reach: 8 at 16 KB (64 GB each), all 512 at 4 KB.
+    constexpr unsigned k_user_l1_entries = unsigned((k_user_limit - 1) >> k_l1_shift) + 1;
+    for (unsigned i = 0; i < k_user_l1_entries; ++i) {
+        if (!(pmap->entries[i] & k_desc_valid))
+            continue;
+        uint64_t* l2 = table(pmap->entries[i]);
+        for (unsigned j = 0; j < k_entries; ++j) {
+            if (l2[j] & k_desc_valid)
+                free_table(l2[j] & k_desc_address);
+        }
+        free_table(pmap->entries[i] & k_desc_address);
     }
-    free_table(pmap->entries[0] & k_desc_address);
     free_table(virt_to_phys(pmap));
 }
 
@@ -162,7 +160,7 @@ Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot, unsigned 
 namespace {
 
 // Calls @p visit(va, pte) for every mapped PTE of [start, end), skipping the
-// 2 MB stretches that have no level-3 table.
+// level-2 stretches (2 MB, or 32 MB at 16 KB) that have no level-3 table.
 template <typename Visit>
 void for_each_mapped(Pmap* pmap, uintptr_t start, uintptr_t end, Visit visit)
 {
@@ -242,11 +240,16 @@ bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot)
 
 uintptr_t pmap_next_mapped(Pmap* pmap, uintptr_t va, uintptr_t end)
 {
-    const uint64_t* l2 = user_l2(pmap);
+    constexpr uint64_t k_l1_span = 1ull << k_l1_shift;
     uintptr_t stop = end < k_user_limit ? end : k_user_limit;
     while (va < stop) {
+        uint64_t l1e = pmap->entries[l1_index(va)];
+        if (!(l1e & k_desc_valid)) {
+            va = (va & ~(k_l1_span - 1)) + k_l1_span; // no level-2 table here
+            continue;
+        }
         uintptr_t next_table = (va & ~(k_l2_block - 1)) + k_l2_block;
-        uint64_t l2e = l2[l2_index(va)];
+        uint64_t l2e = table(l1e)[l2_index(va)];
         if (l2e & k_desc_valid) {
             const uint64_t* l3 = table(l2e);
             for (; va < stop && va < next_table; va += k_page_size)
@@ -263,7 +266,7 @@ void pmap_activate(Pmap* pmap)
     if (pmap == g_current)
         return; // same address space: no table load, no TLB flush
     g_current = pmap;
-    set_user_table(pmap ? virt_to_phys(pmap) : kernel_l1_phys());
+    set_user_table(pmap ? virt_to_phys(pmap) : empty_user_table_phys());
 }
 
 Pmap* pmap_current()

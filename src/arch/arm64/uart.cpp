@@ -6,7 +6,7 @@
 
 namespace toll::arm64 {
 namespace {
-constexpr uintptr_t k_base = VIRT_PL011_BASE;
+constexpr uintptr_t k_base = KERNEL_VA_BASE + VIRT_PL011_BASE;
 constexpr uintptr_t k_data = 0x000, k_flag = 0x018, k_int_baud = 0x024, k_frac_baud = 0x028,
                     k_line_control = 0x02C, k_control = 0x030, k_int_mask = 0x038,
                     k_int_clear = 0x044, k_periph_id0 = 0xFE0, k_pcell_id0 = 0xFF0;

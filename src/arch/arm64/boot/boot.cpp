@@ -1,13 +1,23 @@
 // arm64_boot(): finds the device tree QEMU left in RAM, turns it into the
-// core's BootInfo, and calls kernel_main. Runs with the MMU off.
+// core's BootInfo, and calls kernel_main. Runs in the upper half, with the
+// MMU on (entry.S).
 #include "arch/arm64/board.h"
 #include "arch/arm64/fdt.h"
 #include "arch/arm64/layout.h"
+#include "arch/arm64/mmu.h"
 #include "arch/arm64/uart.h"
+#include "kernel/kern/console.h"
+#include "kernel/kern/param.h"
+#include "kernel/vm/physmem.h"
+#include "lib/cmdline.h"
 #include "lib/format.h"
+#include "lib/string.h"
 
 namespace toll::arm64 {
 namespace {
+
+TOLL_PARAM(param_ramdisk, "arm64.ramdisk",
+           "where tools/run --add loaded the extra ramdisk: ADDRESS,BYTES");
 
 constexpr size_t k_cmdline_size = 512;
 char g_cmdline[k_cmdline_size];
@@ -15,20 +25,68 @@ char g_loader[96];
 Board g_board;
 BootInfo g_boot_info;
 
-/// Where the device tree is. A Linux-style boot passes it in x0; QEMU's ELF
-/// boot leaves x0 zero and places the blob at the start of RAM instead.
-/// Sets @p how to say which way it was found.
+/// Where the device tree is (its physical address). A Linux-style boot
+/// passes it in x0; QEMU's ELF boot leaves x0 zero and places the blob at
+/// the start of RAM instead. Sets @p how to say which way it was found.
 uintptr_t find_device_tree(uint64_t x0, const char*& how)
 {
-    if (x0 >= VIRT_RAM_BASE && x0 % 8 == 0 &&
-        fdt_be32(reinterpret_cast<void*>(x0)) == k_fdt_magic) {
+    if (x0 >= k_ram_map_start && x0 < k_ram_map_end && x0 % 8 == 0 &&
+        fdt_be32(vm::phys_to_virt(x0)) == k_fdt_magic) {
         how = "passed in x0";
         return x0;
     }
     how = "found at the start of RAM";
-    if (fdt_be32(reinterpret_cast<void*>(VIRT_DTB_ADDRESS)) == k_fdt_magic)
+    if (fdt_be32(vm::phys_to_virt(VIRT_DTB_ADDRESS)) == k_fdt_magic)
         return VIRT_DTB_ADDRESS;
     return 0;
+}
+
+// Parses an unsigned number, decimal or 0x-hexadecimal, of exactly @p length
+// characters; false if it is not one.
+bool parse_number(const char* text, size_t length, uint64_t& value)
+{
+    unsigned base = 10;
+    if (length > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
+        base = 16, text += 2, length -= 2;
+    value = 0;
+    for (size_t i = 0; i < length; ++i) {
+        char c = text[i];
+        unsigned digit = c >= '0' && c <= '9'   ? unsigned(c - '0')
+                         : c >= 'a' && c <= 'f' ? unsigned(c - 'a' + 10)
+                         : c >= 'A' && c <= 'F' ? unsigned(c - 'A' + 10)
+                                                : 99;
+        if (digit >= base)
+            return false;
+        value = value * base + digit;
+    }
+    return length > 0;
+}
+
+// arm64.ramdisk=ADDRESS,BYTES: where tools/run --add had QEMU's generic
+// loader put the extra ramdisk (QEMU loads -initrd only for Linux images,
+// not for an ELF kernel like Toll's). It must lie in mapped RAM.
+void find_extra_ramdisk(const char* cmdline, BootInfo& info)
+{
+    lib::CmdlineCursor cursor(cmdline);
+    lib::CmdlineWord w;
+    while (cursor.next(w)) {
+        if (w.key_length != strlen(param_ramdisk.key) ||
+            strncmp(w.key, param_ramdisk.key, w.key_length) != 0)
+            continue;
+        size_t comma = 0;
+        while (comma < w.value_length && w.value[comma] != ',')
+            ++comma;
+        uint64_t base, size;
+        if (comma == w.value_length || !parse_number(w.value, comma, base) ||
+            !parse_number(w.value + comma + 1, w.value_length - comma - 1, size) ||
+            base < k_ram_map_start || size > k_ram_map_end - base) {
+            kprintf("arm64.ramdisk: ignored, not ADDRESS,BYTES inside RAM\n");
+            return;
+        }
+        info.extra_ramdisk_phys = base;
+        info.extra_ramdisk = static_cast<const uint8_t*>(vm::phys_to_virt(base));
+        info.extra_ramdisk_size = size;
+    }
 }
 
 } // namespace
@@ -55,7 +113,8 @@ extern "C" [[noreturn]] void arm64_boot(uint64_t x0)
     BootInfo& info = g_boot_info;
     const char* how = "";
     uintptr_t dtb = find_device_tree(x0, how);
-    if (dtb && read_device_tree(dtb, g_board, info, g_cmdline, k_cmdline_size)) {
+    if (dtb && read_device_tree(reinterpret_cast<uintptr_t>(vm::phys_to_virt(dtb)), g_board, info,
+                                g_cmdline, k_cmdline_size)) {
         lib::snformat(g_loader, sizeof g_loader, "QEMU -kernel (device tree at 0x%llx, %s)",
                       (unsigned long long)dtb, how);
         info.loader = g_loader;
@@ -63,5 +122,6 @@ extern "C" [[noreturn]] void arm64_boot(uint64_t x0)
         info.loader = "a loader without a device tree";
     }
     info.cmdline = g_cmdline;
+    find_extra_ramdisk(g_cmdline, info);
     kernel_main(info);
 }

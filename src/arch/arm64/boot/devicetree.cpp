@@ -2,6 +2,7 @@
 // /chosen, usable memory from the memory nodes, and the PSCI conduit.
 #include "arch/arm64/board.h"
 #include "arch/arm64/fdt.h"
+#include "kernel/vm/kmem.h"
 #include "kernel/vm/physmem.h"
 #include "lib/string.h"
 
@@ -54,7 +55,6 @@ class BootTreeReader {
 
     const uint8_t* bootargs = nullptr;
     uint32_t bootargs_length = 0;
-    uint64_t initrd_start = 0, initrd_end = 0;
 
     void begin_node(const char* name, int depth)
     {
@@ -86,15 +86,6 @@ class BootTreeReader {
             m_reg = value, m_reg_length = length;
         else if (m_node == Node::chosen && strcmp(name, "bootargs") == 0)
             bootargs = value, bootargs_length = length;
-        // Linux's Documentation/devicetree/bindings/chosen.txt: QEMU's
-        // -initrd is at [linux,initrd-start, linux,initrd-end), each one or
-        // two cells.
-        else if (m_node == Node::chosen && strcmp(name, "linux,initrd-start") == 0 &&
-                 (length == 4 || length == 8))
-            initrd_start = fdt_cells(value, length / 4);
-        else if (m_node == Node::chosen && strcmp(name, "linux,initrd-end") == 0 &&
-                 (length == 4 || length == 8))
-            initrd_end = fdt_cells(value, length / 4);
         else if (m_node == Node::psci && strcmp(name, "method") == 0)
             m_board.psci = value_is(value, length, "hvc")   ? PsciConduit::hvc
                            : value_is(value, length, "smc") ? PsciConduit::smc
@@ -143,7 +134,7 @@ bool read_device_tree(uintptr_t dtb, Board& board, BootInfo& info, char* cmdline
     Fdt fdt(reinterpret_cast<const void*>(dtb));
     if (!fdt.valid())
         return false;
-    board.dtb = dtb;
+    board.dtb = vm::virt_to_phys(reinterpret_cast<const void*>(dtb));
     board.dtb_size = fdt.total_size();
     board.address_cells = k_default_address_cells;
     board.size_cells = k_default_size_cells;
@@ -157,11 +148,6 @@ bool read_device_tree(uintptr_t dtb, Board& board, BootInfo& info, char* cmdline
             n = cmdline_size - 1;
         memcpy(cmdline, reader.bootargs, n);
         cmdline[n] = '\0';
-    }
-    if (reader.initrd_end > reader.initrd_start) {
-        info.extra_ramdisk_phys = reader.initrd_start;
-        info.extra_ramdisk = static_cast<const uint8_t*>(vm::phys_to_virt(reader.initrd_start));
-        info.extra_ramdisk_size = reader.initrd_end - reader.initrd_start;
     }
     return true;
 }

@@ -1,7 +1,10 @@
 // The arm64 kernel's first instructions. QEMU's virt machine enters here
-// with the MMU off, at EL1 (or at EL2 with virtualization=on). We drop to
-// EL1 if needed, install the exception vectors, zero .bss, take the boot
-// stack and call arm64_boot(x0) in C++.
+// with the MMU off, at EL1 (or at EL2 with virtualization=on), at the
+// physical address of _start although the kernel is linked in the upper half
+// (linker.ld). We drop to EL1 if needed, zero .bss and take the boot stack
+// using only PC-relative addresses (adrp), let arm64_mmu_boot build the
+// kernel's tables and turn the MMU on, jump to the upper half, install the
+// exception vectors and call arm64_boot(x0) in C++.
 
 #include "arch/arm64/layout.h"
 
@@ -39,21 +42,33 @@ from_el2:
     eret
 
 at_el1:
-    ldr     x9, =arm64_exception_vectors
-    msr     vbar_el1, x9
-    isb
-
     // Zero .bss with 8-byte stores (the linker script aligns both ends).
-    ldr     x9, =__bss_start
-    ldr     x10, =__bss_end
+    // adrp and add are PC-relative: with the MMU off they give physical
+    // addresses, where ldr =symbol would give the upper-half link address.
+    adrp    x9, __bss_start
+    add     x9, x9, :lo12:__bss_start
+    adrp    x10, __bss_end
+    add     x10, x10, :lo12:__bss_end
 2:  cmp     x9, x10
     b.hs    3f
     str     xzr, [x9], #8
     b       2b
 
-3:  ldr     x9, =boot_stack_top
+3:  adrp    x9, boot_stack_top
+    add     x9, x9, :lo12:boot_stack_top
     mov     sp, x9
     mov     x29, xzr                 // the end of the frame-pointer chain
+    mov     x30, xzr
+    bl      arm64_mmu_boot           // MMU on; TTBR0 still maps us where we are
+    ldr     x9, =upper_half          // the link address: KERNEL_VA_BASE + ...
+    br      x9
+upper_half:
+    ldr     x9, =arm64_exception_vectors
+    msr     vbar_el1, x9
+    isb
+    ldr     x9, =boot_stack_top
+    mov     sp, x9
+    mov     x29, xzr
     mov     x30, xzr
     mov     x0, x19
     bl      arm64_boot

@@ -1,0 +1,10 @@
+/* A program that is not in the kernel's ramdisk: tests/system/arm64.cmake
+ * builds it with tools/cc and boots with tools/run --add, so it runs only if
+ * --add really delivered it to /bin. */
+#include <stdio.h>
+
+int main(void)
+{
+    printf("added program ran\n");
+    return 0;
+}
