@@ -1,15 +1,21 @@
 # Sphinx configuration of Toll's book. Build it with `make book` (tools/book),
 # which runs doxygen first and tells this file where the XML is.
 import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "ext"))
 
 project = "Toll"
 author = "The Toll authors"
 copyright = "the Toll authors"
 
-extensions = ["breathe", "sphinx.ext.todo"]
+# tollnumbers: the :num: and :hw: roles and the check that no measured number
+# is typed by hand; tollfigures: figures drawn from book/figures/ at build
+# time; tollcommands: commands in the text that the build checks (README.rst).
+extensions = ["breathe", "sphinx.ext.todo", "tollnumbers", "tollfigures", "tollcommands"]
 
 root_doc = "index"
-exclude_patterns = ["_build", "Doxyfile", "README.rst"]
+exclude_patterns = ["_build", "Doxyfile", "README.rst", "ext", "figures"]
 templates_path = []
 html_static_path = []
 html_theme = "alabaster"

@@ -21,6 +21,14 @@ set_tests_properties(bench.budgets_refuse_excess PROPERTIES
   PASS_REGULAR_EXPRESSION "lat_syscall.getppid = 301 instr in configuration 3/1, above its budget of 200")
 
 set_tests_properties(bench.determinism bench.budgets PROPERTIES TIMEOUT 120 LABELS bench)
+# bench.budgets' results.csv is also the fresh run book.numbers.fresh compares the book with.
+set_tests_properties(bench.budgets PROPERTIES FIXTURES_SETUP bench_results)
+
+# fpu_ctx times the steady state only: the per-hop cost does not depend on
+# the number of rounds, and no teardown falls inside the timed span.
+add_test(NAME bench.fpu_ctx.steady_state
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/bench/steady_state.py --build ${CMAKE_BINARY_DIR})
+set_tests_properties(bench.fpu_ctx.steady_state PROPERTIES TIMEOUT 60 LABELS bench)
 set_tests_properties(bench.budgets_refuse_excess PROPERTIES TIMEOUT 30 LABELS bench)
 
 # The comparison behind bench.determinism can fail: one number that differs

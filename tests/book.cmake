@@ -1,6 +1,40 @@
 # The book: doxygen + sphinx-build -W through tools/book. Any warning (a
 # broken reference, a function the Doxygen XML no longer has, a malformed doc
-# comment) fails this test, so `make check` fails on broken documentation.
+# comment, a number typed by hand into the prose, a figure that fails to
+# draw, a command that does not exist) fails this test, so `make check`
+# fails on broken documentation.
 add_test(NAME book.build
   COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/book --build ${CMAKE_BINARY_DIR})
-set_tests_properties(book.build PROPERTIES TIMEOUT 300 LABELS book)
+set_tests_properties(book.build PROPERTIES TIMEOUT 300 LABELS book FIXTURES_SETUP book_html)
+
+# The rule behind the book's numbers can fail: a page with numbers typed by
+# hand and a reference to a missing result is refused, each one named, and a
+# page whose numbers are all sourced is accepted.
+add_test(NAME book.numbers.lint_refuses_typed_numbers
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/book/check_lint.py)
+set_tests_properties(book.numbers.lint_refuses_typed_numbers PROPERTIES TIMEOUT 60 LABELS "book;fast")
+
+# The numbers the prose quotes are the kernel's numbers today: the benchmark
+# results in book/generated/results.csv equal the fresh --quick run of
+# bench.budgets, and every run of book/measurements.toml, booted again,
+# prints the METRICs of book/generated/metrics.csv.
+add_test(NAME book.numbers.fresh
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/book --build ${CMAKE_BINARY_DIR} --check-fresh
+          --bench-results ${CMAKE_BINARY_DIR}/bench-budgets/results.csv)
+set_tests_properties(book.numbers.fresh PROPERTIES TIMEOUT 180 LABELS book
+  FIXTURES_REQUIRED bench_results)
+
+# That comparison can fail: one number that moved is found and named.
+add_test(NAME book.numbers.fresh_finds_drift
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/book --check-fresh --no-boot
+          --book-results ${CMAKE_SOURCE_DIR}/tests/bench/over_budget.csv
+          --bench-results ${CMAKE_SOURCE_DIR}/tests/bench/drifted.csv)
+set_tests_properties(book.numbers.fresh_finds_drift PROPERTIES TIMEOUT 30 LABELS book
+  PASS_REGULAR_EXPRESSION "3/1:lat_pipe.roundtrip: the book says 2000 instr, the kernel now measures 2001 instr")
+
+# The commands of the book marked :run: (lab handouts, exercises) work as
+# written; every other command was checked for its tool and options by
+# book.build.
+add_test(NAME book.commands
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/book --build ${CMAKE_BINARY_DIR} --run-commands)
+set_tests_properties(book.commands PROPERTIES TIMEOUT 300 LABELS book FIXTURES_REQUIRED book_html)
