@@ -1,11 +1,16 @@
 // arm64 user page tables (mmu.h): a level-1 table per address space, for
-// TTBR0_EL1, with level-2 and level-3 tables allocated on demand. The kernel
-// lives in TTBR1_EL1's tables, so these hold user pages only. No inline
-// assembly here: the TLB and cache operations are in mmu.cpp, so this file
-// could compile on the host.
+// TTBR0_EL1, with level-2 and level-3 tables allocated on demand (the kernel
+// lives in TTBR1_EL1's tables, so these hold user pages only). Three mapping sizes: a page, a
+// contiguous run of pages (one TLB entry for 64 KB with a 4 KB granule, 2 MB
+// with 16 KB) and a level-2 block (2 MB, or 32 MB). No inline assembly here:
+// the hardware operations are in mmu.cpp and maintenance.cpp, so the host
+// tests compile this file over simulated memory and check every store.
 #include "kernel/vm/pmap.h"
+#include "arch/arm64/maintenance.h"
 #include "arch/arm64/mmu.h"
+#include "kernel/kern/arch.h"
 #include "kernel/kern/counters.h"
+#include "kernel/kern/panic.h"
 #include "kernel/vm/kmem.h"
 #include "kernel/vm/phys.h"
 #include "lib/string.h"
@@ -13,7 +18,8 @@
 namespace toll::vm {
 
 /// The arm64 pmap is its level-1 table: a Pmap* is the table's kernel
-/// address.
+/// address. Each level-2 table below it is followed by a page of
+/// bookkeeping (see saved_l3()).
 struct Pmap {
     uint64_t entries[arm64::k_entries];
 };
@@ -22,9 +28,50 @@ namespace {
 
 using namespace toll::arm64;
 
+// Arm ARM D8.6.1, "The Contiguous bit": bit 52 of a descriptor marks it as
+// one of a naturally aligned set of entries mapping one contiguous output
+// range with identical attributes, which the TLB may cache as one entry. At
+// level 3 a set is 16 entries with a 4 KB granule and 128 with 16 KB.
+constexpr uint64_t k_contiguous = 1ull << 52;
+constexpr unsigned k_run_pages = k_page_size == 4096 ? 16 : 128;
+constexpr uint64_t k_run_size = k_run_pages * k_page_size;
+/// Bits [1:0] of a descriptor: what kind it is (D8.3).
+constexpr uint64_t k_desc_type = 3;
+/// Everything in a leaf descriptor but its output address and size marks:
+/// the bits that must agree across a run and within a block.
+constexpr uint64_t k_leaf_attributes = ~(k_desc_address | k_contiguous | k_desc_type);
+
+static_assert(k_user_limit % k_l2_block == 0, "user space ends on a level-2 block");
+/// The level-1 entries TTBR0 can reach: 8 at 16 KB (64 GB each), all 512 at 4 KB.
+constexpr unsigned k_user_l1_entries = unsigned((k_user_limit - 1) >> k_l1_shift) + 1;
+
+/// Size indices (pmap.h): a page, a contiguous run, a level-2 block.
+constexpr unsigned k_psind_run = 1, k_psind_block = 2;
+
 TOLL_COUNTER(g_page_tables, "vm.pmap.page_tables");
+TOLL_COUNTER(g_l2_mappings, "vm.pmap.l2.mappings");
+TOLL_COUNTER(g_l2_promotions, "vm.pmap.l2.promotions");
+TOLL_COUNTER(g_l2_failures, "vm.pmap.l2.p_failures");
+TOLL_COUNTER(g_l2_demotions, "vm.pmap.l2.demotions");
+TOLL_COUNTER(g_l3c_mappings, "vm.pmap.l3c.mappings");
+TOLL_COUNTER(g_l3c_promotions, "vm.pmap.l3c.promotions");
+TOLL_COUNTER(g_l3c_failures, "vm.pmap.l3c.p_failures");
+TOLL_COUNTER(g_l3c_demotions, "vm.pmap.l3c.demotions");
 
 Pmap* g_current;
+
+/// Masks interrupts for a break-before-make sequence: nothing may run while
+/// the entries are invalid (FreeBSD does the same in pmap_update_entry).
+class [[nodiscard]] InterruptsOff {
+  public:
+    InterruptsOff() : m_were_enabled(arch::interrupts_disable()) {}
+    ~InterruptsOff() { arch::interrupts_restore(m_were_enabled); }
+    InterruptsOff(const InterruptsOff&) = delete;
+    InterruptsOff& operator=(const InterruptsOff&) = delete;
+
+  private:
+    bool m_were_enabled;
+};
 
 uint64_t* table(uint64_t descriptor)
 {
@@ -48,32 +95,38 @@ void free_table(PhysAddr pa)
     g_page_tables.value--;
 }
 
-// The next-level table that @p entry points to, allocating it if @p create;
-// nullptr if there is none (or no memory for it).
-uint64_t* next_table(uint64_t& entry, bool create)
+// A level-2 table is allocated as an order-1 block: the table, then a page
+// holding, for each of its entries that is a block, the physical address of
+// the level-3 table kept aside for that block's demotion (0 for none).
+uint64_t& saved_l3(uint64_t* l2, uint64_t va)
 {
-    if (!(entry & k_desc_valid)) {
-        if (!create)
-            return nullptr;
-        PhysAddr pa = alloc_table();
-        if (pa == PhysAllocator::k_none)
-            return nullptr;
-        entry = pa | k_desc_table;
-    }
-    return table(entry);
+    return l2[k_entries + l2_index(va)];
 }
 
-// Returns the level-3 slot for user address @p va, allocating the level-2
-// and level-3 tables on the way if @p create.
-uint64_t* pte_slot(Pmap* pmap, uint64_t va, bool create)
+uint64_t* l2_table(Pmap* pmap, uint64_t va, bool create)
 {
-    if (va >= k_user_limit)
-        return nullptr;
-    uint64_t* l2 = next_table(pmap->entries[l1_index(va)], create);
-    if (!l2)
-        return nullptr;
-    uint64_t* l3 = next_table(l2[l2_index(va)], create);
-    return l3 ? &l3[l3_index(va)] : nullptr;
+    uint64_t& l1e = pmap->entries[l1_index(va)];
+    if (!(l1e & k_desc_valid)) {
+        if (!create)
+            return nullptr;
+        PhysAddr pa = phys_allocator().alloc(1);
+        if (pa == PhysAllocator::k_none)
+            return nullptr;
+        memset(phys_to_virt(pa), 0, 2 * k_page_size);
+        g_page_tables.add();
+        store_entry(&l1e, pa | k_desc_table);
+    }
+    return table(l1e);
+}
+
+bool is_table(uint64_t l2e)
+{
+    return (l2e & k_desc_type) == k_desc_table;
+}
+
+bool is_block(uint64_t l2e)
+{
+    return (l2e & k_desc_type) == k_desc_block;
 }
 
 bool mapped(uint64_t pte)
@@ -86,7 +139,10 @@ uint64_t pte_bits(unsigned prot)
     if (prot == k_prot_none)
         return k_soft_none;
     // EL0-accessible, never executable by the kernel; non-global so that a
-    // later ASID scheme can keep other processes' entries in the TLB.
+    // later ASID scheme can keep other processes' entries in the TLB. AF is
+    // always set and DBM never: Toll tracks neither accessed nor dirty state
+    // in hardware, so no entry of a run can differ from the others in them
+    // and demotion has no bits to gather.
     uint64_t bits =
         k_desc_page | k_attr_normal | k_sh_inner | k_af | k_not_global | k_ap_el0 | k_pxn;
     if (!(prot & k_prot_write))
@@ -96,13 +152,211 @@ uint64_t pte_bits(unsigned prot)
     return bits;
 }
 
+// A level-2 block descriptor with the rights of page descriptor bits @p bits.
+uint64_t block_bits(uint64_t page_bits)
+{
+    return (page_bits & ~k_desc_type) | k_desc_block;
+}
+
+unsigned prot_of(uint64_t leaf)
+{
+    if (!(leaf & k_desc_valid))
+        return k_prot_none;
+    unsigned prot = k_prot_read;
+    if (!(leaf & k_ap_read_only))
+        prot |= k_prot_write;
+    if (!(leaf & k_uxn))
+        prot |= k_prot_exec;
+    return prot;
+}
+
+// TLB maintenance is needed only for the live address space: switching
+// TTBR0 flushes the whole TLB (no ASIDs).
 void flush(Pmap* pmap, uint64_t va)
 {
     if (pmap == g_current)
         invalidate_page(va);
 }
 
+void flush_range(Pmap* pmap, uint64_t va, uint64_t length)
+{
+    if (pmap == g_current)
+        invalidate_range(va, length);
+}
+
+// The level-2 entry of user address @p va, allocating the level-2 table if
+// @p create; nullptr if there is none (or no memory for it).
+uint64_t* l2_slot(Pmap* pmap, uint64_t va, bool create = false)
+{
+    if (va >= k_user_limit)
+        return nullptr;
+    uint64_t* l2 = l2_table(pmap, va, create);
+    return l2 ? &l2[l2_index(va)] : nullptr;
+}
+
+// The level-2 table holding entry @p l2e (its page is aligned).
+uint64_t* table_of(uint64_t* l2e)
+{
+    return reinterpret_cast<uint64_t*>(reinterpret_cast<uintptr_t>(l2e) & ~(k_page_size - 1));
+}
+
+// ---- demotion -----------------------------------------------------------
+
+// Rewrites the contiguous run holding @p va as single pages, by
+// break-before-make: invalidate every entry, invalidate the TLB over the
+// whole run, store the entries again without the contiguous bit. Needs no
+// memory. (With hardware AF/dirty updates the run's AF and dirty state
+// would be ORed across its entries here; Toll keeps AF=1 and no DBM.)
+void demote_run(Pmap* pmap, uint64_t* l3, uint64_t va)
+{
+    uint64_t base = va & ~(k_run_size - 1);
+    uint64_t* run = &l3[l3_index(base)];
+    uint64_t first = run[0];
+    InterruptsOff off;
+    for (unsigned i = 0; i < k_run_pages; ++i)
+        store_entry(&run[i], 0);
+    flush_range(pmap, base, k_run_size);
+    uint64_t bits = first & ~(k_desc_address | k_contiguous);
+    for (unsigned i = 0; i < k_run_pages; ++i)
+        store_entry(&run[i], ((first & k_desc_address) + i * k_page_size) | bits);
+    g_l3c_demotions.add();
+}
+
+// Fills level-3 table @p l3 (not live) with the pages of block @p block, as
+// contiguous runs: demoting a block keeps the TLB reach of runs until an
+// operation needs single pages.
+void fill_from_block(uint64_t* l3, uint64_t block)
+{
+    uint64_t bits = (block & ~(k_desc_address | k_desc_type)) | k_desc_page | k_contiguous;
+    uint64_t pa = block & k_desc_address;
+    for (unsigned i = 0; i < k_entries; ++i)
+        store_entry(&l3[i], (pa + i * k_page_size) | bits);
+}
+
+// Replaces the block in @p l2e by a level-3 table of the same pages, by
+// break-before-make. Every block keeps a level-3 table aside (the one it was
+// promoted from, or one set aside when it was entered), so demotion never
+// needs memory and cannot fail.
+void demote_block(Pmap* pmap, uint64_t* l2e, uint64_t va)
+{
+    uint64_t base = va & ~(k_l2_block - 1);
+    uint64_t& saved = saved_l3(table_of(l2e), base);
+    TOLL_ASSERT(saved != 0 && "every block keeps its level-3 table");
+    PhysAddr l3 = saved;
+    uint64_t block = *l2e;
+    fill_from_block(static_cast<uint64_t*>(phys_to_virt(l3)), block);
+    {
+        InterruptsOff off;
+        store_entry(l2e, 0);
+        // One TLBI by any address of a block removes the block's entry.
+        flush(pmap, base);
+        store_entry(l2e, l3 | k_desc_table);
+    }
+    saved = 0;
+    g_l2_demotions.add();
+}
+
+// The level-3 slot of @p va, demoting a block that covers it; allocates the
+// level-3 table if @p create. nullptr (and *error set) when it cannot.
+uint64_t* pte_slot(Pmap* pmap, uint64_t va, bool create, Errno* error = nullptr)
+{
+    uint64_t* l2e = l2_slot(pmap, va, create);
+    if (!l2e) {
+        if (error)
+            *error = k_enomem;
+        return nullptr;
+    }
+    if (is_block(*l2e)) {
+        demote_block(pmap, l2e, va);
+    } else if (!(*l2e & k_desc_valid)) {
+        if (!create)
+            return nullptr;
+        PhysAddr l3 = alloc_table();
+        if (l3 == PhysAllocator::k_none) {
+            if (error)
+                *error = k_enomem;
+            return nullptr;
+        }
+        store_entry(l2e, l3 | k_desc_table);
+    }
+    return &table(*l2e)[l3_index(va)];
+}
+
+// Makes sure no superpage straddles @p va (a range boundary): demotes the
+// block or run that covers both sides of it. Needs no memory.
+void split_at(Pmap* pmap, uint64_t va)
+{
+    uint64_t* l2e = l2_slot(pmap, va);
+    if (!l2e || !(*l2e & k_desc_valid))
+        return;
+    if (is_block(*l2e)) {
+        if (va % k_l2_block == 0)
+            return;
+        demote_block(pmap, l2e, va);
+    }
+    if (va % k_run_size == 0)
+        return;
+    uint64_t* l3 = table(*l2e);
+    if (l3[l3_index(va)] & k_contiguous)
+        demote_run(pmap, l3, va);
+}
+
+// Calls @p visit for each superpage or page mapped in [start, end), which
+// no superpage straddles (split_at both ends first): visit(va, slot, size)
+// with the level-2 slot of a block, the first level-3 slot of a run, or the
+// slot of a page.
+template <typename Visit>
+void for_each_mapping(Pmap* pmap, uint64_t start, uint64_t end, Visit visit)
+{
+    for (uint64_t va = start; va < end && va >= start;) {
+        uint64_t next_block = (va + k_l2_block) & ~(k_l2_block - 1);
+        uint64_t* l2e = l2_slot(pmap, va);
+        if (!l2e) {
+            constexpr uint64_t k_l1_span = 1ull << k_l1_shift;
+            va = (va & ~(k_l1_span - 1)) + k_l1_span; // no level-2 table here
+            continue;
+        }
+        if (!(*l2e & k_desc_valid)) {
+            va = next_block;
+            continue;
+        }
+        if (is_block(*l2e)) {
+            visit(va, l2e, k_l2_block);
+            va = next_block;
+            continue;
+        }
+        uint64_t* pte = &table(*l2e)[l3_index(va)];
+        if (*pte & k_contiguous) {
+            visit(va, pte, k_run_size);
+            va += k_run_size;
+        } else {
+            if (mapped(*pte))
+                visit(va, pte, k_page_size);
+            va += k_page_size;
+        }
+    }
+}
+
 } // namespace
+
+unsigned pmap_page_size_count()
+{
+    return 3;
+}
+
+size_t pmap_page_size(unsigned psind)
+{
+    switch (psind) {
+    case 0:
+        return k_page_size;
+    case k_psind_run:
+        return k_run_size;
+    case k_psind_block:
+        return k_l2_block;
+    default:
+        return 0;
+    }
+}
 
 Pmap* pmap_create()
 {
@@ -116,126 +370,246 @@ void pmap_destroy(Pmap* pmap)
 {
     if (pmap == g_current)
         pmap_activate(nullptr);
-    // The entries TTBR0 can reach: 8 at 16 KB (64 GB each), all 512 at 4 KB.
-    constexpr unsigned k_user_l1_entries = unsigned((k_user_limit - 1) >> k_l1_shift) + 1;
     for (unsigned i = 0; i < k_user_l1_entries; ++i) {
         if (!(pmap->entries[i] & k_desc_valid))
             continue;
         uint64_t* l2 = table(pmap->entries[i]);
         for (unsigned j = 0; j < k_entries; ++j) {
-            if (l2[j] & k_desc_valid)
+            if (is_table(l2[j]))
                 free_table(l2[j] & k_desc_address);
+            if (l2[k_entries + j])
+                free_table(l2[k_entries + j]);
         }
-        free_table(pmap->entries[i] & k_desc_address);
+        phys_allocator().free(pmap->entries[i] & k_desc_address, 1);
+        g_page_tables.value--;
     }
     free_table(virt_to_phys(pmap));
 }
 
-unsigned pmap_page_size_count()
-{
-    return 1;
-}
-
-size_t pmap_page_size(unsigned psind)
-{
-    return psind == 0 ? k_page_size : 0;
-}
-
 Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot, unsigned psind)
 {
-    if (psind != 0)
+    uint64_t size = pmap_page_size(psind);
+    if (!size || va % size || pa % size || va >= k_user_limit)
         return k_einval;
-    uint64_t* pte = pte_slot(pmap, va, true);
-    if (!pte)
+    uint64_t bits = pte_bits(prot);
+    if (psind == 0) {
+        Errno error = k_enomem;
+        uint64_t* pte = pte_slot(pmap, va, true, &error);
+        if (!pte)
+            return error;
+        if (*pte & k_contiguous)
+            demote_run(pmap, table(*l2_slot(pmap, va)), va);
+        uint64_t old = *pte;
+        uint64_t fresh = (pa & k_desc_address) | bits;
+        // Instructions must be visible before the entry that maps them.
+        if (prot & k_prot_exec)
+            sync_icache_range(phys_to_virt(pa), k_page_size);
+        if ((old & k_desc_valid) && (old & k_desc_address) != (pa & k_desc_address)) {
+            InterruptsOff off; // a new output address: break before make
+            store_entry(pte, 0);
+            flush(pmap, va);
+            store_entry(pte, fresh);
+        } else {
+            store_entry(pte, fresh);
+            if (old & k_desc_valid)
+                flush(pmap, va);
+        }
+        return k_ok;
+    }
+    if (prot == k_prot_none)
+        return k_einval; // a superpage is a valid mapping
+    uint64_t* l2e = l2_slot(pmap, va, true);
+    if (!l2e)
         return k_enomem;
-    bool was_mapped = mapped(*pte);
-    *pte = (pa & k_desc_address) | pte_bits(prot);
-    if (was_mapped)
-        flush(pmap, va);
+    if (is_block(*l2e))
+        return k_eexist;
+    if (psind == k_psind_block) {
+        // The block's level-3 table, set aside for its demotion: the empty
+        // table already there, or a fresh one.
+        PhysAddr keep;
+        if (is_table(*l2e)) {
+            uint64_t* l3 = table(*l2e);
+            for (unsigned i = 0; i < k_entries; ++i)
+                if (mapped(l3[i]))
+                    return k_eexist;
+            keep = *l2e & k_desc_address;
+        } else if ((keep = alloc_table()) == PhysAllocator::k_none) {
+            return k_enomem;
+        }
+        if (prot & k_prot_exec)
+            sync_icache_range(phys_to_virt(pa), k_l2_block); // once for the block
+        if (is_table(*l2e)) {
+            InterruptsOff off; // table to block: break before make
+            store_entry(l2e, 0);
+            flush_range(pmap, va, k_l2_block);
+        }
+        store_entry(l2e, (pa & k_desc_address) | block_bits(bits));
+        saved_l3(table_of(l2e), va) = keep;
+        g_l2_mappings.add();
+        return k_ok;
+    }
+    Errno error = k_enomem;
+    uint64_t* pte = pte_slot(pmap, va, true, &error);
+    if (!pte)
+        return error;
+    for (unsigned i = 0; i < k_run_pages; ++i)
+        if (mapped(pte[i]))
+            return k_eexist;
     if (prot & k_prot_exec)
-        sync_instruction_cache(phys_to_virt(pa & k_desc_address));
+        sync_icache_range(phys_to_virt(pa), k_run_size); // once for the run
+    for (unsigned i = 0; i < k_run_pages; ++i)
+        store_entry(&pte[i], ((pa & k_desc_address) + i * k_page_size) | bits | k_contiguous);
+    g_l3c_mappings.add();
     return k_ok;
 }
 
-namespace {
-
-// Calls @p visit(va, pte) for every mapped PTE of [start, end), skipping the
-// level-2 stretches (2 MB, or 32 MB at 16 KB) that have no level-3 table.
-template <typename Visit>
-void for_each_mapped(Pmap* pmap, uintptr_t start, uintptr_t end, Visit visit)
-{
-    for (uintptr_t va = start; va < end && va >= start;) {
-        uint64_t* pte = pte_slot(pmap, va, false);
-        if (!pte) {
-            va = (va + k_l2_block) & ~(k_l2_block - 1);
-            continue;
-        }
-        if (mapped(*pte))
-            visit(va, pte);
-        va += k_page_size;
-    }
-}
-
-} // namespace
-
 Errno pmap_remove(Pmap* pmap, uintptr_t start, uintptr_t end, PmapPageSink sink, void* context)
 {
-    for_each_mapped(pmap, start, end, [&](uintptr_t va, uint64_t* pte) {
-        PhysAddr pa = *pte & k_desc_address;
-        *pte = 0;
-        flush(pmap, va);
+    // Blocks keep their level-3 table aside, so on arm64 demotion never
+    // needs memory and this never fails.
+    split_at(pmap, start);
+    split_at(pmap, end);
+    for_each_mapping(pmap, start, end, [&](uint64_t va, uint64_t* slot, uint64_t size) {
+        PhysAddr pa = *slot & k_desc_address;
+        if (size == k_l2_block) {
+            store_entry(slot, 0);
+            flush(pmap, va);
+            uint64_t& saved = saved_l3(table_of(slot), va);
+            if (saved) {
+                free_table(saved);
+                saved = 0;
+            }
+        } else {
+            for (unsigned i = 0; i < size / k_page_size; ++i)
+                store_entry(&slot[i], 0);
+            flush_range(pmap, va, size);
+        }
         if (sink)
-            sink(context, va, pa);
+            for (uint64_t off = 0; off < size; off += k_page_size)
+                sink(context, va + off, pa + off);
     });
     return k_ok;
 }
 
 Errno pmap_protect(Pmap* pmap, uintptr_t start, uintptr_t end, unsigned prot)
 {
-    for_each_mapped(pmap, start, end, [&](uintptr_t va, uint64_t* pte) {
-        PhysAddr pa = *pte & k_desc_address;
-        *pte = pa | pte_bits(prot);
-        flush(pmap, va);
+    // Blocks keep their level-3 table aside, so on arm64 demotion never
+    // needs memory and this never fails.
+    split_at(pmap, start);
+    split_at(pmap, end);
+    uint64_t bits = pte_bits(prot);
+    for_each_mapping(pmap, start, end, [&](uint64_t va, uint64_t* slot, uint64_t size) {
+        if (size != k_page_size && prot == k_prot_none) {
+            // PROT_NONE entries are invalid, and an invalid entry cannot be
+            // part of a superpage: demote to single pages first.
+            if (size == k_l2_block) {
+                demote_block(pmap, slot, va);
+                slot = &table(*slot)[0];
+            }
+            for (uint64_t run = va; run < va + size; run += k_run_size)
+                demote_run(pmap, table(*l2_slot(pmap, run)), run);
+            size_t pages = size / k_page_size;
+            for (size_t i = 0; i < pages; ++i)
+                store_entry(&slot[i], (slot[i] & k_desc_address) | k_soft_none);
+            flush_range(pmap, va, size);
+            return;
+        }
+        PhysAddr pa = *slot & k_desc_address;
         if (prot & k_prot_exec)
-            sync_instruction_cache(phys_to_virt(pa));
+            sync_icache_range(phys_to_virt(pa), size); // once per superpage
+        // Only the rights change, not the output address or the size: no
+        // break-before-make, and the whole run is rewritten before the TLB
+        // is invalidated over it.
+        if (size == k_l2_block) {
+            store_entry(slot, pa | block_bits(bits));
+            flush(pmap, va);
+        } else {
+            uint64_t keep = size == k_run_size ? k_contiguous : 0;
+            for (unsigned i = 0; i < size / k_page_size; ++i)
+                store_entry(&slot[i], (pa + i * k_page_size) | bits | keep);
+            flush_range(pmap, va, size);
+        }
     });
     return k_ok;
 }
 
-bool pmap_promote(Pmap*, uintptr_t, unsigned)
+bool pmap_promote(Pmap* pmap, uintptr_t va, unsigned psind)
 {
-    return false;
+    uint64_t size = pmap_page_size(psind);
+    if (psind == 0 || !size)
+        return false;
+    uint64_t base = va & ~(size - 1);
+    uint64_t* l2e = l2_slot(pmap, base);
+    if (!l2e || !is_table(*l2e))
+        return false; // nothing to promote, or a block already
+    uint64_t* l3 = table(*l2e);
+    uint64_t* first = &l3[l3_index(base)];
+    unsigned pages = unsigned(size / k_page_size);
+    if (psind == k_psind_run && (*first & k_contiguous))
+        return false; // a run already
+    // Every page valid, physically contiguous from an aligned start, with the
+    // same attributes (rights, memory type, BTI guard bit if Toll used it).
+    bool ok = (*first & k_desc_valid) && (*first & k_desc_address) % size == 0;
+    for (unsigned i = 1; ok && i < pages; ++i)
+        ok = (first[i] & k_desc_valid) &&
+             (first[i] & k_desc_address) == (*first & k_desc_address) + i * k_page_size &&
+             (first[i] & k_leaf_attributes) == (*first & k_leaf_attributes);
+    if (!ok) {
+        (psind == k_psind_run ? g_l3c_failures : g_l2_failures).add();
+        return false;
+    }
+    uint64_t bits = *first & ~(k_desc_address | k_contiguous);
+    PhysAddr pa = *first & k_desc_address;
+    InterruptsOff off;
+    if (psind == k_psind_run) {
+        for (unsigned i = 0; i < pages; ++i)
+            store_entry(&first[i], 0);
+        flush_range(pmap, base, size);
+        for (unsigned i = 0; i < pages; ++i)
+            store_entry(&first[i], (pa + i * k_page_size) | bits | k_contiguous);
+        g_l3c_promotions.add();
+        return true;
+    }
+    // The level-3 table is kept for a later demotion. The walk cache may
+    // hold the table entry and the TLB any of its pages: invalidate all.
+    PhysAddr l3_pa = *l2e & k_desc_address;
+    store_entry(l2e, 0);
+    flush_range(pmap, base, size);
+    store_entry(l2e, pa | block_bits(bits));
+    saved_l3(table_of(l2e), base) = l3_pa;
+    g_l2_promotions.add();
+    return true;
+}
+
+bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot)
+{
+    uint64_t* l2e = l2_slot(pmap, va);
+    if (!l2e || !(*l2e & k_desc_valid))
+        return false;
+    uint64_t leaf;
+    uint64_t offset_mask;
+    if (is_block(*l2e)) {
+        leaf = *l2e;
+        offset_mask = k_l2_block - 1;
+    } else {
+        leaf = table(*l2e)[l3_index(va)];
+        offset_mask = k_page_size - 1;
+        if (!mapped(leaf))
+            return false;
+    }
+    if (pa)
+        *pa = (leaf & k_desc_address) | (va & offset_mask);
+    if (prot)
+        *prot = prot_of(leaf);
+    return true;
 }
 
 size_t pmap_tlb_entries(Pmap* pmap, uintptr_t start, uintptr_t end)
 {
     size_t n = 0;
-    for_each_mapped(pmap, start, end, [&](uintptr_t, uint64_t* pte) {
-        if (*pte & k_desc_valid)
-            ++n;
-    });
+    for_each_mapping(pmap, start & ~(k_l2_block - 1), end,
+                     [&](uint64_t, uint64_t* slot, uint64_t) { n += (*slot & k_desc_valid) != 0; });
     return n;
-}
-
-bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot)
-{
-    uint64_t* pte = pte_slot(pmap, va, false);
-    if (!pte || !mapped(*pte))
-        return false;
-    if (pa)
-        *pa = (*pte & k_desc_address) | (va & (k_page_size - 1));
-    if (prot) {
-        if (!(*pte & k_desc_valid)) {
-            *prot = k_prot_none;
-        } else {
-            *prot = k_prot_read;
-            if (!(*pte & k_ap_read_only))
-                *prot |= k_prot_write;
-            if (!(*pte & k_uxn))
-                *prot |= k_prot_exec;
-        }
-    }
-    return true;
 }
 
 uintptr_t pmap_next_mapped(Pmap* pmap, uintptr_t va, uintptr_t end)
@@ -243,15 +617,16 @@ uintptr_t pmap_next_mapped(Pmap* pmap, uintptr_t va, uintptr_t end)
     constexpr uint64_t k_l1_span = 1ull << k_l1_shift;
     uintptr_t stop = end < k_user_limit ? end : k_user_limit;
     while (va < stop) {
-        uint64_t l1e = pmap->entries[l1_index(va)];
-        if (!(l1e & k_desc_valid)) {
+        uint64_t* l2e = l2_slot(pmap, va);
+        if (!l2e) {
             va = (va & ~(k_l1_span - 1)) + k_l1_span; // no level-2 table here
             continue;
         }
         uintptr_t next_table = (va & ~(k_l2_block - 1)) + k_l2_block;
-        uint64_t l2e = table(l1e)[l2_index(va)];
-        if (l2e & k_desc_valid) {
-            const uint64_t* l3 = table(l2e);
+        if (is_block(*l2e))
+            return va;
+        if (is_table(*l2e)) {
+            const uint64_t* l3 = table(*l2e);
             for (; va < stop && va < next_table; va += k_page_size)
                 if (mapped(l3[l3_index(va)]))
                     return va;
