@@ -17,7 +17,7 @@ elseif(TOLL_ARCH STREQUAL "arm64")
   # Device memory and unaligned accesses fault, so the compiler must not
   # emit any.
   set(TOLL_KERNEL_ARCH_FLAGS -mgeneral-regs-only -mstrict-align)
-  # The translation granule, and so the page size (kernel/vm/physmem.h).
+  # The translation granule, and so the page size (kernel/arch/physmem.h).
   set(TOLL_ARM64_GRANULE 4K CACHE STRING "arm64 translation granule: 4K or 16K")
   if(TOLL_ARM64_GRANULE STREQUAL "4K")
     list(APPEND TOLL_KERNEL_ARCH_FLAGS -DTOLL_PAGE_SHIFT=12)

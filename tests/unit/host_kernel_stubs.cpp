@@ -1,8 +1,8 @@
 // Host versions of the kernel services that kernel sources under test call:
 // panic (throws), and phys_to_virt and virt_to_phys over simulated memory.
 #include "host_kernel_stubs.h"
+#include "kernel/arch/kmem.h"
 #include "kernel/kern/panic.h"
-#include "kernel/vm/kmem.h"
 #include "lib/format.h"
 #include <cstdarg>
 #include <cstdio>

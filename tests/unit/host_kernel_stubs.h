@@ -1,7 +1,7 @@
 // What kernel sources need to run inside the host tests: a panic that throws,
 // and simulated physical memory behind vm::phys_to_virt.
 #pragma once
-#include "kernel/vm/physmem.h"
+#include "kernel/arch/physmem.h"
 #include <cstddef>
 #include <stdexcept>
 #include <string>

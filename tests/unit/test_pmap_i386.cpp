@@ -3,10 +3,10 @@
 #include "arch/i386/mmu.h"
 #include "arch/i386/trampoline.h"
 #include "host_kernel_stubs.h"
+#include "kernel/arch/kmem.h"
+#include "kernel/arch/pmap.h"
 #include "kernel/kern/counters.h"
-#include "kernel/vm/kmem.h"
 #include "kernel/vm/phys.h"
-#include "kernel/vm/pmap.h"
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <map>

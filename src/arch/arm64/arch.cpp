@@ -1,9 +1,11 @@
-// The arm64 side of the core's arch interface (kernel/kern/arch.h).
-#include "kernel/kern/arch.h"
+// The arm64 side of the core's processor and console interfaces
+// (kernel/arch/cpu.h, kernel/arch/console.h).
 #include "arch/arm64/board.h"
 #include "arch/arm64/cpu.h"
 #include "arch/arm64/semihosting.h"
 #include "arch/arm64/uart.h"
+#include "kernel/arch/console.h"
+#include "kernel/arch/cpu.h"
 
 namespace toll::arm64 {
 namespace {
@@ -40,11 +42,6 @@ const char* name()
 void console_putc(char c)
 {
     arm64::uart_putc(c);
-}
-
-int console_getc()
-{
-    return arm64::uart_getc();
 }
 
 void poweroff(bool success)

@@ -2,6 +2,7 @@
 // the line discipline in kernel/sys/devices.cpp.
 #include "arch/arm64/gic.h"
 #include "arch/arm64/uart.h"
+#include "kernel/arch/console.h"
 #include "kernel/sys/file.h"
 
 namespace toll::arm64 {
@@ -21,7 +22,7 @@ void console_input_interrupt()
 } // namespace
 } // namespace toll::arm64
 
-namespace toll::sys {
+namespace toll::arch {
 
 void console_input_init()
 {
@@ -29,4 +30,4 @@ void console_input_init()
     arm64::uart_enable_rx_interrupt(true);
 }
 
-} // namespace toll::sys
+} // namespace toll::arch

@@ -1,13 +1,14 @@
-// Threads on arm64 and the CPU bring-up the core asks for (kernel/kern/arch.h):
+// Threads on arm64 and the CPU bring-up the core asks for (kernel/arch/cpu.h):
 // first switch frames of new threads, the user frames, and the switch itself.
+#include "kernel/arch/context.h"
 #include "arch/arm64/gic.h"
 #include "arch/arm64/mmu.h"
 #include "arch/arm64/switch.h"
 #include "arch/arm64/timer.h"
 #include "arch/arm64/trap.h"
-#include "kernel/kern/arch.h"
+#include "kernel/arch/cpu.h"
+#include "kernel/arch/kmem.h"
 #include "kernel/proc/thread.h"
-#include "kernel/vm/kmem.h"
 #include "lib/string.h"
 
 extern "C" void kernel_thread_exit_from_entry();
@@ -130,11 +131,6 @@ void context_init_fork(ThreadContext& child, uintptr_t stack_top, const TrapFram
     child.kstack_top = stack_top;
     child.frame = f;
     switch_into_trap_return(child, f);
-}
-
-void set_syscall_return(TrapFrame& frame, long value)
-{
-    frame.x[0] = static_cast<uint64_t>(value);
 }
 
 void context_switch(ThreadContext& from, ThreadContext& to)

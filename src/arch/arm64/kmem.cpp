@@ -1,7 +1,7 @@
-// The rest of the arm64 direct map (kernel/vm/kmem.h; phys_to_virt is in
+// The rest of the arm64 direct map (kernel/arch/kmem.h; phys_to_virt is in
 // physmem.cpp): the upper half's map of RAM (mmu.h), as far as the device
 // tree's memory reaches.
-#include "kernel/vm/kmem.h"
+#include "kernel/arch/kmem.h"
 #include "arch/arm64/board.h"
 #include "arch/arm64/mmu.h"
 
@@ -23,6 +23,11 @@ PhysAddr direct_map_limit()
     }
     // Only the identity map's RAM window is reachable (mmu.h).
     return end < arm64::k_ram_map_end ? end : arm64::k_ram_map_end;
+}
+
+PhysAddr allocatable_floor()
+{
+    return 0; // what the device tree reserves is marked so in the map itself
 }
 
 } // namespace toll::vm

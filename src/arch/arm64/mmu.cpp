@@ -1,9 +1,9 @@
 // The arm64 MMU once it is on (mmu_boot.cpp turned it on): leaving the boot
 // identity map, and the TLB and cache operations the pmap (pmap.cpp) needs.
 #include "arch/arm64/mmu.h"
+#include "kernel/arch/kmem.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
-#include "kernel/vm/kmem.h"
 
 namespace toll::arm64 {
 namespace {

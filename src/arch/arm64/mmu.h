@@ -1,13 +1,13 @@
 // arm64 translation tables (Arm ARM DDI 0487, D8 "The AArch64 Virtual Memory
 // System Architecture"): a 4 KB or 16 KB granule (the build's choice,
-// kernel/vm/physmem.h), 39-bit addresses, three levels. Two regimes split the
+// kernel/arch/physmem.h), 39-bit addresses, three levels. Two regimes split the
 // address space: TTBR0_EL1 translates user space, the low 512 GB, with a
 // private table per process; TTBR1_EL1 translates the kernel's upper half,
 // where RAM and the devices are mapped with level-2 blocks at KERNEL_VA_BASE
 // + their physical address (layout.h).
 #pragma once
 #include "arch/arm64/layout.h"
-#include "kernel/vm/physmem.h"
+#include "kernel/arch/physmem.h"
 #include <stdint.h>
 
 namespace toll::arm64 {

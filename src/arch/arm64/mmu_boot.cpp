@@ -4,7 +4,7 @@
 // use the direct map or anything that holds a pointer.
 #include "arch/arm64/mmu.h"
 #include "arch/arm64/semihosting.h"
-#include "kernel/vm/kmem.h"
+#include "kernel/arch/kmem.h"
 
 namespace toll::arm64 {
 namespace {

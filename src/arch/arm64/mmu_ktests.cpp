@@ -2,11 +2,11 @@
 // and protects user pages through the real tables, and user copies survive
 // bad pointers.
 #include "arch/arm64/mmu.h"
+#include "kernel/arch/kmem.h"
+#include "kernel/arch/pmap.h"
 #include "kernel/kern/ktest.h"
 #include "kernel/sys/uaccess.h"
-#include "kernel/vm/kmem.h"
 #include "kernel/vm/phys.h"
-#include "kernel/vm/pmap.h"
 #include "lib/string.h"
 
 namespace toll::arm64 {
@@ -59,7 +59,7 @@ KTEST("arm64.mmu.kernel_only_in_the_upper_half")
 }
 
 // The granule in TCR_EL1.TG0 is the one the kernel was built for (the page
-// size of kernel/vm/physmem.h): Arm ARM D13.2.120, 0b00 = 4 KB, 0b10 = 16 KB.
+// size of kernel/arch/physmem.h): Arm ARM D13.2.120, 0b00 = 4 KB, 0b10 = 16 KB.
 KTEST("arm64.mmu.granule_is_the_page_size")
 {
     uint64_t tcr;

@@ -1,6 +1,6 @@
-// The arm64 kernel's direct map (kernel/vm/physmem.h): the upper half maps
+// The arm64 kernel's direct map (kernel/arch/physmem.h): the upper half maps
 // physical address p at KERNEL_VA_BASE + p (mmu.h).
-#include "kernel/vm/physmem.h"
+#include "kernel/arch/physmem.h"
 #include "arch/arm64/layout.h"
 
 namespace toll::vm {

@@ -5,13 +5,13 @@
 // with 16 KB) and a level-2 block (2 MB, or 32 MB). No inline assembly here:
 // the hardware operations are in mmu.cpp and maintenance.cpp, so the host
 // tests compile this file over simulated memory and check every store.
-#include "kernel/vm/pmap.h"
+#include "kernel/arch/pmap.h"
 #include "arch/arm64/maintenance.h"
 #include "arch/arm64/mmu.h"
-#include "kernel/kern/arch.h"
+#include "kernel/arch/cpu.h"
+#include "kernel/arch/kmem.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
-#include "kernel/vm/kmem.h"
 #include "kernel/vm/phys.h"
 #include "lib/string.h"
 

@@ -3,12 +3,12 @@
 // whose arm64 form differs from the i386 one adapted here.
 // svc #0: the number in x8, arguments in x0-x5, the result back in x0.
 #include "arch/arm64/trap.h"
-#include "kernel/kern/arch.h"
+#include "kernel/arch/cpu.h"
+#include "kernel/arch/physmem.h"
 #include "kernel/kern/counters.h"
 #include "kernel/sys/file.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
-#include "kernel/vm/physmem.h"
 
 namespace toll::arm64 {
 namespace {
@@ -106,7 +106,7 @@ void syscall_dispatch(arch::TrapFrame& f)
     }
     // After a successful execve the frame is the new program's: its x0 must
     // be 0, which is what execve returns.
-    arch::set_syscall_return(f, result);
+    f.x[0] = static_cast<uint64_t>(result);
 }
 
 // The hook for SVC from EL0. ELR already points past the svc instruction

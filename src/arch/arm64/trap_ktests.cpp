@@ -5,7 +5,7 @@
 #include "arch/arm64/switch.h"
 #include "arch/arm64/timer.h"
 #include "arch/arm64/trap.h"
-#include "kernel/kern/arch.h"
+#include "kernel/arch/cpu.h"
 #include "kernel/kern/ktest.h"
 #include "kernel/proc/thread.h"
 

@@ -2,9 +2,9 @@
 // the kernel's identity map, so the kernel reaches user pages directly; a
 // data abort on a labelled instruction of copy_user.S becomes a failure
 // return instead of a panic.
+#include "kernel/arch/uaccess.h"
 #include "arch/arm64/trap.h"
-#include "kernel/kern/arch_uaccess.h"
-#include "kernel/vm/pmap.h"
+#include "kernel/arch/pmap.h"
 #include "kernel/vm/vmspace.h"
 
 extern "C" bool arm64_copy_user(void* to, const void* from, size_t length);

@@ -4,10 +4,11 @@
 #include "arch/i386/isolation.h"
 #include "arch/i386/mmu.h"
 #include "arch/i386/trampoline.h"
-#include "kernel/kern/arch.h"
+#include "kernel/arch/context.h"
+#include "kernel/arch/cpu.h"
+#include "kernel/arch/kmem.h"
 #include "kernel/kern/ktest.h"
 #include "kernel/proc/thread.h"
-#include "kernel/vm/kmem.h"
 #include "kernel/vm/phys.h"
 #include "kernel/vm/vmspace.h"
 

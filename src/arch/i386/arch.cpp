@@ -1,7 +1,9 @@
-// The i386 side of the core's arch interface (kernel/kern/arch.h).
-#include "kernel/kern/arch.h"
+// The i386 side of the core's processor and console interfaces
+// (kernel/arch/cpu.h, kernel/arch/console.h).
 #include "arch/i386/io.h"
 #include "arch/i386/uart.h"
+#include "kernel/arch/console.h"
+#include "kernel/arch/cpu.h"
 
 namespace toll::arch {
 namespace {
@@ -22,11 +24,6 @@ const char* name()
 void console_putc(char c)
 {
     i386::uart_putc(c);
-}
-
-int console_getc()
-{
-    return i386::uart_getc();
 }
 
 void poweroff(bool success)

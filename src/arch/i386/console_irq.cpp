@@ -3,6 +3,7 @@
 #include "arch/i386/pic.h"
 #include "arch/i386/trap.h"
 #include "arch/i386/uart.h"
+#include "kernel/arch/console.h"
 #include "kernel/sys/file.h"
 
 namespace toll::i386 {
@@ -15,7 +16,7 @@ void console_input_interrupt()
 
 } // namespace toll::i386
 
-namespace toll::sys {
+namespace toll::arch {
 
 void console_input_init()
 {
@@ -23,4 +24,4 @@ void console_input_init()
     i386::pic_enable(i386::k_irq_com1);
 }
 
-} // namespace toll::sys
+} // namespace toll::arch

@@ -1,12 +1,13 @@
 // Threads on i386: building the first kernel-stack frames of new threads, and
-// switching kernel stacks (context_switch_stacks in trap_entry.S).
+// switching kernel stacks (context_switch_stacks in switch.S).
+#include "kernel/arch/context.h"
 #include "arch/i386/cpu.h"
 #include "arch/i386/fpu/fpu.h"
 #include "arch/i386/layout.h"
 #include "arch/i386/pic.h"
 #include "arch/i386/trampoline.h"
 #include "arch/i386/trap.h"
-#include "kernel/kern/arch.h"
+#include "kernel/arch/cpu.h"
 #include "lib/string.h"
 
 extern "C" void context_switch_stacks(uint32_t* save_esp, uint32_t new_esp);
@@ -126,11 +127,6 @@ void context_init_fork(ThreadContext& child, uintptr_t stack_top, const TrapFram
     child.frame = f;
     i386::fpu::fork_copy(child);
     switch_into_trap_return(child, f);
-}
-
-void set_syscall_return(TrapFrame& frame, long value)
-{
-    frame.eax = static_cast<uint32_t>(value);
 }
 
 void context_switch(ThreadContext& from, ThreadContext& to)

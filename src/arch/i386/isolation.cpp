@@ -6,11 +6,11 @@
 #include "arch/i386/isolation.h"
 #include "arch/i386/mmu.h"
 #include "arch/i386/trampoline.h"
+#include "kernel/arch/kmem.h"
 #include "kernel/kern/console.h"
 #include "kernel/proc/process.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
-#include "kernel/vm/kmem.h"
 
 namespace toll::i386 {
 

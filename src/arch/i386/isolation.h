@@ -1,6 +1,6 @@
 // The isolation self-check of the i386 address-space layouts (isolation.cpp).
 #pragma once
-#include "kernel/vm/pmap.h"
+#include "kernel/arch/pmap.h"
 
 namespace toll::i386 {
 

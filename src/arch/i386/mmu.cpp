@@ -5,9 +5,9 @@
 #include "arch/i386/mmu.h"
 #include "arch/i386/cpu.h"
 #include "arch/i386/trampoline.h"
+#include "kernel/arch/kmem.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/param.h"
-#include "kernel/vm/kmem.h"
 #include "lib/cmdline.h"
 #include "lib/string.h"
 #include <stddef.h>
@@ -18,12 +18,11 @@ extern "C" uint32_t boot_page_directory[];
 // is written once the trampoline is mapped. 4/4 is the default, as in FreeBSD.
 extern "C" uint32_t i386_layout = LAYOUT_4_4;
 
-// Counted by trap_entry.S too, hence C names.
+// Counted by trap_entry.S too (COUNTER_VALUE in asm_offsets.h), hence C names.
 extern "C" {
 TOLL_COUNTER(i386_cr3_loads, "cpu.cr3_loads");
 TOLL_COUNTER(i386_tlb_full_flushes, "cpu.tlb.full_flushes");
 }
-static_assert(offsetof(toll::Counter, value) == 4, "trap_entry.S's COUNTER_VALUE");
 
 namespace toll::i386 {
 namespace {
@@ -183,6 +182,15 @@ PhysAddr virt_to_phys(const void* p)
 PhysAddr direct_map_limit()
 {
     return i386::g_identity_top ? i386::g_identity_top : i386::g_direct_map_bytes;
+}
+
+PhysAddr allocatable_floor()
+{
+    // The first megabyte stays with the BIOS: the real-mode interrupt vector
+    // table and BIOS data area, the vm86 monitor's low pages, and the option
+    // ROMs and BIOS image at 0xA0000-0xFFFFF (the PC memory map).
+    constexpr PhysAddr k_low_memory_end = 1u << 20;
+    return k_low_memory_end;
 }
 
 } // namespace toll::vm

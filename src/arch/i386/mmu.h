@@ -2,7 +2,7 @@
 // operations the pmap needs, and the kernel's direct map.
 #pragma once
 #include "arch/i386/layout.h"
-#include "kernel/vm/physmem.h"
+#include "kernel/arch/physmem.h"
 #include <stdint.h>
 
 namespace toll::i386 {

@@ -2,11 +2,11 @@
 // on demand, the kernel's quarter shared by copying its directory entries.
 // Written without inline assembly so that tests/unit compiles it over
 // simulated physical memory (load_cr3 and invalidate_page are stubbed there).
-#include "kernel/vm/pmap.h"
+#include "kernel/arch/pmap.h"
 #include "arch/i386/mmu.h"
 #include "arch/i386/trampoline.h"
+#include "kernel/arch/kmem.h"
 #include "kernel/kern/counters.h"
-#include "kernel/vm/kmem.h"
 #include "kernel/vm/phys.h"
 #include "lib/string.h"
 

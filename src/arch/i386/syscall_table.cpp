@@ -3,7 +3,7 @@
 // int 0x80: the number in eax, arguments in ebx, ecx, edx, esi, edi, ebp.
 #include "arch/i386/cpu.h"
 #include "arch/i386/trap.h"
-#include "kernel/kern/arch.h"
+#include "kernel/arch/cpu.h"
 #include "kernel/proc/thread.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"

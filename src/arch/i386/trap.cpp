@@ -2,12 +2,13 @@
 // exceptions from user mode kill the program alone; from the kernel they are
 // either a recoverable fault in copyin/copyout or a PANIC with a register dump.
 #include "arch/i386/trap.h"
+#include "arch/i386/asm_offsets.h"
 #include "arch/i386/cpu.h"
 #include "arch/i386/io.h"
 #include "arch/i386/pic.h"
 #include "arch/i386/trampoline.h"
 #include "arch/i386/uart.h"
-#include "kernel/kern/arch.h"
+#include "kernel/arch/cpu.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"

@@ -12,17 +12,13 @@
 # kernel's CR3 and moves the frame to the thread's kernel stack; the exit
 # moves it back and loads the user's CR3. Under 3/1 the CPU already switched
 # to the thread's kernel stack (TSS.esp0) and nothing else happens.
+#
+# The trampoline's other code, the 4/4 fast copy, is in copy_fast.S; the
+# offsets used below are checked against TrapFrame in asm_offsets.h.
 
+#include "arch/i386/asm_offsets.h"
 #include "arch/i386/layout.h"
 #include "arch/i386/trap_stub.h"
-
-#define KERNEL_DS 0x10
-#define TF_CS 60          /* offsets in TrapFrame */
-#define TF_EFLAGS 64
-#define TF_SIZE 76        /* a trap from user mode */
-#define TF_VM86_SIZE 92   /* from vm86 mode the CPU also pushes es, ds, fs, gs */
-#define EFLAGS_VM 0x20000
-#define COUNTER_VALUE 4   /* offsetof(toll::Counter, value): checked in mmu.cpp */
 
 # Adds one to a 64-bit kernel counter (only while the kernel's CR3 is loaded).
 .macro count counter
@@ -62,11 +58,11 @@ trap_common:
     # From the kernel. A page fault in the trampoline's fast copy happens with
     # the user's CR3 loaded, where the kernel's code is not mapped: leave
     # through the copy's fault exit without calling into the kernel.
-    cmpl $14, 48(%esp)                  # vector
+    cmpl $14, TF_VECTOR(%esp)
     jne 1f
-    cmpl $fast_copy_access, TF_CS - 4(%esp)  # eip
+    cmpl $fast_copy_access, TF_EIP(%esp)
     jne 1f
-    movl $fast_copy_fault, TF_CS - 4(%esp)
+    movl $fast_copy_fault, TF_EIP(%esp)
     jmp restore_registers
 1:  # Any other trap in the kernel while the user's CR3 is loaded (an NMI,
     # debug trap or machine check in the fast copy, a fault restoring user
@@ -142,78 +138,6 @@ restore_registers:
     popal
     addl $8, %esp              # vector and error code
     iret
-
-# bool i386_fast_copy(void* to, const void* from, size_t length)
-# The 4/4 fast path: interrupts are off and one side of the copy is the
-# trampoline's copy buffer, mapped in both spaces. Runs on the trampoline
-# stack (the thread's kernel stack is not mapped under the user's CR3), loads
-# the user's CR3, copies, and loads the kernel's back. A page fault on the
-# copy comes back through fast_copy_fault and the routine returns false.
-    .globl i386_fast_copy
-i386_fast_copy:
-    pushl %esi
-    pushl %edi
-    movl 12(%esp), %edi
-    movl 16(%esp), %esi
-    movl 20(%esp), %ecx
-    movl %esp, trampoline_vars + TV_SAVED_ESP
-    movl $trampoline_stack_top, %esp
-# LAB 4x4 BEGIN: load the user's CR3, copy %ecx bytes from %esi to %edi with the instruction labelled fast_copy_access, reload the kernel's CR3
-    movl trampoline_vars + TV_USER_CR3, %eax
-    movl %eax, %cr3
-    .globl fast_copy_access
-fast_copy_access:
-    rep movsb
-    movl trampoline_vars + TV_KERNEL_CR3, %eax
-    movl %eax, %cr3
-# LAB 4x4 STUB
-#     .globl fast_copy_access
-# fast_copy_access:
-# LAB 4x4 END
-    movl trampoline_vars + TV_SAVED_ESP, %esp
-    movl $1, %eax
-    popl %edi
-    popl %esi
-    ret
-    .globl fast_copy_fault
-fast_copy_fault:
-    movl trampoline_vars + TV_KERNEL_CR3, %eax
-    movl %eax, %cr3
-    movl trampoline_vars + TV_SAVED_ESP, %esp
-    xorl %eax, %eax
-    popl %edi
-    popl %esi
-    ret
-
-# context_switch_stacks(uint32_t* save_esp, uint32_t new_esp): saves the
-# callee-saved registers on the current kernel stack, stores its pointer,
-# and resumes the thread whose stack is new_esp.
-    .text
-    .globl context_switch_stacks
-context_switch_stacks:
-    movl 4(%esp), %eax
-    movl 8(%esp), %edx
-    pushl %ebp
-    pushl %ebx
-    pushl %esi
-    pushl %edi
-    movl %esp, (%eax)
-    movl %edx, %esp
-    popl %edi
-    popl %esi
-    popl %ebx
-    popl %ebp
-    ret
-
-# First instructions of a new kernel thread: context_init_kernel leaves the
-# entry function in %ebx and its argument in %esi.
-    .globl kernel_thread_start
-kernel_thread_start:
-    pushl %esi
-    call *%ebx
-    call kernel_thread_exit_from_entry
-1:  hlt
-    jmp 1b
 
 # The trampoline's data: its variables, stack and copy buffer (the GDT, IDT
 # and TSSs are placed here by gdt.cpp and trap.cpp).

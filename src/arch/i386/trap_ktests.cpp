@@ -3,12 +3,12 @@
 #include "arch/i386/mmu.h"
 #include "arch/i386/trampoline.h"
 #include "arch/i386/trap.h"
+#include "kernel/arch/kmem.h"
+#include "kernel/arch/pmap.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/ktest.h"
 #include "kernel/sys/uaccess.h"
-#include "kernel/vm/kmem.h"
 #include "kernel/vm/phys.h"
-#include "kernel/vm/pmap.h"
 
 namespace toll::i386 {
 namespace {

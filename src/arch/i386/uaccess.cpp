@@ -7,11 +7,11 @@
 //    the user's CR3, copy via the shared copy buffer, load the kernel's);
 //    large ones, and any that fault there, take the slow path that maps each
 //    user page into a kernel window. vm.copy_fast_max= sets the threshold.
+#include "kernel/arch/uaccess.h"
 #include "arch/i386/cpu.h"
 #include "arch/i386/mmu.h"
 #include "arch/i386/trampoline.h"
 #include "arch/i386/trap.h"
-#include "kernel/kern/arch_uaccess.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/param.h"
 #include "kernel/proc/process.h"

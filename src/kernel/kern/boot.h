@@ -6,13 +6,14 @@
 
 namespace toll {
 
-/// Types of physical memory, numbered as in the E820/multiboot convention.
+/// Types of physical memory. A port translates its firmware's numbering
+/// (the PC's E820 types, a device tree's reservations) into these.
 enum class MemType : uint32_t {
-    usable = 1,
-    reserved = 2,
-    acpi_reclaimable = 3,
-    acpi_nvs = 4,
-    bad = 5,
+    usable,
+    reserved,
+    acpi_reclaimable,
+    acpi_nvs,
+    bad,
 };
 
 /// One range of physical memory.
@@ -22,21 +23,16 @@ struct MemRegion {
     MemType type;
 };
 
-/// Where the memory map came from.
-enum class MemMapSource {
-    none,        ///< Nobody told us: a loaderless boot before any probing.
-    multiboot,   ///< The multiboot loader's map (QEMU -kernel).
-    device_tree, ///< The memory node of the flattened device tree (arm64).
-    bios_probe,  ///< The kernel's own BIOS calls (vm86).
-};
-
 /// The boot information the core receives from the architecture.
 struct BootInfo {
     static constexpr size_t k_max_regions = 64;
 
     const char* cmdline = "";
     const char* loader = "none";
-    MemMapSource source = MemMapSource::none;
+    /// Where the memory map came from, named by the port for the console
+    /// ("multiboot", "device tree", "BIOS probe"); nullptr while nobody has
+    /// said (a loaderless boot before any probing).
+    const char* source = nullptr;
     MemRegion regions[k_max_regions] = {};
     size_t region_count = 0;
 
@@ -56,9 +52,6 @@ struct BootInfo {
         return true;
     }
 };
-
-/// Names a source for the console.
-const char* mem_map_source_name(MemMapSource source);
 
 /// The core's entry point, called once by the architecture's boot code with
 /// interrupts disabled and the console usable.

@@ -1,6 +1,7 @@
 // Console output: formatting through lib/format onto the architecture's UART.
 #include "kernel/kern/console.h"
-#include "kernel/kern/arch.h"
+#include "kernel/arch/console.h"
+#include "kernel/arch/cpu.h"
 #include "lib/format.h"
 
 namespace toll {

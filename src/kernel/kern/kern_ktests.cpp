@@ -1,6 +1,6 @@
 // In-kernel tests of the boot flow itself: static constructors, the command
 // line, formatting, and the deterministic cycle counter.
-#include "kernel/kern/arch.h"
+#include "kernel/arch/cpu.h"
 #include "kernel/kern/ktest.h"
 #include "kernel/kern/param.h"
 #include "lib/format.h"

@@ -1,6 +1,6 @@
 // The ktest runner: walks the linker-built table of tests and reports each.
 #include "kernel/kern/ktest.h"
-#include "kernel/kern/arch.h"
+#include "kernel/arch/cpu.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
 #include "lib/cmdline.h"

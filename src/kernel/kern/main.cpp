@@ -1,6 +1,7 @@
 // kernel_main: the architecture-independent boot flow, from the banner to the
 // in-kernel tests (test=<glob>) or the first user program.
-#include "kernel/kern/arch.h"
+#include "kernel/arch/console.h"
+#include "kernel/arch/cpu.h"
 #include "kernel/kern/boot.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/ktest.h"
@@ -23,21 +24,6 @@ namespace toll {
 TOLL_PARAM(param_run, "run",
            "run this user program with its arguments (several: a,b), then power off");
 
-const char* mem_map_source_name(MemMapSource source)
-{
-    switch (source) {
-    case MemMapSource::none:
-        return "none";
-    case MemMapSource::multiboot:
-        return "multiboot";
-    case MemMapSource::device_tree:
-        return "device tree";
-    case MemMapSource::bios_probe:
-        return "BIOS probe";
-    }
-    return "?";
-}
-
 namespace {
 
 const char* mem_type_name(MemType type)
@@ -59,7 +45,7 @@ const char* mem_type_name(MemType type)
 
 void print_memory_map(const BootInfo& info)
 {
-    kprintf("memory map (%s):\n", mem_map_source_name(info.source));
+    kprintf("memory map (%s):\n", info.source ? info.source : "none");
     uint64_t usable = 0;
     for (size_t i = 0; i < info.region_count; ++i) {
         const MemRegion& r = info.regions[i];
@@ -162,7 +148,7 @@ void kernel_main(BootInfo& info)
     arch::cpu_init();
     vm::vm_init(info);
     proc::sched_init();
-    sys::console_input_init();
+    arch::console_input_init();
     size_t programs = proc::initrd_init(info.extra_ramdisk, info.extra_ramdisk_size);
     kprintf("ramdisk: %zu files\n", programs);
 

@@ -1,6 +1,6 @@
 // The end of the road for a broken invariant: one PANIC record, then power off.
 #include "kernel/kern/panic.h"
-#include "kernel/kern/arch.h"
+#include "kernel/arch/cpu.h"
 #include "kernel/kern/console.h"
 #include "lib/format.h"
 

@@ -1,7 +1,8 @@
 // execve and the first process: load a static ELF program from the ramdisk
 // into a fresh address space and build the stack the C library expects
 // (argc, argv, envp, the auxiliary vector; System V ABI, "Process Initialization").
-#include "kernel/kern/arch.h"
+#include "kernel/arch/context.h"
+#include "kernel/arch/cpu.h"
 #include "kernel/kern/counters.h"
 #include "kernel/proc/initrd.h"
 #include "kernel/proc/process.h"

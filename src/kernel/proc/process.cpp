@@ -1,7 +1,8 @@
 // The process table and the life of a process: fork, exit, wait, kill.
 // exec lives in exec.cpp.
 #include "kernel/proc/process.h"
-#include "kernel/kern/arch.h"
+#include "kernel/arch/context.h"
+#include "kernel/arch/cpu.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"

@@ -1,6 +1,7 @@
 // The scheduler: one run queue served round robin, one quantum per clock
 // tick, sleep/wakeup on channels, and an idle thread that halts the CPU.
-#include "kernel/kern/arch.h"
+#include "kernel/arch/context.h"
+#include "kernel/arch/cpu.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
 #include "kernel/proc/process.h"

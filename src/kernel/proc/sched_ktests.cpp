@@ -1,6 +1,6 @@
 // In-kernel tests of the scheduler: sleep and wakeup, timer preemption of
 // kernel threads that never yield, and fairness between equal threads.
-#include "kernel/kern/arch.h"
+#include "kernel/arch/cpu.h"
 #include "kernel/kern/ktest.h"
 #include "kernel/proc/thread.h"
 

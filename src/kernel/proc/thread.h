@@ -3,7 +3,7 @@
 // interrupts disabled except in the idle loop and in preemptible kernel
 // threads, so disabling interrupts is the only lock it needs.
 #pragma once
-#include "machine/context.h"
+#include "kernel/arch/context.h"
 #include <stddef.h>
 #include <stdint.h>
 

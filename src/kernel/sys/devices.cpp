@@ -1,7 +1,7 @@
 // /dev/console (the serial port, with a small line discipline), /dev/zero and
 // /dev/null.
 #include "kernel/sys/devices.h"
-#include "kernel/kern/arch.h"
+#include "kernel/arch/console.h"
 #include "kernel/kern/console.h"
 #include "kernel/proc/process.h"
 #include "kernel/proc/thread.h"

@@ -65,10 +65,8 @@ void fd_copy_table(proc::Process* child, proc::Process* parent);
 /// The console device (its operations), for the first process's descriptors.
 File* console_open();
 
-/// Starts the console's input side (receive interrupt, line discipline).
-void console_input_init();
-
-/// Called by the arch's serial receive interrupt with each byte received.
+/// Called by the arch's serial receive interrupt with each byte received
+/// (kernel/arch/console.h).
 void console_input_byte(char c);
 
 /// Creates a pipe: @p read_end and @p write_end. Returns k_ok or k_enomem.

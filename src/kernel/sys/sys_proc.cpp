@@ -1,6 +1,6 @@
 // System calls on processes and time: fork, execve, exit, wait, kill, the
 // identity calls, yield, sleep and the clock.
-#include "kernel/kern/arch.h"
+#include "kernel/arch/cpu.h"
 #include "kernel/kern/counters.h"
 #include "kernel/proc/process.h"
 #include "kernel/sys/syscalls.h"

@@ -1,9 +1,9 @@
 // The checked user-memory copies over the architecture's fault-recovering
 // primitives, with the copy counters every measurement reads.
 #include "kernel/sys/uaccess.h"
-#include "kernel/kern/arch_uaccess.h"
+#include "kernel/arch/pmap.h"
+#include "kernel/arch/uaccess.h"
 #include "kernel/kern/counters.h"
-#include "kernel/vm/pmap.h"
 
 namespace toll::sys {
 namespace {

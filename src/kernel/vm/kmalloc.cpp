@@ -1,9 +1,9 @@
 // Kernel heap. Every block starts with an 8-byte header naming its size class
 // (or its page order, for large blocks), so kfree needs no size argument.
 #include "kernel/vm/kmalloc.h"
+#include "kernel/arch/kmem.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
-#include "kernel/vm/kmem.h"
 #include "kernel/vm/phys.h"
 #include "lib/string.h"
 

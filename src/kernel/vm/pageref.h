@@ -1,7 +1,7 @@
 // Page reference counts: how many user mappings share each physical page, so
 // that fork can share pages copy-on-write and the last unmapping frees them.
 #pragma once
-#include "kernel/vm/physmem.h"
+#include "kernel/arch/physmem.h"
 #include <stdint.h>
 
 namespace toll::vm {

@@ -1,7 +1,7 @@
 // The physical page allocator: a binary buddy allocator over the usable memory
 // the boot loader reported, handing out naturally aligned runs of 2^order pages.
 #pragma once
-#include "kernel/vm/physmem.h"
+#include "kernel/arch/physmem.h"
 #include <stddef.h>
 #include <stdint.h>
 

@@ -1,6 +1,6 @@
 // In-kernel tests of the physical allocator the boot code fed from the real
 // memory map: blocks are aligned, usable through the direct map, and given back.
-#include "kernel/kern/arch.h"
+#include "kernel/arch/cpu.h"
 #include "kernel/kern/ktest.h"
 #include "kernel/vm/phys.h"
 

@@ -1,12 +1,12 @@
 // vm_init: from the boot memory map to a working physical allocator.
 #include "kernel/vm/vm_init.h"
-#include "kernel/kern/arch.h"
+#include "kernel/arch/cpu.h"
+#include "kernel/arch/kmem.h"
+#include "kernel/arch/pmap.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
-#include "kernel/vm/kmem.h"
 #include "kernel/vm/pageref.h"
 #include "kernel/vm/phys.h"
-#include "kernel/vm/pmap.h"
 
 namespace toll::vm {
 namespace {
@@ -17,9 +17,7 @@ TOLL_COUNTER(g_user_limit, "vm.user_limit");
 
 void vm_init(const BootInfo& info)
 {
-    // Low memory (below 1 MB) is left to the BIOS, the vm86 monitor and
-    // the real-mode vector table.
-    constexpr uint64_t k_low_memory_end = 1u << 20;
+    const PhysAddr floor = allocatable_floor();
     PhysAllocator& phys = phys_allocator();
     PhysAddr limit = direct_map_limit();
     PhysAddr image_start, image_end;
@@ -28,8 +26,8 @@ void vm_init(const BootInfo& info)
     // the kernel image must be cut out before a range is added, not after.
     PhysAddr lowest = ~PhysAddr(0), highest = 0; // what the allocator manages
     auto add_clipped = [&](uint64_t base, uint64_t end) {
-        if (base < k_low_memory_end)
-            base = k_low_memory_end;
+        if (base < floor)
+            base = floor;
         if (end > limit)
             end = limit;
         if (end > base) {

@@ -1,6 +1,6 @@
 // The break-before-make and well-formedness checkers (mmu_checker.h).
 #include "mmu_checker.h"
-#include "kernel/vm/physmem.h"
+#include "kernel/arch/physmem.h"
 #include <algorithm>
 #include <cstdio>
 

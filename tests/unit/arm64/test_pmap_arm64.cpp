@@ -6,11 +6,11 @@
 #include "arch/arm64/maintenance.h"
 #include "arch/arm64/mmu.h"
 #include "host_kernel_stubs.h"
-#include "kernel/kern/arch.h"
+#include "kernel/arch/cpu.h"
+#include "kernel/arch/kmem.h"
+#include "kernel/arch/pmap.h"
 #include "kernel/kern/counters.h"
-#include "kernel/vm/kmem.h"
 #include "kernel/vm/phys.h"
-#include "kernel/vm/pmap.h"
 #include "mmu_checker.h"
 #include <catch2/catch.hpp>
 #include <cstring>

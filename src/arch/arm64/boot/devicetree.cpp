@@ -2,8 +2,8 @@
 // /chosen, usable memory from the memory nodes, and the PSCI conduit.
 #include "arch/arm64/board.h"
 #include "arch/arm64/fdt.h"
-#include "kernel/vm/kmem.h"
-#include "kernel/vm/physmem.h"
+#include "kernel/arch/kmem.h"
+#include "kernel/arch/physmem.h"
 #include "lib/string.h"
 
 namespace toll::arm64 {
@@ -139,7 +139,7 @@ bool read_device_tree(uintptr_t dtb, Board& board, BootInfo& info, char* cmdline
     board.address_cells = k_default_address_cells;
     board.size_cells = k_default_size_cells;
     BootTreeReader reader(board, info);
-    info.source = MemMapSource::device_tree;
+    info.source = "device tree";
     if (!fdt.walk(reader))
         return false;
     if (reader.bootargs && cmdline_size > 0) {

@@ -1,6 +1,7 @@
 // i386_boot(): turns what the loader (or Toll's boot sector) handed over into
 // the core's BootInfo, then calls kernel_main.
 #include "kernel/kern/boot.h"
+#include "arch/i386/e820.h"
 #include "arch/i386/layout.h"
 #include "arch/i386/mmu.h"
 #include "arch/i386/trampoline.h"
@@ -78,18 +79,15 @@ void from_multiboot(const MultibootInfo& mbi, BootInfo& info)
         }
     }
     if (mbi.flags & k_mbi_mmap) {
-        info.source = MemMapSource::multiboot;
+        info.source = "multiboot";
         uint32_t at = mbi.mmap_addr, end = mbi.mmap_addr + mbi.mmap_length;
         while (at < end) {
             auto* e = phys_to_virt<const MultibootMmapEntry>(at);
-            uint32_t type = e->type;
-            if (type < 1 || type > 5)
-                type = static_cast<uint32_t>(MemType::reserved);
-            info.add_region(e->base, e->length, static_cast<MemType>(type));
+            info.add_region(e->base, e->length, mem_type_from_e820(e->type));
             at += e->size + sizeof e->size;
         }
     } else if (mbi.flags & k_mbi_mem) {
-        info.source = MemMapSource::multiboot;
+        info.source = "multiboot";
         info.add_region(0, uint64_t(mbi.mem_lower) * 1024, MemType::usable);
         info.add_region(0x100000, uint64_t(mbi.mem_upper) * 1024, MemType::usable);
     }

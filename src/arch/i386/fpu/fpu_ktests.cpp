@@ -5,7 +5,7 @@
 #include "arch/i386/fpu/fpu.h"
 #include "arch/i386/fpu/fpu_internal.h"
 #include "arch/i386/layout.h"
-#include "kernel/kern/arch.h"
+#include "kernel/arch/cpu.h"
 #include "kernel/kern/ktest.h"
 #include "lib/format.h"
 #include "lib/string.h"

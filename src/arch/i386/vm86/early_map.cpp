@@ -1,8 +1,8 @@
 // Early mappings and the ordering they depend on (early_map.h).
 #include "arch/i386/vm86/early_map.h"
+#include "kernel/arch/kmem.h"
+#include "kernel/arch/physmem.h"
 #include "kernel/kern/panic.h"
-#include "kernel/vm/kmem.h"
-#include "kernel/vm/physmem.h"
 
 namespace toll::i386 {
 namespace {

@@ -3,12 +3,13 @@
 // through the vm86 monitor. Ralf Brown's Interrupt List and the ACPI
 // specification (3.0, 14.1 "INT 15H, E820H") document the calls.
 #include "arch/i386/vm86/getmemsize.h"
+#include "arch/i386/e820.h"
 #include "arch/i386/io.h"
 #include "arch/i386/vm86/early_map.h"
 #include "arch/i386/vm86/vm86.h"
+#include "kernel/arch/kmem.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/param.h"
-#include "kernel/vm/kmem.h"
 #include "kernel/vm/memmap.h"
 #include "lib/string.h"
 
@@ -200,11 +201,10 @@ size_t e820_walk(ProbeResult& r)
         ++r.raw_entries;
         bool has_attributes = (regs.ecx & 0xFF) >= sizeof(E820Entry);
         if (!has_attributes || (entry->attributes & k_e820_attr_enabled)) {
-            uint32_t type = entry->type;
-            if (type < 1 || type > 5 ||
-                (has_attributes && (entry->attributes & k_e820_attr_nonvolatile)))
-                type = static_cast<uint32_t>(MemType::reserved);
-            add(r, entry->base, entry->length, static_cast<MemType>(type));
+            MemType type = mem_type_from_e820(entry->type);
+            if (has_attributes && (entry->attributes & k_e820_attr_nonvolatile))
+                type = MemType::reserved;
+            add(r, entry->base, entry->length, type);
             ++accepted;
         }
         continuation = regs.ebx;
@@ -248,7 +248,7 @@ bool memory_probe(const ProbeOptions& options, ProbeResult& r)
 
 void getmemsize(BootInfo& info)
 {
-    if (info.source == MemMapSource::none || info.region_count == 0) {
+    if (info.source == nullptr || info.region_count == 0) {
         // No loader: ask the BIOS. Only BIOS calls and the boot mapping of
         // low memory here; the direct map does not exist yet.
         g_probed_at_boot = true;
@@ -260,7 +260,7 @@ void getmemsize(BootInfo& info)
         info.region_count = 0;
         for (size_t i = 0; i < r.region_count; ++i)
             info.add_region(r.regions[i].base, r.regions[i].length, r.regions[i].type);
-        info.source = MemMapSource::bios_probe;
+        info.source = "BIOS probe";
         kprintf("vm86: memory probed by %s: INT 12h says %u KB, %u BIOS calls, %llu cycles%s\n",
                 probe_method_name(r.method), r.base_kb,
                 r.int12.calls + r.e820.calls + r.e801.calls + r.e88.calls,

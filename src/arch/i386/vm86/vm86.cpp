@@ -9,7 +9,7 @@
 #include "arch/i386/layout.h"
 #include "arch/i386/mmu.h"
 #include "arch/i386/vm86/emulate.h"
-#include "kernel/kern/arch.h"
+#include "kernel/arch/cpu.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"

@@ -5,9 +5,8 @@
 # the same frame back; vm86_trap() decides to resume (iret again) or to end the
 # call (return from vm86_enter on the kernel stack it left).
 
+#include "arch/i386/asm_offsets.h"
 #include "arch/i386/trap_stub.h"
-
-#define KERNEL_DS 0x10
 
 
     .text

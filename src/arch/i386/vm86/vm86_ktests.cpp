@@ -8,7 +8,7 @@
 #include "arch/i386/vm86/early_map.h"
 #include "arch/i386/vm86/getmemsize.h"
 #include "arch/i386/vm86/vm86.h"
-#include "kernel/kern/arch.h"
+#include "kernel/arch/cpu.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/ktest.h"
 #include "kernel/kern/panic.h"

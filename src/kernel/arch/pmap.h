@@ -4,8 +4,8 @@
 // rather than single pages, and a size index on enter, let an architecture
 // map a superpage (an arm64 L2 block or contiguous run) as one unit.
 #pragma once
+#include "kernel/arch/physmem.h"
 #include "kernel/kern/errno.h"
-#include "kernel/vm/physmem.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -106,13 +106,14 @@ size_t pmap_tlb_entries(Pmap* pmap, uintptr_t start, uintptr_t end);
 /// table probes rather than one lookup per page.
 uintptr_t pmap_next_mapped(Pmap* pmap, uintptr_t va, uintptr_t end);
 
-/// Makes @p pmap the current address space (loads CR3 / TTBR0 if it changes).
+/// Makes @p pmap the current address space (loads the page-table base
+/// register if it changes).
 void pmap_activate(Pmap* pmap);
 
 /// The pmap that is active now.
 Pmap* pmap_current();
 
-/// The lowest address above user space (0xC0000000 under the 3/1 split).
+/// The lowest address above user space: user mappings lie below it.
 uintptr_t user_space_limit();
 
 } // namespace toll::vm

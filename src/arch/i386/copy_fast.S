@@ -1,0 +1,51 @@
+# The 4/4 split's fast user copy, in the trampoline: linked at
+# TRAMPOLINE_BASE like trap_entry.S, because it runs with the user's CR3
+# loaded, where only the trampoline is mapped. uaccess.cpp decides when to
+# use it (short copies through the trampoline's copy buffer); a page fault on
+# the copy is sent back here by trap_entry.S (fast_copy_access ->
+# fast_copy_fault) without entering the kernel.
+
+#include "arch/i386/layout.h"
+
+    .section .trampoline.text, "ax"
+# bool i386_fast_copy(void* to, const void* from, size_t length)
+# The 4/4 fast path: interrupts are off and one side of the copy is the
+# trampoline's copy buffer, mapped in both spaces. Runs on the trampoline
+# stack (the thread's kernel stack is not mapped under the user's CR3), loads
+# the user's CR3, copies, and loads the kernel's back. A page fault on the
+# copy comes back through fast_copy_fault and the routine returns false.
+    .globl i386_fast_copy
+i386_fast_copy:
+    pushl %esi
+    pushl %edi
+    movl 12(%esp), %edi
+    movl 16(%esp), %esi
+    movl 20(%esp), %ecx
+    movl %esp, trampoline_vars + TV_SAVED_ESP
+    movl $trampoline_stack_top, %esp
+# LAB 4x4 BEGIN: load the user's CR3, copy %ecx bytes from %esi to %edi with the instruction labelled fast_copy_access, reload the kernel's CR3
+    movl trampoline_vars + TV_USER_CR3, %eax
+    movl %eax, %cr3
+    .globl fast_copy_access
+fast_copy_access:
+    rep movsb
+    movl trampoline_vars + TV_KERNEL_CR3, %eax
+    movl %eax, %cr3
+# LAB 4x4 STUB
+#     .globl fast_copy_access
+# fast_copy_access:
+# LAB 4x4 END
+    movl trampoline_vars + TV_SAVED_ESP, %esp
+    movl $1, %eax
+    popl %edi
+    popl %esi
+    ret
+    .globl fast_copy_fault
+fast_copy_fault:
+    movl trampoline_vars + TV_KERNEL_CR3, %eax
+    movl %eax, %cr3
+    movl trampoline_vars + TV_SAVED_ESP, %esp
+    xorl %eax, %eax
+    popl %edi
+    popl %esi
+    ret

@@ -1,0 +1,37 @@
+// Threads: what a port implements so that the core can create, copy, switch
+// and restart threads. The port also defines the types, in its
+// include/machine/context.h (TrapFrame: the registers a trap saved;
+// ThreadContext: a thread that is not running); the core treats both as
+// opaque and only hands them back.
+#pragma once
+#include "machine/context.h"
+#include <stdint.h>
+
+namespace toll::arch {
+
+/// Prepares @p ctx so that the first context_switch() to it calls
+/// entry(arg) on the kernel stack that ends at @p stack_top.
+void context_init_kernel(ThreadContext& ctx, uintptr_t stack_top, void (*entry)(void*), void* arg);
+
+/// Prepares @p ctx to enter user mode at @p pc with stack pointer @p sp.
+/// The thread starts in the kernel and returns to user mode through the
+/// common trap exit.
+void context_init_user(ThreadContext& ctx, uintptr_t stack_top, uintptr_t pc, uintptr_t sp);
+
+/// Resets the running thread's user frame @p frame for a new program
+/// (execve): entry @p pc, stack @p sp, no TLS segment, clean registers.
+void frame_reset_user(ThreadContext& ctx, uintptr_t pc, uintptr_t sp);
+
+/// The ELF e_machine and class (1: 32-bit, 2: 64-bit) of this architecture's programs.
+unsigned elf_machine();
+unsigned elf_class();
+
+/// Prepares @p child as a copy of the user thread @p parent_frame, returning
+/// 0 from its system call (fork).
+void context_init_fork(ThreadContext& child, uintptr_t stack_top, const TrapFrame& parent_frame);
+
+/// Saves the running thread in @p from and resumes @p to (kernel stack, TSS
+/// stack pointer, user TLS segment).
+void context_switch(ThreadContext& from, ThreadContext& to);
+
+} // namespace toll::arch

@@ -1,0 +1,42 @@
+// The processor and the machine around it, as the core sees them: what a
+// port implements in src/arch/<arch>/ (the list of every header a port
+// provides is src/arch/README.md).
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+namespace toll::arch {
+
+/// A short name for banners and records: "i386" or "arm64".
+const char* name();
+
+/// Ends the run: powers the machine off through whatever the emulator offers
+/// (isa-debug-exit and Bochs port 0x8900 on i386, semihosting on arm64).
+/// @p success selects the exit status where the emulator passes one on.
+[[noreturn]] void poweroff(bool success);
+
+/// Reads the free-running cycle counter (TSC on i386, CNTVCT_EL0 on arm64).
+/// In deterministic mode it counts guest instructions.
+uint64_t cycle_counter();
+
+/// Disables interrupts and returns whether they were enabled.
+bool interrupts_disable();
+
+/// Re-enables interrupts if @p were_enabled.
+void interrupts_restore(bool were_enabled);
+
+/// Waits for the next interrupt (hlt / wfi).
+void wait_for_interrupt();
+
+/// Brings up the CPU: descriptor tables, traps, the interrupt controller and
+/// the clock (interrupts stay disabled). Called by kernel_main before anything
+/// can trap.
+void cpu_init();
+
+/// The physical range [*start, *end) the kernel image (and its ramdisk) occupies.
+void kernel_image_range(uint64_t* start, uint64_t* end);
+
+/// Frequency of the scheduler clock interrupt, in Hz.
+unsigned clock_hz();
+
+} // namespace toll::arch
