@@ -6,6 +6,16 @@ set(TOLL_BENCH ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/bench --build ${CMAKE_BI
 add_test(NAME bench.determinism
   COMMAND ${TOLL_BENCH} --quick --repeat 2 --config 4/4 --out ${CMAKE_BINARY_DIR}/bench-determinism)
 
+# The Linux column (tools/bench --linux) is deterministic too: two boots of
+# Debian's i386 Linux running the --quick subset give identical numbers, and
+# Linux reports page-table isolation off as the configuration asks. Skipped
+# (never passed) where tools/deps --linux has not fetched the kernel.
+add_test(NAME bench.linux_determinism
+  COMMAND ${TOLL_BENCH} --quick --repeat 2 --config linux -j 2 --skip-without-linux
+          --out ${CMAKE_BINARY_DIR}/bench-linux)
+set_tests_properties(bench.linux_determinism PROPERTIES TIMEOUT 300 LABELS bench
+  SKIP_RETURN_CODE 77)
+
 # Key path lengths within tests/bench/budgets.toml.
 add_test(NAME bench.budgets
   COMMAND ${TOLL_BENCH} --quick --config 3/1 --config 3/1-pti --config 4/4

@@ -44,7 +44,8 @@ struct BenchSpan {
  * Reads the names of the kernel's counters and measures what taking a
  * snapshot costs in events, so that bench_report() can subtract it.
  * @p program names the benchmark in error messages. Exits with status 1 on a
- * kernel without Toll's counter calls.
+ * kernel whose counter call fails; on a kernel without it (ENOSYS: Linux)
+ * there are no counters and only instructions are reported.
  */
 void bench_init(const char* program);
 
