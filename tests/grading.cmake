@@ -16,6 +16,9 @@ add_test(NAME grading.hostile_batch
 set_tests_properties(grading.hostile_batch PROPERTIES TIMEOUT 600 PROCESSORS 2 COST 10000)
 set_tests_properties(grading.regions grading.labs_consistent grading.build_tools
   PROPERTIES TIMEOUT 60)
+# The tests import the tools' library as the package `lib` (tools/lib).
+set_tests_properties(grading.regions grading.build_tools grading.hostile_batch
+  PROPERTIES ENVIRONMENT PYTHONPATH=${CMAKE_SOURCE_DIR}/tools)
 
 # Every other lab: its reference scores full marks and its starter builds and
 # fails exactly the items that cover its regions.
@@ -30,6 +33,7 @@ foreach(rubric ${TOLL_LAB_RUBRICS})
               --cache ${TOLL_GRADING_CACHE} -j 2)
     # Much of a lab check is waiting on a starter's timeouts: one core each,
     # so another test can run beside it.
-    set_tests_properties(grading.meaningful.${lab} PROPERTIES TIMEOUT 600 PROCESSORS 1 COST 5000)
+    set_tests_properties(grading.meaningful.${lab} PROPERTIES TIMEOUT 600 PROCESSORS 1 COST 5000
+      ENVIRONMENT PYTHONPATH=${CMAKE_SOURCE_DIR}/tools)
   endif()
 endforeach()

@@ -18,10 +18,8 @@ import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "tools", "lib"))
-import hostile  # noqa: E402
-import lab_rubric  # noqa: E402
+import hostile  # this folder, which is first on the path of a script run from it
+from lib import lab_rubric  # tools/lib, through PYTHONPATH=tools (ctest sets it)
 
 # How each submission must fare: "kernel_broken" ones keep the host tests (the
 # sabotage is kernel-only) and must fail every kernel item, naming the cause.

@@ -13,8 +13,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "lib"))
-import lab_regions  # noqa: E402
+from lib import lab_regions  # tools/lib, through PYTHONPATH=tools (ctest sets it)
 
 LAB = "demo"
 FORMAT = "src/lib/format.cpp"

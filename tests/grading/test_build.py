@@ -13,10 +13,8 @@ from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tools", "lib"))
-import lab_build  # noqa: E402
-import lab_grade  # noqa: E402
-import lab_rubric  # noqa: E402
+# tools/lib, through PYTHONPATH=tools (ctest sets it).
+from lib import lab_build, lab_grade, lab_rubric
 
 
 class Slots(unittest.TestCase):

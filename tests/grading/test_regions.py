@@ -7,9 +7,8 @@ import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tools", "lib"))
-import lab_regions  # noqa: E402
-import lab_rubric  # noqa: E402
+# tools/lib, through PYTHONPATH=tools (ctest sets it).
+from lib import lab_regions, lab_rubric
 
 CPP = """int f(int x)
 {

@@ -11,13 +11,12 @@ import os
 import re
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import time
 import tomllib
 
-import lab_regions
+from . import lab_regions, process
 
 MAX_STUDENT_FILE = 4 << 20  # bytes; a larger "source file" is refused
 OUTPUT_TAIL_LINES = 40
@@ -93,18 +92,10 @@ def run_limited(cmd, timeout, log_path, cwd=None, env=None):
     process group after @p timeout seconds. Returns (status or None on timeout, seconds)."""
     start = time.monotonic()
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                cwd=cwd, env=env or _clean_env(), start_new_session=True)
-        try:
-            status = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            status = None
-        finally:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # also any child left behind
-            except ProcessLookupError:
-                pass
-            proc.wait()
+        # Leaving the block kills the group: also any child left behind.
+        with process.Group(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=cwd,
+                           env=env or _clean_env()) as child:
+            status = child.wait(timeout=timeout)
     return status, time.monotonic() - start
 
 

@@ -1,0 +1,148 @@
+#!/usr/bin/python3
+"""Tests of the tools' library and command lines that need no emulator: the
+Machine streaming loop over a stand-in emulator (verdicts, timeouts, the
+process group killed with everything it started), emulators.prepare()'s
+choice of Machine, and the --help of tools/mkinitrd and tools/boottime.
+
+Run by ctest as tools.library (PYTHONPATH=tools), or by hand:
+    PYTHONPATH=tools python3 tests/tools/test_tools.py
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+from lib import emulators, machine, process, qemu
+from lib.records import Records
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class StandIn(machine.Machine):
+    """A Machine whose emulator is a Python one-liner."""
+
+    def __init__(self, args, script):
+        self.script = script
+        super().__init__(args)
+
+    def setup(self, args):
+        return [sys.executable, "-c", self.script]
+
+
+def options(**kw):
+    return machine.RunOptions(build=os.path.join(ROOT, "build"), **kw)
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead but not yet reaped by its parent (init, here).
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split(")")[-1].split()[0] != "Z"
+
+
+class Streaming(unittest.TestCase):
+    def test_done_record_ends_the_run_cleanly(self):
+        with StandIn(options(), "print('TEST a PASS'); print('DONE 1 passed, 0 failed')") as m:
+            records = Records()
+            self.assertEqual(m.stream(records, m.args), ("done", ""))
+            self.assertIn(b"TEST a PASS", m.console_bytes)
+
+    def test_silence_times_out_and_the_whole_group_dies(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            pidfile = os.path.join(tmp, "pid")
+            # The stand-in starts a grandchild, reports its pid, then hangs.
+            script = ("import subprocess, time; "
+                      "p = subprocess.Popen(['sleep', '100']); "
+                      f"open({pidfile!r}, 'w').write(str(p.pid)); time.sleep(100)")
+            with StandIn(options(timeout=1.0), script) as m:
+                start = time.monotonic()
+                outcome, detail = m.stream(Records(), m.args)
+                self.assertEqual(outcome, "timeout")
+                self.assertLess(time.monotonic() - start, 10)
+            with open(pidfile) as f:
+                grandchild = int(f.read())
+            for _ in range(50):
+                if not alive(grandchild):
+                    break
+                time.sleep(0.05)
+            self.assertFalse(alive(grandchild), "the emulator's child outlived the run")
+
+    def test_stop_at_ends_the_run_at_the_prompt(self):
+        script = "import sys, time; sys.stdout.write('boot\\n$ '); sys.stdout.flush(); time.sleep(100)"
+        with StandIn(options(timeout=20, stop_at=b"$ "), script) as m:
+            outcome, _ = m.stream(Records(), m.args)
+        self.assertEqual(outcome, "stopped")
+
+    def test_an_exit_without_done_is_incomplete(self):
+        with StandIn(options(), "print('TEST a PASS')") as m:
+            outcome, _ = m.stream(Records(), m.args)
+        self.assertEqual(outcome, "incomplete")
+
+    def test_group_wait_reports_a_timeout_as_none(self):
+        with process.Group(["sleep", "5"]) as child:
+            self.assertIsNone(child.wait(timeout=0.1))
+        self.assertIsNotNone(child.proc.returncode)
+
+
+class Prepare(unittest.TestCase):
+    def test_each_architecture_and_emulator_gets_its_own_machine(self):
+        self.assertIs(emulators.MACHINES[("i386", "qemu")], qemu.QemuI386)
+        self.assertIs(emulators.MACHINES[("arm64", "qemu")], qemu.QemuArm64)
+        with self.assertRaisesRegex(emulators.SetupError, "does not run under"):
+            emulators.prepare(options(arch="arm64", emu="bochs"))
+
+    def test_a_missing_build_is_a_setup_error_that_says_build_first(self):
+        args = machine.RunOptions(build="/nonexistent-build")
+        with self.assertRaisesRegex(emulators.SetupError, "build first"):
+            emulators.prepare(args)
+
+
+class CommandLines(unittest.TestCase):
+    def run_tool(self, *argv, cwd=None):
+        return subprocess.run([sys.executable, os.path.join(ROOT, "tools", argv[0])] +
+                              list(argv[1:]), capture_output=True, text=True, cwd=cwd)
+
+    def test_mkinitrd_help_prints_usage_and_writes_nothing(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            r = self.run_tool("mkinitrd", "--help", cwd=tmp)
+            self.assertEqual(r.returncode, 0)
+            self.assertIn("usage: tools/mkinitrd", r.stdout)
+            self.assertEqual(os.listdir(tmp), [])
+
+    def test_mkinitrd_refuses_a_missing_file(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            r = self.run_tool("mkinitrd", os.path.join(tmp, "out.cpio"), "/no/such/file")
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("/no/such/file: no such file", r.stderr)
+            self.assertEqual(os.listdir(tmp), [])
+
+    def test_mkinitrd_stores_files_under_their_names(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "prog")
+            with open(src, "wb") as f:
+                f.write(b"\x7fELF-ish")
+            out = os.path.join(tmp, "out.cpio")
+            r = self.run_tool("mkinitrd", out, src, f"{src}=etc/motd")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out, "rb") as f:
+                data = f.read()
+            self.assertTrue(data.startswith(b"070701"))
+            self.assertIn(b"bin/prog\0", data)
+            self.assertIn(b"etc/motd\0", data)
+            self.assertIn(b"TRAILER!!!", data)
+
+    def test_boottime_offers_both_emulators_its_usage_names(self):
+        r = self.run_tool("boottime", "--help")
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("usage: tools/boottime", r.stdout)
+        self.assertIn("{qemu,bochs}", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,16 @@
+"""Toll's Python library, shared by the programs in tools/.
+
+A program in tools/ imports it as the package `lib` (`from lib import
+emulators`): Python puts a script's own folder, tools/, first on its path, so
+no path editing is needed. Tests elsewhere run with PYTHONPATH=tools (ctest
+sets it). The modules, lowest first:
+
+    process      one way to run a child process group and read it, with a deadline
+    records      the parser of the kernel's serial protocol
+    machine      SetupError, find_tool, and Machine: one emulator run
+    images       private copies of boot images (the disk image, --add archives)
+    qemu, bochs  the Machine of each emulator
+    emulators    prepare(): the Machine for an architecture and emulator
+    lab_*        lab regions, rubrics, builds, grading and reports (tools/grade, tools/mklab)
+    addrspace_tables  the book's address-space tables (tools/bench)
+"""

@@ -1,0 +1,115 @@
+"""The QEMU machines: i386 (multiboot or the loaderless disk) and arm64 (virt)."""
+
+import os
+import subprocess
+import sys
+
+from . import images
+from .machine import Machine, SetupError, build_file, find_tool
+
+# QEMU's gdb stub: -s listens on localhost:1234, -S waits before the first instruction.
+GDB_ARGUMENTS = ["-s", "-S"]
+GDB_PORT = 1234
+
+
+class Qemu(Machine):
+    """What both QEMU machines share: the interactive console and gdb."""
+
+    def setup(self, args):
+        cmd = self.qemu_command(args)
+        if args.gdb:
+            cmd += GDB_ARGUMENTS
+        return cmd
+
+    def qemu_command(self, args):
+        raise NotImplementedError
+
+    def run_interactive(self, cmd):
+        if self.args.gdb:
+            sys.stderr.write(f"tools/run: QEMU waits for gdb on localhost:{GDB_PORT} "
+                             "(gdb-multiarch -x tools/gdbinit)\n")
+        # The QEMU monitor on the terminal too: Ctrl-A X quits, Ctrl-A C switches.
+        cmd = [a if a != "stdio" else "mon:stdio" for a in cmd]
+        sys.stderr.write("tools/run: Ctrl-A X quits QEMU\n")
+        return subprocess.call(cmd)
+
+
+class QemuI386(Qemu):
+    # isa-debug-exit: the kernel writes 0 (success) or 1 (failure); QEMU exits (v << 1) | 1.
+    poweroff_statuses = frozenset({1, 3})
+
+    def qemu_command(self, args):
+        qemu = find_tool("qemu-system-i386")
+        cmd = [qemu, "-nodefaults", "-display", "none", "-serial", "stdio", "-no-reboot",
+               "-m", str(args.mem), "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
+        if args.boot == "multiboot":
+            kernel = args.kernel or build_file(args, "i386", "arch", "i386", "toll-i386.elf")
+            cmd += ["-kernel", kernel, "-append", args.cmdline]
+            if args.add:
+                cmd += ["-initrd", images.extra_ramdisk(args, self.scratch)]
+        else:
+            if args.add:
+                raise SetupError("--add works with --boot multiboot (the disk image carries no "
+                                 "extra ramdisk); drop --boot disk")
+            disk = images.private_disk(args, self.scratch)
+            # virtio-blk: SeaBIOS reads it by DMA; IDE PIO costs about 0.2 s per MB
+            # of kernel under TCG.
+            cmd += ["-drive", f"file={disk},format=raw,if=virtio", "-boot", "c"]
+        if args.cpu:
+            cmd += ["-cpu", args.cpu]
+        if args.deterministic:
+            cmd += ["-icount", "shift=0,sleep=off"]
+        return cmd + args.extra
+
+    def reset_status(self, status):
+        # -no-reboot: a reset (a triple fault) ends QEMU with status 0.
+        return status == 0
+
+
+# QEMU 7.2's virt board runs the generic counter at 62.5 MHz, and -icount
+# shift=0 advances virtual time by 1 ns per instruction, so CNTVCT_EL0 would
+# tick once every 16 instructions. At 1 GHz it ticks once per instruction, as
+# the TSC does under i386's -icount: "cycles" are instructions on both.
+ARM64_CNTFRQ = "cntfrq=1000000000"
+# QEMU hw/arm/virt.c: RAM starts at 1 GB.
+ARM64_RAM_BASE = 0x40000000
+
+
+def arm64_cpu(cpu):
+    """The -cpu value for arm64: the model (default max) with the 1 GHz counter."""
+    model = cpu or "max"
+    if "cntfrq=" in model:
+        raise SetupError(f"--cpu {model}: tools/run sets the counter frequency itself "
+                         f"({ARM64_CNTFRQ}); drop the cntfrq= property")
+    return model + "," + ARM64_CNTFRQ
+
+
+class QemuArm64(Qemu):
+    # Semihosting SYS_EXIT: the kernel reports 0 for success, 1 for failure.
+    poweroff_statuses = frozenset({0, 1})
+
+    def qemu_command(self, args):
+        qemu = find_tool("qemu-system-aarch64")
+        # Each granule has its own build tree (CMakeLists.txt): arm64, arm64-16k.
+        tree = "arm64" if getattr(args, "granule", None) in (None, "4K") else "arm64-16k"
+        kernel = args.kernel or build_file(args, tree, "arch", "arm64", "toll-arm64.elf")
+        cmdline = args.cmdline
+        loader = []
+        if args.add:
+            # QEMU loads -initrd only for Linux images, so the generic loader
+            # puts the archive at the top of RAM and the command line says where
+            # (arm64.ramdisk=, before any run= that takes the rest of the line);
+            # the kernel adds its files to /bin.
+            archive = images.extra_ramdisk(args, self.scratch)
+            size = os.path.getsize(archive)
+            top = ARM64_RAM_BASE + (args.mem << 20)
+            base = (top - size) & ~0xFFFF
+            loader = ["-device", f"loader,file={archive},addr={base:#x},force-raw=on"]
+            cmdline = f"arm64.ramdisk={base:#x},{size} {cmdline}".strip()
+        cmd = [qemu, "-M", "virt", "-cpu", arm64_cpu(args.cpu), "-nodefaults", "-display",
+               "none", "-serial", "stdio", "-no-reboot", "-m", str(args.mem),
+               "-semihosting-config", "enable=on,target=native", "-kernel", kernel,
+               "-append", cmdline] + loader
+        if args.deterministic:
+            cmd += ["-icount", "shift=0,sleep=off,align=off"]
+        return cmd + args.extra
