@@ -72,6 +72,13 @@ function(toll_user_program name)
   set_property(GLOBAL APPEND PROPERTY TOLL_USER_PROGRAMS ${name})
 endfunction()
 
+# toll_initrd_file(<source> <path>): also packs the generated file <source>
+# (the OUTPUT of a custom command) into the ramdisk at <path>.
+function(toll_initrd_file source path)
+  set_property(GLOBAL APPEND PROPERTY TOLL_INITRD_FILES "${source}=${path}")
+  set_property(GLOBAL APPEND PROPERTY TOLL_INITRD_SOURCES ${source})
+endfunction()
+
 # toll_kernel_image(<target> LDSCRIPT <file> INITRD_ASM <file> SOURCES <files...>):
 # links a kernel from the architecture's sources, the core and the library,
 # and packs every user program (TOLL_USER_PROGRAMS) into the initial ramdisk
@@ -85,14 +92,17 @@ function(toll_kernel_image target)
   set_target_properties(${target} PROPERTIES LINK_DEPENDS ${K_LDSCRIPT})
 
   get_property(programs GLOBAL PROPERTY TOLL_USER_PROGRAMS)
+  # Files that are not programs built here (toll_initrd_file): SRC=/PATH entries.
+  get_property(extra_files GLOBAL PROPERTY TOLL_INITRD_FILES)
+  get_property(extra_sources GLOBAL PROPERTY TOLL_INITRD_SOURCES)
   set(initrd ${CMAKE_CURRENT_BINARY_DIR}/initrd.cpio)
   set(files)
   foreach(prog ${programs})
     list(APPEND files $<TARGET_FILE:${prog}>)
   endforeach()
   add_custom_command(OUTPUT ${initrd}
-    COMMAND /usr/bin/python3 ${TOLL_REPO_ROOT}/tools/mkinitrd ${initrd} ${files}
-    DEPENDS ${programs} ${TOLL_REPO_ROOT}/tools/mkinitrd
+    COMMAND /usr/bin/python3 ${TOLL_REPO_ROOT}/tools/mkinitrd ${initrd} ${files} ${extra_files}
+    DEPENDS ${programs} ${extra_sources} ${TOLL_REPO_ROOT}/tools/mkinitrd
     COMMENT "Packing the ${TOLL_ARCH} initial ramdisk")
   set_source_files_properties(${K_INITRD_ASM} PROPERTIES
     OBJECT_DEPENDS ${initrd} COMPILE_DEFINITIONS TOLL_INITRD_PATH="${initrd}")

@@ -15,8 +15,6 @@ namespace {
 
 using namespace toll::sys;
 
-// Linux, include/uapi/linux/fcntl.h: "the current directory" for the *at calls.
-constexpr int k_at_fdcwd = -100;
 // Linux, include/uapi/asm-generic/signal.h: SIGCHLD, the signal clone's low
 // byte names; alone it asks for exactly what fork() does.
 constexpr uintptr_t k_sigchld = 17;
@@ -30,16 +28,8 @@ TOLL_COUNTER(g_syscalls, "cpu.syscalls");
 // to, so dirfd matters only for a relative path, which it cannot resolve.
 long sys_openat(const SyscallArgs& a)
 {
-    // dirfd is an int (Linux: SYSCALL_DEFINE4(openat, int dfd, ...)): only its
-    // low 32 bits count, and a caller passing an int through syscall()'s
-    // varargs leaves the upper half undefined.
-    if (static_cast<int>(a.a[0]) != k_at_fdcwd) {
-        char first;
-        if (copyin(&first, a.a[1], 1) != k_ok)
-            return -k_efault;
-        if (first != '/')
-            return -k_enotdir;
-    }
+    if (long r = check_at_dirfd(a.a[0], a.a[1]); r < 0)
+        return r;
     uintptr_t flags = a.a[2] & ~(k_arm64_o_directory | k_arm64_o_direct);
     if (a.a[2] & k_arm64_o_directory)
         flags |= k_o_directory;
@@ -71,18 +61,48 @@ struct Entry {
 };
 
 constexpr Entry k_linux_calls[] = {
-    {23, sys_dup},        {24, sys_dup3},           {25, sys_fcntl},
-    {29, sys_ioctl},      {56, sys_openat},         {57, sys_close},
-    {59, sys_pipe2},      {62, sys_lseek},          {63, sys_read},
-    {64, sys_write},      {65, sys_readv},          {66, sys_writev},
-    {93, sys_exit},       {94, sys_exit_group},     {96, sys_set_tid_address},
-    {101, sys_nanosleep}, {113, sys_clock_gettime}, {124, sys_sched_yield},
-    {129, sys_kill},      {134, sys_rt_sigaction},  {135, sys_rt_sigprocmask},
-    {172, sys_getpid},    {173, sys_getppid},       {174, sys_getuid},
-    {175, sys_getuid},    {176, sys_getuid},        {177, sys_getuid},
-    {178, sys_gettid},    {214, sys_brk},           {215, sys_munmap},
-    {220, sys_clone},     {221, sys_execve},        {222, sys_mmap},
-    {226, sys_mprotect},  {260, sys_wait4},
+    {23, sys_dup},
+    {24, sys_dup3},
+    {25, sys_fcntl},
+    {29, sys_ioctl},
+    {48, sys_faccessat},
+    {56, sys_openat},
+    {57, sys_close},
+    {59, sys_pipe2},
+    {62, sys_lseek},
+    {63, sys_read},
+    {64, sys_write},
+    {65, sys_readv},
+    {66, sys_writev},
+    {93, sys_exit},
+    {94, sys_exit_group},
+    {96, sys_set_tid_address},
+    {101, sys_nanosleep},
+    {113, sys_clock_gettime},
+    {124, sys_sched_yield},
+    {129, sys_kill},
+    {130, sys_tkill},
+    {131, sys_tgkill},
+    {133, sys_rt_sigsuspend},
+    {134, sys_rt_sigaction},
+    {135, sys_rt_sigprocmask},
+    {136, sys_rt_sigpending},
+    {139, sys_rt_sigreturn},
+    {172, sys_getpid},
+    {173, sys_getppid},
+    {174, sys_getuid},
+    {175, sys_getuid},
+    {176, sys_getuid},
+    {177, sys_getuid},
+    {178, sys_gettid},
+    {214, sys_brk},
+    {215, sys_munmap},
+    {220, sys_clone},
+    {221, sys_execve},
+    {222, sys_mmap},
+    {226, sys_mprotect},
+    {260, sys_wait4},
+    {439, sys_faccessat2},
 };
 
 // Toll's own calls, above Linux's range (src/user/include/toll/toll.h).
@@ -100,7 +120,7 @@ void syscall_dispatch(arch::TrapFrame& f)
     long result;
     if (number < k_table_size && g_table[number]) {
         SyscallArgs args{{f.x[0], f.x[1], f.x[2], f.x[3], f.x[4], f.x[5]}, &f};
-        result = g_table[number](args);
+        result = finish_syscall(g_table[number], g_table[number](args), args.a[0]);
     } else {
         result = sys_unknown(number);
     }

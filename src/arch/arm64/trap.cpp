@@ -78,7 +78,7 @@ void user_exception(arch::TrapFrame& f)
         signal = k_sigtrap;
         what = "breakpoint";
     }
-    proc::kill_current_by_fault(signal, ec, what, f.elr, address);
+    proc::force_signal(signal, ec, what, f.elr, address);
 }
 
 } // namespace
@@ -135,7 +135,7 @@ extern "C" void arm64_trap(toll::arch::TrapFrame* frame, uint64_t vector)
     }
     if (handled) {
         if (frame->from_user())
-            toll::proc::return_to_user_checks();
+            toll::proc::return_to_user_checks(*frame);
         if (g_exit_hook)
             g_exit_hook(frame->from_user());
         return;

@@ -104,7 +104,7 @@ void frame_reset_user(ThreadContext& ctx, uintptr_t pc, uintptr_t sp)
     f->eflags = k_eflags_reserved1 | k_eflags_if;
     f->vector = i386::k_vec_syscall;
     ctx.tls = {};
-    i386::gdt_set_user_tls(0, 0, false);
+    i386::gdt_set_user_tls(ctx.tls);
     i386::fpu::exec_reset(ctx);
 }
 
@@ -138,7 +138,7 @@ void context_switch(ThreadContext& from, ThreadContext& to)
         trampoline_vars.kstack_top = to.kstack_top;
     else
         i386::tss_set_kernel_stack(to.kstack_top);
-    i386::gdt_set_user_tls(to.tls.base, to.tls.limit_pages, to.tls.present);
+    i386::gdt_set_user_tls(to.tls);
     // The user's gs selector comes back from its trap frame; until then hold
     // a null one, so that the TLS entry can change under it.
     asm volatile("movl %0, %%fs; movl %0, %%gs" : : "r"(0));

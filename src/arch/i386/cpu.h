@@ -1,6 +1,7 @@
 // i386 descriptor tables and the privileged registers the port touches: GDT
 // selectors, the TSS, control registers. Intel SDM Vol. 3, chapters 2-3 and 7.
 #pragma once
+#include "machine/context.h"
 #include <stdint.h>
 
 namespace toll::i386 {
@@ -51,8 +52,8 @@ void gdt_init();
 /// Sets the kernel stack the CPU switches to on a trap from user mode.
 void tss_set_kernel_stack(uint32_t esp0);
 
-/// Writes the user TLS descriptor (set_thread_area); base 0 limit 0 clears it.
-void gdt_set_user_tls(uint32_t base, uint32_t limit_pages, bool present);
+/// Writes the user TLS descriptor (set_thread_area); an empty @p tls clears it.
+void gdt_set_user_tls(const arch::TlsSegment& tls);
 
 /// The boot CPU's TSS.
 Tss& boot_tss();

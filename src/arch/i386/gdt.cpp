@@ -82,21 +82,17 @@ void tss_set_kernel_stack(uint32_t esp0)
     g_tss.esp0 = esp0;
 }
 
-void gdt_set_user_tls(uint32_t base, uint32_t limit_pages, bool present)
+void gdt_set_user_tls(const arch::TlsSegment& tls)
 {
     // Most switches go between threads with the same kind of TLS segment (or
     // none); skip the rewrite when the entry already says the same thing.
-    static uint32_t s_base, s_limit;
-    static bool s_present;
-    if (present == s_present && base == s_base && limit_pages == s_limit)
+    static arch::TlsSegment s_loaded;
+    if (tls.base == s_loaded.base && tls.limit == s_loaded.limit && tls.access == s_loaded.access &&
+        tls.flags == s_loaded.flags)
         return;
-    s_base = base;
-    s_limit = limit_pages;
-    s_present = present;
+    s_loaded = tls;
     g_gdt[k_gdt_user_tls] =
-        present ? make(base, limit_pages, k_present | k_dpl3 | k_code_or_data | k_data_writable,
-                       k_gran_4k_32bit)
-                : SegmentDescriptor{};
+        tls.present() ? make(tls.base, tls.limit, tls.access, tls.flags) : SegmentDescriptor{};
 }
 
 } // namespace toll::i386

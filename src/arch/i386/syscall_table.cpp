@@ -25,36 +25,64 @@ struct UserDesc {
     uint32_t flags; // seg_32bit:1 contents:2 read_exec_only:1 limit_in_pages:1 seg_not_present:1
                     // useable:1
 };
-constexpr uint32_t k_desc_limit_in_pages = 1u << 4, k_desc_not_present = 1u << 5;
+constexpr uint32_t k_desc_32bit = 1u << 0, k_desc_contents = 3u << 1,
+                   k_desc_read_exec_only = 1u << 3, k_desc_limit_in_pages = 1u << 4,
+                   k_desc_not_present = 1u << 5, k_desc_useable = 1u << 6, k_desc_known = 0x7F;
+constexpr unsigned k_desc_contents_shift = 1;
+// Intel SDM Vol. 3, 3.4.5 and 3.4.5.1: the descriptor bits a TLS segment is
+// built from: present, DPL 3, code-or-data, and the data type (expand-down,
+// writable, accessed); in the flags nibble G (4 KB granular), D/B (32-bit)
+// and AVL.
+constexpr uint8_t k_access_base = 0x80 | 0x60 | 0x10 | 0x01;
+constexpr uint8_t k_type_writable = 0x02, k_type_expand_down = 0x04;
+constexpr uint8_t k_flag_granular = 0x80, k_flag_32bit = 0x40, k_flag_avl = 0x10;
+constexpr uint32_t k_max_limit = 0xFFFFF; // 20 bits
 
+// Linux's two spellings of "no segment": all zero, or the "empty" pattern
+// (read_exec_only and seg_not_present with nothing else).
+bool asks_for_empty(const UserDesc& d)
+{
+    uint32_t f = d.flags & k_desc_known;
+    return d.base_addr == 0 && d.limit == 0 &&
+           (f == 0 || f == (k_desc_read_exec_only | k_desc_not_present));
+}
+
+// set_thread_area(struct user_desc*): Toll has one TLS slot, as the GDT
+// entry k_gdt_user_tls. Like Linux it accepts only 32-bit, present data
+// segments (a 16-bit, code or absent segment is EINVAL), keeps a byte
+// granular limit exact, and clears the slot for an "empty" request.
 long sys_set_thread_area(const SyscallArgs& a)
 {
     UserDesc d;
     if (copyin(&d, a.a[0], sizeof d) != k_ok)
         return -k_efault;
-    // Toll has one TLS slot; -1 asks the kernel to choose it.
+    // -1 asks the kernel to choose the slot.
     if (d.entry_number != k_gdt_user_tls && d.entry_number != ~0u)
         return -k_einval;
+    arch::TlsSegment tls;
+    if (!asks_for_empty(d)) {
+        uint32_t contents = (d.flags & k_desc_contents) >> k_desc_contents_shift;
+        if (!(d.flags & k_desc_32bit) || contents > 1 || (d.flags & k_desc_not_present) ||
+            d.limit > k_max_limit)
+            return -k_einval;
+        tls.base = d.base_addr;
+        tls.limit = d.limit;
+        tls.access = static_cast<uint8_t>(k_access_base |
+                                          (d.flags & k_desc_read_exec_only ? 0 : k_type_writable) |
+                                          (contents ? k_type_expand_down : 0));
+        tls.flags = static_cast<uint8_t>(k_flag_32bit |
+                                         (d.flags & k_desc_limit_in_pages ? k_flag_granular : 0) |
+                                         (d.flags & k_desc_useable ? k_flag_avl : 0));
+    }
     d.entry_number = k_gdt_user_tls;
     if (copyout(a.a[0], &d, sizeof d) != k_ok)
         return -k_efault;
-    arch::TlsSegment& tls = proc::current()->context.tls;
-    uint32_t limit = d.limit;
-    if (!(d.flags & k_desc_limit_in_pages))
-        limit = (limit + 4095) >> 12; // byte granular: round up to pages
-    tls = {d.base_addr, limit, !(d.flags & k_desc_not_present)};
-    gdt_set_user_tls(tls.base, tls.limit_pages, tls.present);
-    // A segment register of this thread may already hold the TLS selector.
-    // If the segment is now absent, restoring that register on the way out
-    // would fault inside the kernel's exit path (with the user's CR3 loaded
-    // under the isolated layouts). Null it: the program faults, not the kernel.
-    if (!tls.present) {
-        arch::TrapFrame& f = *a.frame;
-        uint32_t* segments[] = {&f.ds, &f.es, &f.fs, &f.gs};
-        for (uint32_t* seg : segments)
-            if ((*seg >> 3) == k_gdt_user_tls)
-                *seg = 0;
-    }
+    proc::current()->context.tls = tls;
+    gdt_set_user_tls(tls);
+    // A segment register of this thread may hold the TLS selector of a slot
+    // just emptied: the check of every frame on its way back to user mode
+    // (user_frame_check) nulls such a data register, and refuses such a
+    // stack segment with SIGSEGV.
     return 0;
 }
 
@@ -110,6 +138,15 @@ constexpr Entry k_linux_calls[] = {
     {265, sys_clock_gettime},
     {330, sys_dup3},
     {331, sys_pipe2},
+    {307, sys_faccessat},
+    {439, sys_faccessat2},
+    {29, sys_pause},
+    {119, sys_sigreturn},
+    {173, sys_rt_sigreturn},
+    {176, sys_rt_sigpending},
+    {179, sys_rt_sigsuspend},
+    {238, sys_tkill},
+    {270, sys_tgkill},
 };
 
 // Toll's own calls, above Linux's range (src/user/include/toll/toll.h).
@@ -141,7 +178,7 @@ void syscall_dispatch(arch::TrapFrame& f)
     long result;
     if (number < k_table_size && g_table[number]) {
         SyscallArgs args{{f.ebx, f.ecx, f.edx, f.esi, f.edi, f.ebp}, &f};
-        result = g_table[number](args);
+        result = finish_syscall(g_table[number], g_table[number](args), number);
     } else {
         result = sys_unknown(number);
     }

@@ -174,11 +174,29 @@ void user_exception(arch::TrapFrame& f)
         bool present = f.error & k_pf_present;
         if (vm::handle_user_fault(address, write, present))
             return;
-        proc::kill_current_by_fault(signal_for(f.vector), f.vector, exception_name(f.vector), f.eip,
-                                    address);
+        proc::force_signal(signal_for(f.vector), f.vector, exception_name(f.vector), f.eip,
+                           address);
         return;
     }
-    proc::kill_current_by_fault(signal_for(f.vector), f.vector, exception_name(f.vector), f.eip, 0);
+    proc::force_signal(signal_for(f.vector), f.vector, exception_name(f.vector), f.eip, 0);
+}
+
+void interrupt(unsigned irq);
+
+constexpr int k_sigsegv = 11;
+
+// A trap from virtual-8086 mode through the kernel's IDT. The kernel's own
+// BIOS calls run under the vm86 monitor's tables, so this is a program that
+// got into the mode itself: a ring-3 iret may not set EFLAGS.VM (Intel SDM
+// Vol. 2, IRET: VM is loaded only at CPL 0), but QEMU's TCG lets it. It is
+// the program's fault, whatever the vector: an interrupt is still serviced,
+// then the program ends. Nothing is mapped below k_user_space_floor, so its
+// first instruction fetch already traps here.
+[[noreturn]] void vm86_intruder(arch::TrapFrame& f)
+{
+    if (f.vector >= k_irq_base && f.vector < k_irq_base + 16)
+        interrupt(f.vector - k_irq_base);
+    proc::terminate_by_fault(k_sigsegv, f.vector, "entered virtual-8086 mode", f.eip, 0);
 }
 
 void interrupt(unsigned irq)
@@ -205,6 +223,8 @@ extern "C" void i386_trap(toll::arch::TrapFrame* frame)
     using namespace toll::i386;
     arch::TrapFrame& f = *frame;
     g_traps_total.add();
+    if (f.eflags & arch::TrapFrame::k_eflags_vm)
+        vm86_intruder(f);
     bool from_user = f.from_user();
     if (f.vector == k_vec_syscall) {
         g_syscalls.add();
@@ -229,7 +249,11 @@ extern "C" void i386_trap(toll::arch::TrapFrame* frame)
         if (!from_user)
             panic("unexpected vector %u in the kernel", f.vector);
     }
-    if (from_user)
-        proc::return_to_user_checks();
+    if (from_user) {
+        if (!user_frame_check(f, proc::current()->context.tls))
+            proc::force_signal(k_sigsegv, f.vector, "segment register cannot be restored", f.eip,
+                               0);
+        proc::return_to_user_checks(f);
+    }
     proc::sched_preempt_point(from_user);
 }

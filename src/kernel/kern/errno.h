@@ -34,6 +34,10 @@ enum Errno : int {
     k_erange = 34,
     k_enametoolong = 36,
     k_enosys = 38,
+    /// Never seen by a program: a blocking call interrupted by a signal. On
+    /// the way out the call is restarted (no handler ran, or SA_RESTART) or
+    /// returns EINTR (Linux's ERESTARTSYS, with its value).
+    k_erestartsys = 512,
 };
 
 } // namespace toll

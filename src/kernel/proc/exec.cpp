@@ -9,6 +9,7 @@
 #include "kernel/sys/file.h"
 #include "kernel/vm/kmalloc.h"
 #include "kernel/vm/phys.h"
+#include "lib/checked.h"
 #include "lib/string.h"
 
 namespace toll::proc {
@@ -86,31 +87,39 @@ struct Image {
     size_t count = 0;
 };
 
+// Every size and address below comes from the file: each sum is checked
+// before it is compared, so a field near the top of its type cannot wrap a
+// bound check into passing (checked_add, lib/checked.h).
 template <typename Header, typename Phdr>
 Errno parse(const RamdiskFile& file, Image& image)
 {
     if (file.size < sizeof(Header))
         return k_enoexec;
     auto* h = reinterpret_cast<const Header*>(file.data);
+    uint64_t table_size = uint64_t(h->phnum) * sizeof(Phdr);
     if (h->type != k_et_exec || h->phentsize != sizeof(Phdr) ||
-        h->phoff + uint64_t(h->phnum) * sizeof(Phdr) > file.size)
+        !range_within<uint64_t>(h->phoff, table_size, file.size))
         return k_enoexec;
     image.entry = static_cast<uintptr_t>(h->entry);
     image.phnum = h->phnum;
     image.phent = sizeof(Phdr);
+    // Segments must end below the stack, with room to round up to a page.
+    const uint64_t top = vm::user_space_limit() - vm::k_user_stack_size - vm::k_page_size;
     auto* ph = reinterpret_cast<const Phdr*>(file.data + h->phoff);
     for (size_t i = 0; i < h->phnum; ++i) {
         if (ph[i].type != k_pt_load)
             continue;
+        uint64_t offset = ph[i].offset, filesz = ph[i].filesz, vaddr = ph[i].vaddr,
+                 memsz = ph[i].memsz;
         if (image.count == sizeof image.segments / sizeof image.segments[0] ||
-            ph[i].offset + ph[i].filesz > file.size || ph[i].filesz > ph[i].memsz ||
-            ph[i].vaddr + ph[i].memsz < ph[i].vaddr ||
-            ph[i].vaddr + ph[i].memsz > vm::user_space_limit() - vm::k_user_stack_size)
+            !range_within<uint64_t>(offset, filesz, file.size) || filesz > memsz ||
+            !range_within<uint64_t>(vaddr, memsz, top))
             return k_enoexec;
-        image.segments[image.count++] = {ph[i].offset, ph[i].vaddr, ph[i].filesz, ph[i].memsz,
-                                         ph[i].flags};
-        if (h->phoff >= ph[i].offset && h->phoff < ph[i].offset + ph[i].filesz)
-            image.phdr = static_cast<uintptr_t>(ph[i].vaddr + (h->phoff - ph[i].offset));
+        if (vaddr < vm::k_user_space_floor)
+            return k_eperm; // below mmap_min_addr, as Linux refuses it
+        image.segments[image.count++] = {offset, vaddr, filesz, memsz, ph[i].flags};
+        if (h->phoff >= offset && h->phoff - offset < filesz)
+            image.phdr = static_cast<uintptr_t>(vaddr + (h->phoff - offset));
     }
     return image.count ? k_ok : k_enoexec;
 }
@@ -352,6 +361,7 @@ long exec(const char* path, const char* const* argv, const char* const* envp)
     vm::pmap_activate(space->pmap);
     vm::vmspace_destroy(old);
     set_name(p, path);
+    signals_exec_reset(*p);
     arch::frame_reset_user(current()->context, pc, sp);
     g_execs.add();
     return 0;

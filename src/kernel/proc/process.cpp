@@ -16,13 +16,15 @@ namespace {
 
 TOLL_COUNTER(g_forks, "proc.forks");
 TOLL_COUNTER(g_exits, "proc.exits");
-TOLL_COUNTER(g_fault_kills, "proc.killed_by_fault");
 
 Process* g_table[k_max_processes];
 int g_next_pid = 1;
 
 // Linux's wait options and status encoding.
-constexpr int k_wnohang = 1;
+constexpr int k_wnohang = 1, k_wuntraced = 2, k_wcontinued = 8;
+// A stopped child's status: 0x7f, the stop signal in the next byte; a
+// continued one's: 0xffff (Linux, bits/waitstatus.h).
+constexpr int k_status_stopped = 0x7F, k_status_continued = 0xFFFF;
 
 void free_process(Process* p);
 
@@ -110,6 +112,9 @@ long fork(arch::TrapFrame& frame)
         return -k_enomem;
     }
     memcpy(child->name, parent->name, sizeof child->name);
+    // The child inherits the actions and the mask; nothing is pending for it.
+    memcpy(child->signals.actions, parent->signals.actions, sizeof child->signals.actions);
+    child->signals.blocked = parent->signals.blocked;
     sys::fd_copy_table(child, parent);
     child->thread->process = child;
     child->thread->context.tls = current()->context.tls;
@@ -140,8 +145,15 @@ void exit_current(int wait_status)
         }
     p->wait_status = wait_status;
     p->zombie = true;
+    // The parent hears of it (SIGCHLD); one that ignores SIGCHLD explicitly
+    // keeps no zombie children (Linux, as POSIX allows).
+    Process* parent = p->parent;
+    if (notify_parent_of_exit(*p, wait_status)) {
+        p->parent = nullptr;
+        p->orphan = true;
+    }
     p->thread = nullptr; // the scheduler frees the thread once it is off its stack
-    wakeup(child_channel(p->parent));
+    wakeup(child_channel(parent));
     thread_exit();
 }
 
@@ -154,8 +166,22 @@ long wait_child(int pid, int* status, int options)
             if (!c || c->parent != self || (pid > 0 && c->pid != pid))
                 continue;
             have_child = true;
-            if (!c->zombie)
-                continue;
+            if (!c->zombie) {
+                Signals& cs = c->signals;
+                int report = 0;
+                if ((options & k_wuntraced) && cs.stop_report) {
+                    report = k_status_stopped | cs.stop_report << 8;
+                    cs.stop_report = 0;
+                } else if ((options & k_wcontinued) && cs.continue_report) {
+                    report = k_status_continued;
+                    cs.continue_report = false;
+                }
+                if (!report)
+                    continue;
+                if (status)
+                    *status = report;
+                return c->pid;
+            }
             int child_pid = c->pid;
             if (status)
                 *status = c->wait_status;
@@ -167,7 +193,7 @@ long wait_child(int pid, int* status, int options)
         if (options & k_wnohang)
             return 0;
         if (interrupted())
-            return -k_eintr;
+            return -k_erestartsys;
         sleep_on(child_channel(self));
     }
 }
@@ -183,50 +209,6 @@ int wait_for(int pid)
             }
         sleep_on(child_channel(nullptr));
     }
-}
-
-long kill(int pid, int signal)
-{
-    constexpr int k_max_signal = 64;
-    if (signal < 0 || signal > k_max_signal)
-        return -k_einval;
-    for (Process* p : g_table) {
-        if (!p || p->pid != pid || p->zombie)
-            continue;
-        if (signal == 0)
-            return 0; // only asks whether the process exists
-        // Toll has no signal handlers: every signal it sends terminates.
-        p->pending_kill = signal;
-        if (p->thread && p->thread->state == ThreadState::sleeping && p->thread->wait_channel)
-            wakeup(p->thread->wait_channel);
-        return 0;
-    }
-    return -k_esrch;
-}
-
-void kill_current_by_fault(int signal, unsigned vector, const char* what, uintptr_t pc,
-                           uintptr_t address)
-{
-    Process* p = current_process();
-    TOLL_ASSERT(p);
-    g_fault_kills.add();
-    kprintf("toll: pid %d (%s) killed by fault %u (%s) at pc 0x%lx, address 0x%lx\n", p->pid,
-            p->name, vector, what, static_cast<unsigned long>(pc),
-            static_cast<unsigned long>(address));
-    exit_current(signal); // wait status: terminated by this signal
-}
-
-bool interrupted()
-{
-    Process* p = current_process();
-    return p && p->pending_kill;
-}
-
-void return_to_user_checks()
-{
-    Process* p = current_process();
-    if (p && p->pending_kill)
-        exit_current(p->pending_kill);
 }
 
 } // namespace toll::proc

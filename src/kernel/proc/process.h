@@ -2,6 +2,7 @@
 // wait and kill, with Linux's wait-status encoding.
 #pragma once
 #include "kernel/kern/errno.h"
+#include "kernel/proc/signal.h"
 #include "kernel/proc/thread.h"
 #include "kernel/vm/vmspace.h"
 #include <stddef.h>
@@ -23,8 +24,8 @@ struct Process {
     vm::VmSpace* vm = nullptr;
     sys::File* files[k_max_fds] = {};
     bool zombie = false;
-    int wait_status = 0;  ///< Linux encoding: exit code << 8, or the signal number
-    int pending_kill = 0; ///< a signal that kills the process on its way out of the kernel
+    int wait_status = 0; ///< Linux encoding: exit code << 8, or the signal number
+    Signals signals;     ///< actions, mask, pending signals (signal.h)
     uintptr_t clear_child_tid = 0;
     bool orphan = false; ///< its parent exited: nobody will wait for it
     char name[16] = {};
@@ -58,20 +59,9 @@ long exec(const char* path, const char* const* argv, const char* const* envp);
 /// the child's pid, 0 with WNOHANG and nothing ready, or -errno.
 long wait_child(int pid, int* status, int options);
 
-/// kill(): marks @p pid to die with @p signal. Returns 0 or -errno.
+/// kill(): sends @p signal to process @p pid (-1: every process but init and
+/// the caller). Signal 0 only checks that the target exists. Returns 0 or -errno.
 long kill(int pid, int signal);
-
-/// Kills the current process for a fault it caused (signal, vector), printing
-/// why. Does not return to the program.
-void kill_current_by_fault(int signal, unsigned vector, const char* what, uintptr_t pc,
-                           uintptr_t address);
-
-/// Checks on every return to user mode: a pending kill ends the process here.
-void return_to_user_checks();
-
-/// True if the current process has been killed while it slept: blocking
-/// loops give up with EINTR so the kill takes effect.
-bool interrupted();
 
 /// Calls @p visit for every process in existence (zombies included).
 void for_each_process(void (*visit)(Process& process, void* context), void* context);

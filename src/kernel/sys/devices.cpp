@@ -82,7 +82,7 @@ long console_read(File&, uintptr_t buffer, size_t count)
 {
     while (g_ready_length == 0 && !g_eof_pending) {
         if (proc::interrupted())
-            return -k_eintr;
+            return -k_erestartsys;
         proc::sleep_on(&g_ready_length);
     }
     if (g_ready_length == 0) {

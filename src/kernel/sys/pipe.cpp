@@ -32,7 +32,7 @@ long pipe_read(File& f, uintptr_t buffer, size_t count)
         if (p->writers == 0 || count == 0)
             return 0;
         if (proc::interrupted())
-            return -k_eintr;
+            return -k_erestartsys;
         g_pipe_waits.add();
         proc::sleep_on(&p->count);
     }
@@ -59,11 +59,14 @@ long pipe_write(File& f, uintptr_t buffer, size_t count)
     auto* p = static_cast<Pipe*>(f.object);
     size_t done = 0;
     while (done < count) {
-        if (p->readers == 0)
+        if (p->readers == 0) {
+            // Linux: the writer also gets SIGPIPE, which ends it by default.
+            proc::signal_send(*proc::current_process(), proc::k_sigpipe, proc::SigInfo{});
             return done ? static_cast<long>(done) : -k_epipe;
+        }
         if (p->count == k_pipe_size) {
             if (proc::interrupted())
-                return done ? static_cast<long>(done) : -k_eintr;
+                return done ? static_cast<long>(done) : -k_erestartsys;
             proc::wakeup(&p->count);
             g_pipe_waits.add();
             proc::sleep_on(&p->head);

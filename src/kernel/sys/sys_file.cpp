@@ -5,6 +5,7 @@
 #include "kernel/sys/file.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
+#include "kernel/vm/kmalloc.h"
 
 namespace toll::sys {
 namespace {
@@ -27,32 +28,71 @@ long do_rw(int fd, uintptr_t buffer, size_t count, bool write)
     int mode = f->flags & k_o_accmode;
     if (write ? mode == k_o_rdonly : mode == k_o_wronly)
         return -k_ebadf;
-    if (count > k_max_rw)
-        count = k_max_rw;
+    // The whole range is checked before the count is clamped (as Linux's
+    // access_ok does): a huge count over a small buffer is EFAULT, never a
+    // shorter transfer of whatever memory follows the buffer.
     if (!user_range_ok(buffer, count))
         return -k_efault;
+    if (count > k_max_rw)
+        count = k_max_rw;
     return write ? f->ops->write(*f, buffer, count) : f->ops->read(*f, buffer, count);
+}
+
+// The largest total a readv/writev may ask for: its result must fit a
+// signed return value (POSIX: EINVAL when the sum of the lengths overflows).
+constexpr uintptr_t k_ssize_max = ~uintptr_t(0) >> 1;
+
+// Reads the @p count vectors at @p iov into @p out, checking each one before
+// any data moves: a negative length or a total past k_ssize_max is EINVAL,
+// a range outside user space EFAULT.
+long gather_iovecs(uintptr_t iov, size_t count, UserIovec* out)
+{
+    if (!user_range_ok(iov, count * sizeof(UserIovec)) ||
+        copyin(out, iov, count * sizeof(UserIovec)) != k_ok)
+        return -k_efault;
+    uintptr_t total = 0;
+    for (size_t i = 0; i < count; ++i) {
+        if (out[i].length > k_ssize_max - total)
+            return -k_einval;
+        total += out[i].length;
+    }
+    for (size_t i = 0; i < count; ++i)
+        if (!user_range_ok(out[i].base, out[i].length))
+            return -k_efault;
+    return 0;
 }
 
 long do_rwv(int fd, uintptr_t iov, size_t count, bool write)
 {
     if (count > k_iov_max)
         return -k_einval;
-    long total = 0;
-    for (size_t i = 0; i < count; ++i) {
-        UserIovec v;
-        if (copyin(&v, iov + i * sizeof v, sizeof v) != k_ok)
-            return total ? total : -k_efault;
-        if (v.length == 0)
+    // Most calls (stdio's flushes) pass two or three vectors: those stay on
+    // the stack; longer lists take one heap buffer for the call.
+    constexpr size_t k_on_stack = 8;
+    UserIovec small[k_on_stack];
+    UserIovec* v =
+        count <= k_on_stack ? small : static_cast<UserIovec*>(vm::kmalloc(count * sizeof *v));
+    if (!v)
+        return -k_enomem;
+    long r = gather_iovecs(iov, count, v);
+    size_t total = 0;
+    for (size_t i = 0; r == 0 && i < count && total < k_max_rw; ++i) {
+        size_t length = v[i].length < k_max_rw - total ? v[i].length : k_max_rw - total;
+        if (length == 0)
             continue;
-        long n = do_rw(fd, v.base, v.length, write);
-        if (n < 0)
-            return total ? total : n;
-        total += n;
-        if (static_cast<uintptr_t>(n) < v.length)
+        long n = do_rw(fd, v[i].base, length, write);
+        if (n < 0) {
+            if (total == 0)
+                r = n;
+            break;
+        }
+        total += static_cast<size_t>(n);
+        if (static_cast<size_t>(n) < length)
             break;
     }
-    return total;
+    if (v != small)
+        vm::kfree(v);
+    return r < 0 ? r : static_cast<long>(total);
 }
 
 long install(File* f, int min = 0)
@@ -64,6 +104,23 @@ long install(File* f, int min = 0)
 }
 
 } // namespace
+
+long check_at_dirfd(uintptr_t dirfd, uintptr_t path)
+{
+    // Linux, include/uapi/linux/fcntl.h: AT_FDCWD, "the current directory".
+    constexpr int k_at_fdcwd = -100;
+    // dirfd is an int (Linux: SYSCALL_DEFINE4(openat, int dfd, ...)): only its
+    // low 32 bits count, and a caller passing an int through syscall()'s
+    // varargs leaves the upper half undefined.
+    if (static_cast<int>(dirfd) == k_at_fdcwd)
+        return 0;
+    // Toll has no directories to be relative to: only an absolute path,
+    // which ignores dirfd, can be resolved.
+    char first;
+    if (copyin(&first, path, 1) != k_ok)
+        return -k_efault;
+    return first == '/' ? 0 : -k_enotdir;
+}
 
 long sys_read(const SyscallArgs& a)
 {
@@ -103,13 +160,34 @@ long sys_access(const SyscallArgs& a)
     long n = copyinstr(path, a.a[0], sizeof path);
     if (n < 0)
         return n;
-    constexpr uintptr_t k_w_ok = 2;
+    constexpr uintptr_t k_x_ok = 1, k_w_ok = 2, k_r_ok = 4;
+    if (a.a[1] & ~(k_r_ok | k_w_ok | k_x_ok))
+        return -k_einval;
     File* f;
     if (Errno e = file_open(path, k_o_rdonly, &f); e != k_ok)
         return -e;
     bool is_device = f->ops->mode != 0100000;
     file_unref(f);
     return (a.a[1] & k_w_ok) && !is_device ? -k_erofs : 0;
+}
+
+long sys_faccessat(const SyscallArgs& a)
+{
+    if (long r = check_at_dirfd(a.a[0], a.a[1]); r < 0)
+        return r;
+    SyscallArgs shifted{{a.a[1], a.a[2], 0, 0, 0, 0}, a.frame};
+    return sys_access(shifted);
+}
+
+long sys_faccessat2(const SyscallArgs& a)
+{
+    // Its flags: AT_SYMLINK_NOFOLLOW, AT_EACCESS, AT_EMPTY_PATH (Linux,
+    // include/uapi/linux/fcntl.h). Toll has neither links nor users, so
+    // each asks for what plain faccessat already does.
+    constexpr uintptr_t k_at_flags = 0x100 | 0x200 | 0x1000;
+    if (a.a[3] & ~k_at_flags)
+        return -k_einval;
+    return sys_faccessat(a);
 }
 
 long sys_close(const SyscallArgs& a)

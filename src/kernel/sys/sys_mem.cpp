@@ -68,6 +68,8 @@ long sys_mmap_pages(const SyscallArgs& a)
     if (fixed) {
         if (address & k_page_mask)
             return -k_einval;
+        if (address < vm::k_user_space_floor)
+            return -k_eperm; // as Linux refuses mappings below mmap_min_addr
         if (address + length < address || address + length > vm::user_space_limit())
             return -k_enomem;
         if ((flags & k_map_fixed_noreplace) && overlaps_any(space, address, address + length))

@@ -98,17 +98,26 @@ long sys_exit_group(const SyscallArgs& a)
 
 long sys_wait4(const SyscallArgs& a)
 {
-    constexpr uintptr_t k_known_options = 1 /*WNOHANG*/ | 2 /*WUNTRACED*/ | 0x40000000 /*__WALL*/;
+    constexpr uintptr_t k_known_options =
+        1 /*WNOHANG*/ | 2 /*WUNTRACED*/ | 8 /*WCONTINUED*/ | 0x40000000 /*__WALL*/;
     int pid = static_cast<int>(a.a[0]);
     if (a.a[2] & ~k_known_options)
         return -k_einval;
     if (pid == 0 || pid < -1)
         pid = -1; // process groups: Toll has one, so "any child"
-    if (a.a[1] && !user_range_ok(a.a[1], sizeof(int)))
+    // Both result pointers are checked before a child is reaped, so a bad
+    // one costs the caller an EFAULT, not a lost child.
+    // Linux's struct rusage: two timevals and fourteen longs, 18 words.
+    long rusage[18] = {};
+    if ((a.a[1] && !user_range_ok(a.a[1], sizeof(int))) ||
+        (a.a[3] && !user_range_ok(a.a[3], sizeof rusage)))
         return -k_efault;
     int status = 0;
     long r = proc::wait_child(pid, &status, static_cast<int>(a.a[2]));
     if (r > 0 && a.a[1] && copyout(a.a[1], &status, sizeof status) != k_ok)
+        return -k_efault;
+    // Toll keeps no resource accounting: the child used nothing it counts.
+    if (r > 0 && a.a[3] && copyout(a.a[3], rusage, sizeof rusage) != k_ok)
         return -k_efault;
     return r;
 }
@@ -157,39 +166,6 @@ long sys_set_tid_address(const SyscallArgs& a)
 long sys_getuid(const SyscallArgs&)
 {
     return 0; // Toll has one user, root
-}
-
-long sys_rt_sigaction(const SyscallArgs& a)
-{
-    // Toll delivers no signals: every signal it sends terminates. Accept the
-    // request so that programs which ignore SIGPIPE run, and report an empty
-    // old action.
-    constexpr uintptr_t k_max_signal = 64, k_sigkill = 9, k_sigstop = 19;
-    uintptr_t sig = a.a[0];
-    if (sig == 0 || sig > k_max_signal || ((sig == k_sigkill || sig == k_sigstop) && a.a[1]))
-        return -k_einval;
-    if (a.a[2]) {
-        uint8_t empty[20] = {};
-        size_t size = a.a[3] + 12 < sizeof empty ? a.a[3] + 12 : sizeof empty;
-        if (copyout(a.a[2], empty, size) != k_ok)
-            return -k_efault;
-    }
-    if (a.a[1] && !user_range_ok(a.a[1], 12))
-        return -k_efault;
-    return 0;
-}
-
-long sys_rt_sigprocmask(const SyscallArgs& a)
-{
-    if (a.a[0] > 2)
-        return -k_einval;
-    if (a.a[2]) {
-        uint8_t empty[8] = {};
-        size_t size = a.a[3] < sizeof empty ? a.a[3] : sizeof empty;
-        if (copyout(a.a[2], empty, size) != k_ok)
-            return -k_efault;
-    }
-    return 0;
 }
 
 long sys_nanosleep(const SyscallArgs& a)

@@ -31,6 +31,12 @@ long sys_lseek(const SyscallArgs&);
 long sys_llseek(const SyscallArgs&);
 long sys_fcntl(const SyscallArgs&);
 long sys_access(const SyscallArgs&);
+long sys_faccessat(const SyscallArgs&);
+long sys_faccessat2(const SyscallArgs&); ///< faccessat with a flags word
+
+/// For the *at calls: 0 if @p path (a user pointer) can be resolved against
+/// @p dirfd (AT_FDCWD, or any descriptor for an absolute path), else -errno.
+long check_at_dirfd(uintptr_t dirfd, uintptr_t path);
 
 // Processes (sys_proc.cpp)
 long sys_fork(const SyscallArgs&);
@@ -46,8 +52,24 @@ long sys_kill(const SyscallArgs&);
 long sys_sched_yield(const SyscallArgs&);
 long sys_set_tid_address(const SyscallArgs&);
 long sys_getuid(const SyscallArgs&);
+
+// Signals (kernel/proc/signal.cpp)
+long sys_tkill(const SyscallArgs&);
+long sys_tgkill(const SyscallArgs&);
 long sys_rt_sigaction(const SyscallArgs&);
 long sys_rt_sigprocmask(const SyscallArgs&);
+long sys_rt_sigpending(const SyscallArgs&);
+long sys_rt_sigsuspend(const SyscallArgs&);
+long sys_pause(const SyscallArgs&);
+long sys_rt_sigreturn(const SyscallArgs&);
+long sys_sigreturn(const SyscallArgs&); ///< i386's frame for handlers without SA_SIGINFO
+
+/// For the dispatchers, with what @p handler returned: a call interrupted
+/// by a signal (-k_erestartsys) becomes -EINTR, and the running thread
+/// records @p overwritten, the register the result will overwrite, so the
+/// way out can restart the call instead (SA_RESTART, or no handler ran).
+/// sigreturn's result is the restored register and passes untouched.
+long finish_syscall(SyscallHandler handler, long result, uintptr_t overwritten);
 
 // Time (sys_proc.cpp)
 long sys_nanosleep(const SyscallArgs&);

@@ -29,6 +29,13 @@ struct VmSpace {
     size_t resident_pages = 0;
 };
 
+/// The lowest address a user mapping may cover (Linux's mmap_min_addr). The
+/// pages below it are never mapped, so a null pointer, and a null pointer
+/// plus any offset up to this much, always faults. 1 MB + 64 KB is also
+/// everything x86's virtual-8086 mode can address: a program that slips
+/// into that mode finds nothing to execute there.
+constexpr uintptr_t k_user_space_floor = 0x110000;
+
 /// Size of the user stack region created by exec.
 constexpr size_t k_user_stack_size = 8u << 20;
 

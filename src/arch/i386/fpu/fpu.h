@@ -30,6 +30,17 @@ void fork_copy(arch::ThreadContext& child);
 /// new program (execve): its next FPU instruction starts from the initial state.
 void exec_reset(arch::ThreadContext& ctx);
 
+/// For a signal frame: puts the running thread @p ctx's FPU registers (an
+/// FXSAVE image, 512 bytes) in @p image and returns true, or returns false
+/// if it has no FPU state (no FPU use since exec). The FPU is left released:
+/// the handler's first FPU instruction traps and restores (#NM).
+bool signal_save(arch::ThreadContext& ctx, uint8_t* image);
+
+/// At sigreturn: makes @p image (512 bytes, MXCSR already restorable) the
+/// running thread @p ctx's FPU state, loaded on its next FPU instruction; a
+/// nullptr forgets the state instead, as exec does.
+void signal_restore(arch::ThreadContext& ctx, const uint8_t* image);
+
 /// The thread whose registers are live in the FPU right now, or nullptr
 /// (CR0.TS is then set). Always the running thread or nobody.
 const arch::ThreadContext* owner();

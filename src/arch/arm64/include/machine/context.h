@@ -32,11 +32,15 @@ struct FpState {
 
 /// The saved state of a thread that is not running.
 struct ThreadContext {
-    uint64_t sp = 0;            ///< Kernel stack pointer saved by the switch.
-    uint64_t kstack_top = 0;    ///< Top of the thread's kernel stack.
-    TrapFrame* frame = nullptr; ///< The user trap frame at the top of the kernel stack.
-    uint64_t tls = 0;           ///< TPIDR_EL0, the user thread pointer.
-    FpState fp;                 ///< The user's FP/SIMD registers.
+    /// The last system call was interrupted by a signal (it returned
+    /// ERESTARTSYS): it runs again or returns EINTR on the way out.
+    bool syscall_restartable = false;
+    uintptr_t syscall_saved = 0; ///< the register its result overwrote
+    uint64_t sp = 0;             ///< Kernel stack pointer saved by the switch.
+    uint64_t kstack_top = 0;     ///< Top of the thread's kernel stack.
+    TrapFrame* frame = nullptr;  ///< The user trap frame at the top of the kernel stack.
+    uint64_t tls = 0;            ///< TPIDR_EL0, the user thread pointer.
+    FpState fp;                  ///< The user's FP/SIMD registers.
 };
 
 /// The system call number, as Linux's arm64 ABI passes it (x8).

@@ -15,15 +15,26 @@ struct TrapFrame {
     uint32_t eip, cs, eflags;
     uint32_t user_esp, user_ss; ///< Present only for traps from user mode.
 
-    bool from_user() const { return (cs & 3) == 3; }
+    /// True for a trap from user mode: CS's RPL is 3, or the CPU was in
+    /// virtual-8086 mode (EFLAGS.VM), where CS holds a real-mode segment
+    /// whose low bits mean nothing. The kernel's own BIOS calls trap into
+    /// the vm86 monitor's tables, never here. Intel SDM Vol. 3, 20.2.
+    bool from_user() const { return (cs & 3) == 3 || (eflags & k_eflags_vm); }
+    static constexpr uint32_t k_eflags_vm = 1u << 17;
     uint32_t pc() const { return eip; }
 };
 
-/// A user TLS segment set by set_thread_area (Linux's struct user_desc subset).
+/// A user TLS segment set by set_thread_area, as its GDT descriptor will
+/// hold it (Intel SDM Vol. 3, 3.4.5).
 struct TlsSegment {
     uint32_t base = 0;
-    uint32_t limit_pages = 0;
-    bool present = false;
+    uint32_t limit = 0; ///< 20 bits, in bytes, or in 4 KB pages when @c flags has G
+    uint8_t access = 0; ///< the descriptor's access byte; 0 for an empty slot
+    uint8_t flags = 0;  ///< the descriptor's G, D/B and AVL bits (high nibble)
+
+    static constexpr uint8_t k_access_present = 0x80, k_access_writable = 0x02;
+    bool present() const { return access & k_access_present; }
+    bool writable() const { return access & k_access_writable; }
 };
 
 /// A thread's x87/MMX/SSE registers as FXSAVE stores them. FXSAVE needs a
@@ -36,9 +47,13 @@ struct FpuSlot {
 
 /// The saved state of a thread that is not running.
 struct ThreadContext {
-    uint32_t esp = 0;           ///< Kernel stack pointer saved by context_switch.
-    uint32_t kstack_top = 0;    ///< Where a trap from user mode starts its frame.
-    TrapFrame* frame = nullptr; ///< The user trap frame at the top of the kernel stack.
+    /// The last system call was interrupted by a signal (it returned
+    /// ERESTARTSYS): it runs again or returns EINTR on the way out.
+    bool syscall_restartable = false;
+    uintptr_t syscall_saved = 0; ///< the register its result overwrote
+    uint32_t esp = 0;            ///< Kernel stack pointer saved by context_switch.
+    uint32_t kstack_top = 0;     ///< Where a trap from user mode starts its frame.
+    TrapFrame* frame = nullptr;  ///< The user trap frame at the top of the kernel stack.
     TlsSegment tls;
     FpuSlot fpu; ///< Saved FPU registers (src/arch/i386/fpu/).
 };

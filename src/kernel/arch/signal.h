@@ -1,0 +1,37 @@
+// Signals: what a port implements so that the core can run a program's
+// signal handlers. The frames are Linux's for each architecture, so that
+// unmodified musl programs (their handlers, their restorers that call
+// sigreturn) run; the core decides what to deliver (kernel/proc/signal.cpp).
+#pragma once
+#include "machine/context.h"
+#include <stdint.h>
+
+namespace toll::proc {
+struct SignalDelivery;
+}
+
+namespace toll::arch {
+
+/// Saves the interrupted user state of @p frame (and @p ctx's FPU registers)
+/// in a signal frame on the user stack and points @p frame at the handler of
+/// @p delivery, returning through its restorer. Returns false when the frame
+/// cannot be written (a bad stack pointer); the process then dies of SIGSEGV.
+bool signal_frame_push(TrapFrame& frame, ThreadContext& ctx, const proc::SignalDelivery& delivery);
+
+/// sigreturn: restores @p frame and @p ctx from the signal frame at the user
+/// stack pointer, keeping only what a user program may hold (the next return
+/// to user mode checks the rest). @p rt selects rt_sigreturn's frame (i386
+/// also has sigreturn's). Stores the saved signal mask in @p mask. Returns
+/// false when the frame cannot be read.
+bool signal_frame_pop(TrapFrame& frame, ThreadContext& ctx, bool rt, uint64_t* mask);
+
+/// Makes the system call that @p frame returns from run again: the program
+/// counter goes back over the call instruction and the register the result
+/// overwrote gets its old value (saved by the dispatcher in @p ctx).
+void syscall_restart(TrapFrame& frame, const ThreadContext& ctx);
+
+/// The value in the register a system call returns in (eax, x0): what
+/// sigreturn "returns" is the restored register, left as it is.
+long syscall_return_value(const TrapFrame& frame);
+
+} // namespace toll::arch

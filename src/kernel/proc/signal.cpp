@@ -1,0 +1,473 @@
+// Signals: generation (kill, faults, a child's exit, a broken pipe), the
+// default actions Linux gives each signal, and delivery on the way back to
+// user mode. The architecture writes and reads the signal frame itself
+// (arch::signal_frame_push/pop); everything else is here.
+#include "kernel/proc/signal.h"
+#include "kernel/arch/signal.h"
+#include "kernel/kern/console.h"
+#include "kernel/kern/counters.h"
+#include "kernel/kern/panic.h"
+#include "kernel/proc/process.h"
+#include "kernel/sys/syscalls.h"
+#include "kernel/sys/uaccess.h"
+#include "lib/string.h"
+
+namespace toll::proc {
+namespace {
+
+TOLL_COUNTER(g_sent, "signal.sent");
+TOLL_COUNTER(g_delivered, "signal.handlers_run");
+TOLL_COUNTER(g_default_kills, "signal.default_kills");
+TOLL_COUNTER(g_fault_kills, "proc.killed_by_fault");
+TOLL_COUNTER(g_stops, "signal.stops");
+
+// What a signal does when its action is SIG_DFL (Linux, signal(7)).
+enum class Default { terminate, ignore, stop, cont };
+
+Default default_action(int sig)
+{
+    switch (sig) {
+    case k_sigchld:
+    case k_sigurg:
+    case k_sigwinch:
+        return Default::ignore;
+    case k_sigstop:
+    case k_sigtstp:
+    case k_sigttin:
+    case k_sigttou:
+        return Default::stop;
+    case k_sigcont:
+        return Default::cont;
+    default:
+        return Default::terminate; // the "core" signals too: Toll writes no core files
+    }
+}
+
+constexpr SigSet k_unblockable = sig_bit(k_sigkill) | sig_bit(k_sigstop);
+constexpr SigSet k_stop_set =
+    sig_bit(k_sigstop) | sig_bit(k_sigtstp) | sig_bit(k_sigttin) | sig_bit(k_sigttou);
+
+SigAction& action_of(Process& p, int sig)
+{
+    return p.signals.actions[sig - 1];
+}
+
+// Whether @p sig would do nothing at all if delivered to @p p now.
+bool ignored(Process& p, int sig)
+{
+    const SigAction& a = action_of(p, sig);
+    return a.handler == k_sig_ign ||
+           (a.handler == k_sig_dfl && default_action(sig) == Default::ignore);
+}
+
+// Wakes @p p's thread if it sleeps, so a blocking call notices the signal.
+void kick(Process& p)
+{
+    if (p.thread && p.thread->state == ThreadState::sleeping && p.thread->wait_channel)
+        wakeup(p.thread->wait_channel);
+}
+
+void print_fault(Process& p, unsigned vector, const char* what, uintptr_t pc, uintptr_t address)
+{
+    kprintf("toll: pid %d (%s) killed by fault %u (%s) at pc 0x%lx, address 0x%lx\n", p.pid, p.name,
+            vector, what, static_cast<unsigned long>(pc), static_cast<unsigned long>(address));
+}
+
+// Stops the running process until SIGCONT or SIGKILL arrives.
+void stop_current(Process& p, int sig)
+{
+    g_stops.add();
+    p.signals.stopped = true;
+    p.signals.stop_report = sig;
+    if (p.parent && !(action_of(*p.parent, k_sigchld).flags & k_sa_nocldstop))
+        signal_send(*p.parent, k_sigchld, SigInfo{k_cld_stopped, p.pid, sig, 0});
+    wakeup(p.parent); // a parent in wait4(WUNTRACED) sleeps on itself
+    while (p.signals.stopped && !(p.signals.pending & sig_bit(k_sigkill)))
+        sleep_on(&p.signals.stopped);
+}
+
+// The mask a handler's frame saves: the one sigsuspend replaced, if any.
+SigSet mask_to_save(Process& p)
+{
+    Signals& s = p.signals;
+    if (s.suspend_active) {
+        s.suspend_active = false;
+        return s.suspend_saved;
+    }
+    return s.blocked;
+}
+
+} // namespace
+
+void siginfo_write(uint8_t (&out)[k_siginfo_size], const SignalDelivery& d)
+{
+    memset(out, 0, sizeof out);
+    int head[3] = {d.signo, 0, d.info.code};
+    memcpy(out, head, sizeof head);
+    // The union after the three ints is aligned for a pointer.
+    constexpr size_t k_union = (sizeof head + alignof(void*) - 1) & ~(alignof(void*) - 1);
+    bool fault = d.signo == k_sigsegv || d.signo == k_sigbus || d.signo == k_sigill ||
+                 d.signo == k_sigfpe || d.signo == k_sigtrap;
+    if (fault && d.info.code > 0) {
+        memcpy(out + k_union, &d.info.addr, sizeof d.info.addr);
+    } else {
+        int fields[3] = {d.info.pid, 0 /* uid: root */, d.info.status};
+        memcpy(out + k_union, fields, sizeof fields);
+    }
+}
+
+void signal_send(Process& p, int sig, const SigInfo& info)
+{
+    Signals& s = p.signals;
+    if (p.zombie)
+        return;
+    // init runs only the handlers it installed: no default action, not even
+    // SIGKILL's, can end it (Linux's SIGNAL_UNKILLABLE).
+    if (p.pid == 1 && (action_of(p, sig).handler == k_sig_dfl || (sig_bit(sig) & k_unblockable)))
+        return;
+    g_sent.add();
+    if (sig == k_sigcont || sig == k_sigkill) {
+        s.pending &= ~k_stop_set;
+        if (s.stopped) {
+            s.stopped = false;
+            s.stop_report = 0;
+            s.continue_report = true;
+            wakeup(&s.stopped);
+            if (p.parent && sig == k_sigcont)
+                signal_send(*p.parent, k_sigchld, SigInfo{k_cld_continued, p.pid, sig, 0});
+        }
+    } else if (sig_bit(sig) & k_stop_set) {
+        s.pending &= ~sig_bit(k_sigcont);
+    }
+    // Blocked signals are kept even if ignored: the action may change
+    // before they are unblocked.
+    if (ignored(p, sig) && !(s.blocked & sig_bit(sig)))
+        return;
+    if (!(s.pending & sig_bit(sig))) // the first of a kind is kept; they do not queue
+        s.info[sig - 1] = info;
+    s.pending |= sig_bit(sig);
+    kick(p);
+}
+
+long kill(int pid, int sig)
+{
+    if (sig < 0 || sig > k_nsig)
+        return -k_einval;
+    Process* self = current_process();
+    SigInfo info{k_si_user, self ? self->pid : 0, 0, 0};
+    struct Target {
+        int pid, sig;
+        const SigInfo* info;
+        Process* self;
+        int found;
+    } t{pid, sig, &info, self, 0};
+    // pid -1: every process but init and the caller; pid > 0: that one.
+    // Toll has a single process group, so 0 and -pgid name no one apart.
+    for_each_process(
+        [](Process& p, void* context) {
+            auto& t = *static_cast<Target*>(context);
+            if (p.zombie)
+                return;
+            bool match = t.pid > 0 ? p.pid == t.pid : (t.pid == -1 && p.pid != 1 && &p != t.self);
+            if (!match)
+                return;
+            ++t.found;
+            if (t.sig)
+                signal_send(p, t.sig, *t.info);
+        },
+        &t);
+    return t.found ? 0 : -k_esrch;
+}
+
+void force_signal(int sig, unsigned vector, const char* what, uintptr_t pc, uintptr_t address)
+{
+    Process* p = current_process();
+    TOLL_ASSERT(p);
+    const SigAction& a = action_of(*p, sig);
+    bool catchable =
+        a.handler != k_sig_dfl && a.handler != k_sig_ign && !(p->signals.blocked & sig_bit(sig));
+    if (!catchable)
+        terminate_by_fault(sig, vector, what, pc, address);
+    // si_code 1 is the plain case of each fault signal: SEGV_MAPERR,
+    // ILL_ILLOPC, FPE_INTDIV, BUS_ADRALN, TRAP_BRKPT.
+    p->signals.info[sig - 1] = SigInfo{k_segv_maperr, 0, 0, address};
+    p->signals.pending |= sig_bit(sig);
+}
+
+void terminate_by_fault(int sig, unsigned vector, const char* what, uintptr_t pc, uintptr_t address)
+{
+    Process* p = current_process();
+    TOLL_ASSERT(p);
+    g_fault_kills.add();
+    print_fault(*p, vector, what, pc, address);
+    exit_current(sig); // wait status: terminated by this signal
+}
+
+bool interrupted()
+{
+    Process* p = current_process();
+    return p && (p->signals.pending & ~p->signals.blocked);
+}
+
+void return_to_user_checks(arch::TrapFrame& frame)
+{
+    Process* p = current_process();
+    if (!p)
+        return;
+    Signals& s = p->signals;
+    arch::ThreadContext& ctx = current()->context;
+    for (;;) {
+        SigSet ready = s.pending & ~s.blocked;
+        if (!ready)
+            break;
+        int sig = __builtin_ctzll(ready) + 1;
+        if (ready & sig_bit(k_sigkill))
+            sig = k_sigkill;
+        s.pending &= ~sig_bit(sig);
+        SigAction a = action_of(*p, sig);
+        if (a.handler == k_sig_ign)
+            continue;
+        if (a.handler == k_sig_dfl) {
+            switch (default_action(sig)) {
+            case Default::ignore:
+            case Default::cont:
+                continue;
+            case Default::stop:
+                stop_current(*p, sig);
+                continue;
+            case Default::terminate:
+                g_default_kills.add();
+                exit_current(sig);
+            }
+        }
+        // A handler. A system call it interrupted either runs again after
+        // it (SA_RESTART) or returns EINTR.
+        if (ctx.syscall_restartable) {
+            ctx.syscall_restartable = false;
+            if (a.flags & k_sa_restart)
+                arch::syscall_restart(frame, ctx);
+        }
+        SignalDelivery d{sig, s.info[sig - 1], a, mask_to_save(*p)};
+        if (!arch::signal_frame_push(frame, ctx, d)) {
+            // No room for the frame (a bad stack pointer): Linux's answer too.
+            terminate_by_fault(k_sigsegv, 0, "cannot write the signal frame", frame.pc(), 0);
+        }
+        g_delivered.add();
+        if (!(a.flags & k_sa_nodefer))
+            s.blocked |= sig_bit(sig);
+        s.blocked = (s.blocked | a.mask) & ~k_unblockable;
+        if (a.flags & k_sa_resethand)
+            action_of(*p, sig) = SigAction{};
+        return;
+    }
+    // Nothing ran in user mode: an interrupted call simply runs again.
+    if (ctx.syscall_restartable) {
+        ctx.syscall_restartable = false;
+        arch::syscall_restart(frame, ctx);
+    }
+    if (s.suspend_active) { // sigsuspend woke for a signal that needed no handler
+        s.blocked = s.suspend_saved;
+        s.suspend_active = false;
+    }
+}
+
+bool notify_parent_of_exit(Process& child, int wait_status)
+{
+    Process* parent = child.parent;
+    if (!parent)
+        return false;
+    bool killed = (wait_status & 0x7F) != 0;
+    signal_send(*parent, k_sigchld,
+                SigInfo{killed ? k_cld_killed : k_cld_exited, child.pid,
+                        killed ? wait_status & 0x7F : (wait_status >> 8) & 0xFF, 0});
+    const SigAction& a = action_of(*parent, k_sigchld);
+    return a.handler == k_sig_ign || (a.flags & k_sa_nocldwait);
+}
+
+void signals_exec_reset(Process& p)
+{
+    for (SigAction& a : p.signals.actions)
+        if (a.handler != k_sig_ign)
+            a = SigAction{};
+        else
+            a.flags = 0;
+}
+
+} // namespace toll::proc
+
+namespace toll::sys {
+namespace {
+
+using proc::SigSet;
+
+// Linux's struct sigaction as rt_sigaction reads and writes it (the kernel's
+// layout, include/linux/signal_types.h: handler, flags, restorer, mask).
+struct LinuxSigaction {
+    uintptr_t handler;
+    unsigned long flags;
+    uintptr_t restorer;
+    uint32_t mask[2];
+};
+static_assert(sizeof(LinuxSigaction) == 3 * sizeof(uintptr_t) + 8);
+
+constexpr uintptr_t k_sigset_size = sizeof(SigSet); // rt_*'s sigsetsize argument
+constexpr SigSet k_unblockable = proc::sig_bit(proc::k_sigkill) | proc::sig_bit(proc::k_sigstop);
+
+SigSet set_from(const uint32_t words[2])
+{
+    return SigSet(words[0]) | SigSet(words[1]) << 32;
+}
+
+} // namespace
+
+long sys_tkill(const SyscallArgs& a)
+{
+    // Toll's processes have one thread each, whose id is the pid.
+    if (static_cast<long>(a.a[0]) <= 0)
+        return -k_einval;
+    return proc::kill(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]));
+}
+
+long sys_tgkill(const SyscallArgs& a)
+{
+    if (static_cast<long>(a.a[0]) <= 0 || static_cast<long>(a.a[1]) <= 0)
+        return -k_einval;
+    if (a.a[0] != a.a[1])
+        return -k_esrch; // no thread of that group has that id
+    return proc::kill(static_cast<int>(a.a[1]), static_cast<int>(a.a[2]));
+}
+
+long finish_syscall(SyscallHandler handler, long result, uintptr_t overwritten)
+{
+    arch::ThreadContext& ctx = proc::current()->context;
+    bool restores_frame = handler == sys_rt_sigreturn || handler == sys_sigreturn;
+    ctx.syscall_restartable = result == -k_erestartsys && !restores_frame;
+    if (!ctx.syscall_restartable)
+        return result;
+    ctx.syscall_saved = overwritten;
+    return -k_eintr;
+}
+
+long sys_rt_sigaction(const SyscallArgs& a)
+{
+    int sig = static_cast<int>(a.a[0]);
+    if (a.a[3] != k_sigset_size || sig < 1 || sig > proc::k_nsig)
+        return -k_einval;
+    proc::Process* p = proc::current_process();
+    LinuxSigaction in;
+    if (a.a[1]) {
+        if (copyin(&in, a.a[1], sizeof in) != k_ok)
+            return -k_efault;
+        if (sig == proc::k_sigkill || sig == proc::k_sigstop)
+            return -k_einval;
+    }
+    if (a.a[2]) {
+        const proc::SigAction& old = p->signals.actions[sig - 1];
+        LinuxSigaction out{
+            old.handler,
+            static_cast<unsigned long>(old.flags),
+            old.restorer,
+            {static_cast<uint32_t>(old.mask), static_cast<uint32_t>(old.mask >> 32)}};
+        if (copyout(a.a[2], &out, sizeof out) != k_ok)
+            return -k_efault;
+    }
+    if (a.a[1]) {
+        // Flags Linux knows but Toll has no use for (SA_ONSTACK without an
+        // alternate stack, SA_RESTORER) are kept and reported back; unknown
+        // bits are kept too, as Linux does, but mean nothing.
+        proc::SigAction& act = p->signals.actions[sig - 1];
+        act = proc::SigAction{in.handler, in.flags & 0xFFFFFFFFu, in.restorer,
+                              set_from(in.mask) & ~k_unblockable};
+        // Setting SIG_IGN (or a default that ignores) drops what is pending.
+        if (in.handler == proc::k_sig_ign ||
+            (in.handler == proc::k_sig_dfl &&
+             (sig == proc::k_sigchld || sig == proc::k_sigurg || sig == proc::k_sigwinch)))
+            p->signals.pending &= ~proc::sig_bit(sig);
+    }
+    return 0;
+}
+
+long sys_rt_sigprocmask(const SyscallArgs& a)
+{
+    constexpr uintptr_t k_block = 0, k_unblock = 1, k_setmask = 2;
+    uintptr_t how = a.a[0];
+    if (a.a[3] != k_sigset_size)
+        return -k_einval;
+    proc::Signals& s = proc::current_process()->signals;
+    SigSet set = 0;
+    if (a.a[1]) {
+        if (how > k_setmask)
+            return -k_einval;
+        if (copyin(&set, a.a[1], sizeof set) != k_ok)
+            return -k_efault;
+    }
+    if (a.a[2] && copyout(a.a[2], &s.blocked, sizeof s.blocked) != k_ok)
+        return -k_efault;
+    if (a.a[1]) {
+        if (how == k_block)
+            s.blocked |= set;
+        else if (how == k_unblock)
+            s.blocked &= ~set;
+        else
+            s.blocked = set;
+        s.blocked &= ~k_unblockable;
+    }
+    return 0;
+}
+
+long sys_rt_sigpending(const SyscallArgs& a)
+{
+    if (a.a[1] > k_sigset_size)
+        return -k_einval;
+    proc::Signals& s = proc::current_process()->signals;
+    SigSet pending = s.pending & s.blocked;
+    return copyout(a.a[0], &pending, a.a[1]) == k_ok ? 0 : -k_efault;
+}
+
+long sys_rt_sigsuspend(const SyscallArgs& a)
+{
+    if (a.a[1] != k_sigset_size)
+        return -k_einval;
+    SigSet set;
+    if (copyin(&set, a.a[0], sizeof set) != k_ok)
+        return -k_efault;
+    proc::Signals& s = proc::current_process()->signals;
+    s.suspend_saved = s.blocked;
+    s.suspend_active = true;
+    s.blocked = set & ~k_unblockable;
+    while (!proc::interrupted())
+        proc::sleep_on(&s);
+    return -k_eintr; // the handler's frame saves the old mask (mask_to_save)
+}
+
+long sys_pause(const SyscallArgs&)
+{
+    proc::Signals& s = proc::current_process()->signals;
+    while (!proc::interrupted())
+        proc::sleep_on(&s);
+    return -k_eintr;
+}
+
+long sys_rt_sigreturn(const SyscallArgs& a)
+{
+    SigSet mask;
+    arch::ThreadContext& ctx = proc::current()->context;
+    if (!arch::signal_frame_pop(*a.frame, ctx, true, &mask))
+        proc::terminate_by_fault(proc::k_sigsegv, 0, "bad signal frame at sigreturn", a.frame->pc(),
+                                 0);
+    proc::current_process()->signals.blocked = mask & ~k_unblockable;
+    return arch::syscall_return_value(*a.frame); // the restored register, unchanged
+}
+
+long sys_sigreturn(const SyscallArgs& a)
+{
+    SigSet mask;
+    arch::ThreadContext& ctx = proc::current()->context;
+    if (!arch::signal_frame_pop(*a.frame, ctx, false, &mask))
+        proc::terminate_by_fault(proc::k_sigsegv, 0, "bad signal frame at sigreturn", a.frame->pc(),
+                                 0);
+    proc::current_process()->signals.blocked = mask & ~k_unblockable;
+    return arch::syscall_return_value(*a.frame);
+}
+
+} // namespace toll::sys

@@ -1,0 +1,153 @@
+// Signals as Linux defines them: per-process actions (default, ignore or a
+// handler), a blocked mask, pending signals, and delivery on the way back
+// to user mode through a signal frame that sigreturn undoes.
+#pragma once
+#include "machine/context.h"
+#include <stddef.h>
+#include <stdint.h>
+
+namespace toll::proc {
+
+struct Process;
+
+/// Signals are numbered 1 to 64 (Linux's _NSIG); 32 and up are real-time.
+constexpr int k_nsig = 64;
+
+// Linux's signal numbers (include/uapi/asm-generic/signal.h; the same on
+// i386 and arm64).
+enum Signal : int {
+    k_sighup = 1,
+    k_sigint = 2,
+    k_sigquit = 3,
+    k_sigill = 4,
+    k_sigtrap = 5,
+    k_sigabrt = 6,
+    k_sigbus = 7,
+    k_sigfpe = 8,
+    k_sigkill = 9,
+    k_sigusr1 = 10,
+    k_sigsegv = 11,
+    k_sigusr2 = 12,
+    k_sigpipe = 13,
+    k_sigalrm = 14,
+    k_sigterm = 15,
+    k_sigstkflt = 16,
+    k_sigchld = 17,
+    k_sigcont = 18,
+    k_sigstop = 19,
+    k_sigtstp = 20,
+    k_sigttin = 21,
+    k_sigttou = 22,
+    k_sigurg = 23,
+    k_sigxcpu = 24,
+    k_sigxfsz = 25,
+    k_sigvtalrm = 26,
+    k_sigprof = 27,
+    k_sigwinch = 28,
+    k_sigio = 29,
+    k_sigpwr = 30,
+    k_sigsys = 31,
+};
+
+/// A set of signals: bit n-1 stands for signal n (Linux's sigset_t, 8 bytes).
+using SigSet = uint64_t;
+constexpr SigSet sig_bit(int sig)
+{
+    return SigSet(1) << (sig - 1);
+}
+
+// sa_handler's two special values and the sa_flags Toll honours (Linux,
+// include/uapi/asm-generic/signal-defs.h and asm/signal.h).
+constexpr uintptr_t k_sig_dfl = 0, k_sig_ign = 1;
+constexpr uint64_t k_sa_nocldstop = 0x1, k_sa_nocldwait = 0x2, k_sa_siginfo = 0x4,
+                   k_sa_restorer = 0x04000000, k_sa_onstack = 0x08000000, k_sa_restart = 0x10000000,
+                   k_sa_nodefer = 0x40000000, k_sa_resethand = 0x80000000;
+
+/// What a process does with one signal.
+struct SigAction {
+    uintptr_t handler = k_sig_dfl; ///< k_sig_dfl, k_sig_ign or a user function
+    uint64_t flags = 0;            ///< k_sa_* bits
+    uintptr_t restorer = 0;        ///< user code that calls sigreturn (SA_RESTORER)
+    SigSet mask = 0;               ///< blocked while the handler runs
+};
+
+// siginfo_t's si_code values Toll produces (Linux, asm-generic/siginfo.h).
+constexpr int k_si_user = 0, k_si_kernel = 0x80, k_segv_maperr = 1, k_cld_exited = 1,
+              k_cld_killed = 2, k_cld_stopped = 5, k_cld_continued = 6;
+
+/// Why a signal was sent: the fields of siginfo_t a handler may read.
+struct SigInfo {
+    int code = k_si_user;
+    int pid = 0;        ///< the sender (kill) or the child (SIGCHLD)
+    int status = 0;     ///< SIGCHLD: exit code or signal
+    uintptr_t addr = 0; ///< faults: the address
+};
+
+/// A process's signal state.
+struct Signals {
+    SigAction actions[k_nsig];
+    SigInfo info[k_nsig]; ///< for each pending signal, why it was sent
+    SigSet blocked = 0;
+    SigSet pending = 0;
+    bool stopped = false;         ///< stopped by SIGSTOP and its kin
+    int stop_report = 0;          ///< for wait4: 0, or the stop signal not yet reported
+    bool continue_report = false; ///< for wait4 WCONTINUED: continued, not yet reported
+    bool suspend_active = false;  ///< in sigsuspend: @c suspend_saved is the mask to restore
+    SigSet suspend_saved = 0;
+};
+
+/// One handler invocation, as the architecture writes it into a signal frame.
+struct SignalDelivery {
+    int signo;
+    SigInfo info;
+    SigAction action;
+    SigSet saved_mask; ///< the mask to put back at sigreturn
+};
+
+/// Size of Linux's siginfo_t on every architecture.
+constexpr size_t k_siginfo_size = 128;
+
+/// Fills @p out as Linux's siginfo_t for @p d: si_signo, si_errno (0),
+/// si_code, then si_pid/si_uid/si_status (a sender or a child) or si_addr
+/// (a fault) where the union starts (offset 12 on i386, 16 on arm64).
+void siginfo_write(uint8_t (&out)[k_siginfo_size], const SignalDelivery& d);
+
+/// Sends @p sig to @p p with @p info, as Linux generates a signal: an ignored
+/// one is dropped (unless blocked), SIGCONT resumes a stopped process and
+/// drops pending stops, a stop drops a pending SIGCONT, and init (pid 1)
+/// never receives a signal it has no handler for (SIGKILL and SIGSTOP
+/// included). Wakes the process if it sleeps, so blocking calls give up.
+void signal_send(Process& p, int sig, const SigInfo& info);
+
+/// A synchronous fault of the running program (SIGSEGV, SIGILL, ...): if it
+/// has a handler for @p sig that is not blocked, the signal is queued and
+/// runs on the way out of this trap; otherwise the process ends (a blocked
+/// or ignored fault signal cannot be survived, as on Linux), with a line on
+/// the console saying why.
+void force_signal(int sig, unsigned vector, const char* what, uintptr_t pc, uintptr_t address);
+
+/// Ends the running process for a fault, whatever its signal actions say.
+[[noreturn]] void terminate_by_fault(int sig, unsigned vector, const char* what, uintptr_t pc,
+                                     uintptr_t address);
+
+/// Called on every return to user mode with the frame about to be resumed:
+/// delivers the first pending unblocked signal (default action, or a handler
+/// frame built by the architecture) and finishes an interrupted system call
+/// (restarted, or EINTR).
+void return_to_user_checks(arch::TrapFrame& frame);
+
+/// True if a signal waits that should end a blocking system call: blocking
+/// loops return -k_erestartsys (or EINTR) when it is.
+bool interrupted();
+
+/// The SIGCHLD a parent gets when @p child ends (@p wait_status, Linux's
+/// encoding) or stops. Also decides, from the parent's SIGCHLD action,
+/// whether the child is reaped at once (SIG_IGN or SA_NOCLDWAIT): returns
+/// true if so.
+bool notify_parent_of_exit(Process& child, int wait_status);
+
+/// Resets @p p's handlers to the default for execve (ignored signals stay
+/// ignored, the mask and pending set are kept, as POSIX says).
+void signals_exec_reset(Process& p);
+
+} // namespace toll::proc

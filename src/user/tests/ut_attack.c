@@ -1,0 +1,528 @@
+/* ut_attack: a hostile program. Each attack goes after a class of kernel
+ * mistake rather than one example of it: every size a system call adds up
+ * (read, write, writev's vectors), every result pointer (wait4's rusage),
+ * every length in an ELF file (crafted programs in /bin/badelf_*), every
+ * value the kernel restores into a user frame (segment registers, EFLAGS,
+ * PSTATE, FPU control words, through set_thread_area and forged sigreturn
+ * frames), a trip into virtual-8086 mode, page 0, and signals aimed at init.
+ * Children do the dangerous parts; the parent checks how they ended and
+ * that the kernel still runs programs afterwards. */
+#define _GNU_SOURCE
+#include "toll/utest.h"
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+/* How a child ended: its exit status, or 1000 + the signal that killed it. */
+static int outcome(pid_t pid)
+{
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
+}
+
+static int run_child(void (*fn)(void))
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        fn();
+        _exit(0);
+    }
+    return outcome(pid);
+}
+
+#define KILLED_BY(sig) (1000 + (sig))
+
+/* --- sizes and pointers of system calls ---------------------------------- */
+
+/* Low in the address space (the program's data), so that a count clamped to
+ * Linux's 2 GB maximum would still end inside user space. */
+static char buf[16] = "abc";
+
+static void attack_sizes(void)
+{
+    /* The whole range is checked before any clamping: a huge count over a
+     * small buffer is EFAULT, never "some of the memory after it". */
+    CHECK_ERR(write(1, buf, (size_t)-1), EFAULT);
+    int zero = open("/dev/zero", O_RDONLY);
+    CHECK_ERR(read(zero, buf, (size_t)-1), EFAULT);
+    close(zero);
+    int null = open("/dev/null", O_WRONLY);
+    /* writev: two lengths whose sum overflows ssize_t, a negative length. */
+    struct iovec two[2] = {{buf, (size_t)-1 / 2 - 0xFFF}, {buf, (size_t)-1 / 2 - 0xFFF}};
+    CHECK_ERR(writev(null, two, 2), EINVAL);
+    struct iovec negative[2] = {{buf, 3}, {buf, (size_t)-1}};
+    CHECK_ERR(writev(null, negative, 2), EINVAL);
+    struct iovec bad_base[2] = {{buf, 3}, {(void*)-4096, 16}};
+    CHECK_ERR(writev(null, bad_base, 2), EFAULT);
+    CHECK_ERR(writev(null, (struct iovec*)-64, 2), EFAULT);
+    CHECK_ERR(writev(null, two, -1), EINVAL);
+    struct iovec good[3] = {{buf, 3}, {buf, 0}, {buf, 5}};
+    CHECK_EQ(writev(null, good, 3), 8);
+    close(null);
+
+    /* wait4 checks its rusage pointer before reaping: the child is not lost. */
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(4);
+    int status;
+    CHECK_ERR(syscall(SYS_wait4, pid, &status, 0, (void*)-4096), EFAULT);
+    struct rusage ru;
+    memset(&ru, 0xAA, sizeof ru);
+    CHECK_EQ(wait4(pid, &status, 0, &ru), pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 4 && ru.ru_utime.tv_sec == 0,
+              "after EFAULT the child is still there to reap, and rusage is written");
+
+    /* Page 0, and everything up to mmap_min_addr, cannot be mapped. */
+    const int map = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
+    CHECK_MSG(mmap((void*)0, 4096, PROT_READ | PROT_WRITE, map, -1, 0) == MAP_FAILED &&
+                  errno == EPERM,
+              "MAP_FIXED at address 0 fails with EPERM");
+    uintptr_t page = (uintptr_t)getpagesize();
+    CHECK_MSG(mmap((void*)page, page, PROT_READ, map, -1, 0) == MAP_FAILED && errno == EPERM,
+              "MAP_FIXED at the second page fails with EPERM");
+    CHECK_MSG(mmap((void*)(0x100000 - page), 2 * page, PROT_READ, map, -1, 0) == MAP_FAILED &&
+                  errno == EPERM,
+              "MAP_FIXED across the first megabyte fails with EPERM");
+    void* ok = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK_MSG(ok != MAP_FAILED && (uintptr_t)ok >= 0x110000, "a plain mmap still works, high up");
+
+    /* faccessat and faccessat2 exist and check their mode and flags. */
+    CHECK_EQ(syscall(SYS_faccessat, AT_FDCWD, "/dev/null", R_OK), 0);
+    CHECK_ERR(syscall(SYS_faccessat, AT_FDCWD, "/dev/null", 0x100), EINVAL);
+    CHECK_ERR(syscall(SYS_faccessat, AT_FDCWD, "/no/such/file", R_OK), ENOENT);
+    CHECK_ERR(syscall(439 /* faccessat2 */, AT_FDCWD, "/dev/null", R_OK, 0x8000), EINVAL);
+    CHECK_ERR(syscall(SYS_faccessat, AT_FDCWD, (char*)-4096, R_OK), EFAULT);
+
+    /* rt_sigaction and rt_sigprocmask read what they are given. */
+    CHECK_ERR(syscall(SYS_rt_sigaction, SIGUSR1, (void*)-4096, 0, 8), EFAULT);
+    CHECK_ERR(syscall(SYS_rt_sigaction, SIGUSR1, 0, 0, 4), EINVAL);
+    CHECK_ERR(syscall(SYS_rt_sigaction, SIGUSR1, 0, 0, 16), EINVAL);
+    CHECK_ERR(syscall(SYS_rt_sigaction, 65, 0, 0, 8), EINVAL);
+    CHECK_ERR(syscall(SYS_rt_sigprocmask, SIG_BLOCK, (void*)-4096, 0, 8), EFAULT);
+    CHECK_ERR(syscall(SYS_rt_sigprocmask, SIG_BLOCK, 0, 0, 128), EINVAL);
+    uint64_t set = 1ull << (SIGUSR2 - 1), old = 0;
+    CHECK_ERR(syscall(SYS_rt_sigprocmask, 7, &set, 0, 8), EINVAL);
+    CHECK_EQ(syscall(SYS_rt_sigprocmask, SIG_BLOCK, &set, 0, 8), 0);
+    CHECK_EQ(syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &set, &old, 8), 0);
+    CHECK_MSG(old & set, "rt_sigprocmask blocked the set it read");
+}
+
+/* --- crafted ELF files ---------------------------------------------------- */
+
+static void attack_elf(void)
+{
+    static const struct {
+        const char* name;
+        int err; /* 0: runs and exits 42 */
+    } cases[] = {
+        {"badelf_ok", 0},
+        {"badelf_offset_wrap", ENOEXEC},
+        {"badelf_phoff_wrap", ENOEXEC},
+        {"badelf_vaddr_wrap", ENOEXEC},
+        {"badelf_vaddr_round_wrap", ENOEXEC},
+        {"badelf_filesz_huge", ENOEXEC},
+        {"badelf_filesz_over_memsz", ENOEXEC},
+        {"badelf_page_zero", EPERM},
+        {"badelf_truncated", ENOEXEC},
+    };
+    if (access(utest_bin("badelf_ok"), F_OK) != 0) {
+        SKIP("crafted ELF files", "no /bin/badelf_* (not on Toll's ramdisk)");
+        return;
+    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            execl(utest_bin(cases[i].name), cases[i].name, (char*)0);
+            _exit(errno == cases[i].err ? 100 : 101); /* exec failed: say how */
+        }
+        int got = outcome(pid);
+        utest_reportf(got == (cases[i].err ? 100 : 42), __FILE__, __LINE__, cases[i].name,
+                      "child ended with %d (100: expected error, 101: another error, 42: ran)",
+                      got);
+    }
+}
+
+/* --- init ----------------------------------------------------------------- */
+
+static volatile sig_atomic_t g_usr1;
+static void on_usr1(int sig)
+{
+    (void)sig;
+    g_usr1 = 1;
+}
+
+static void signal_init(void)
+{
+    static const int sigs[] = {SIGKILL, SIGTERM, SIGSEGV, SIGSTOP, SIGINT, SIGHUP, SIGUSR1};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; ++i)
+        if (kill(1, sigs[i]) != 0)
+            _exit(3);
+}
+
+static void attack_init(void)
+{
+    if (getpid() != 1) {
+        SKIP("init survives every signal", "this test is not init (run it as run=/bin/ut_attack)");
+        return;
+    }
+    signal(SIGUSR1, on_usr1);
+    CHECK_EQ(run_child(signal_init), 0);
+    /* Still here, not stopped: SIGKILL, SIGSTOP and default actions do not
+     * touch init, but a handler it installed runs. */
+    CHECK_MSG(g_usr1 == 1,
+              "init survived SIGKILL, SIGTERM, SIGSEGV, SIGSTOP, and ran its SIGUSR1 handler");
+    signal(SIGUSR1, SIG_DFL);
+}
+
+/* --- i386: segments, frames, vm86 ----------------------------------------- */
+#if defined(__i386__)
+
+struct user_desc {
+    unsigned int entry_number, base_addr, limit, flags;
+};
+enum {
+    k_32bit = 1,
+    k_code = 2 << 1,
+    k_read_exec_only = 1 << 3,
+    k_pages = 1 << 4,
+    k_not_present = 1 << 5
+};
+
+/* System calls without libc: once the TLS segment changes, musl's errno
+ * (reached through %gs) may be gone. */
+static long raw1(long n, long a)
+{
+    long r;
+    __asm__ volatile("int $0x80" : "=a"(r) : "a"(n), "b"(a) : "memory");
+    return r;
+}
+#define RAW_EXIT(code) raw1(1, (code))
+
+static unsigned tls_selector(void)
+{
+    unsigned gs;
+    __asm__ volatile("movl %%gs, %0" : "=r"(gs));
+    return gs;
+}
+
+static long set_tls(unsigned entry, unsigned base, unsigned limit, unsigned flags)
+{
+    struct user_desc d = {entry, base, limit, flags};
+    return raw1(243, (long)&d);
+}
+
+static void tls_refusals(void)
+{
+    unsigned e = tls_selector() >> 3;
+    int bad = 0;
+    bad |= set_tls(e, 0, 0xFFFFF, k_32bit | k_pages | k_not_present) != -EINVAL;
+    bad |= (set_tls(e, 0, 0xFFFFF, k_32bit | k_pages | k_code) != -EINVAL) << 1;
+    bad |= (set_tls(e, 0, 0xFFFFF, k_pages) != -EINVAL) << 2;  /* 16-bit */
+    bad |= (set_tls(e, 0, 0x100000, k_32bit) != -EINVAL) << 3; /* 21-bit limit */
+    RAW_EXIT(bad);
+}
+
+static char g_tls_bytes[8192] __attribute__((aligned(4096)));
+
+static unsigned segment_limit(unsigned sel)
+{
+    unsigned limit = 0;
+    __asm__ volatile("lsl %1, %0" : "+r"(limit) : "r"(sel) : "cc");
+    return limit;
+}
+
+/* Limits are kept as asked: 16 bytes is a limit of 15, not a page. LSL
+ * reads the limit the descriptor holds (QEMU does not check data segment
+ * limits, so a read past it would prove nothing there). */
+static void tls_exact_limit(void)
+{
+    unsigned sel = tls_selector();
+    if (set_tls(sel >> 3, (unsigned)g_tls_bytes, 15, k_32bit) != 0)
+        RAW_EXIT(2);
+    if (segment_limit(sel) != 15)
+        RAW_EXIT(3);
+    if (set_tls(sel >> 3, (unsigned)g_tls_bytes, 2, k_32bit | k_pages) != 0)
+        RAW_EXIT(4);
+    RAW_EXIT(segment_limit(sel) == 3 * 4096 - 1 ? 0 : 5);
+}
+
+/* SS holds the TLS selector when the slot is emptied: the kernel's exit
+ * path cannot restore SS, so the program gets SIGSEGV (not the kernel). */
+static void tls_pulled_from_under_ss(void)
+{
+    unsigned sel = tls_selector();
+    if (set_tls(sel >> 3, 0, 0xFFFFF, k_32bit | k_pages) != 0)
+        RAW_EXIT(2);
+    struct user_desc empty = {sel >> 3, 0, 0, k_read_exec_only | k_not_present};
+    long r;
+    __asm__ volatile("movl %%ss, %%esi\n\t"
+                     "movl %2, %%ss\n\t"
+                     "int $0x80\n\t"
+                     "movl %%esi, %%ss"
+                     : "=a"(r)
+                     : "a"(243L), "r"(sel), "b"(&empty)
+                     : "esi", "memory");
+    RAW_EXIT(3);
+}
+
+/* DS, ES, FS hold it: they come back null, and the program goes on. */
+static void tls_pulled_from_under_ds(void)
+{
+    unsigned sel = tls_selector();
+    if (set_tls(sel >> 3, 0, 0xFFFFF, k_32bit | k_pages) != 0)
+        RAW_EXIT(2);
+    struct user_desc empty = {sel >> 3, 0, 0, 0};
+    unsigned ds, es, fs;
+    __asm__ volatile("movl %%ds, %%esi\n\t"
+                     "movl %3, %%es\n\t"
+                     "movl %3, %%fs\n\t"
+                     "movl $243, %%eax\n\t"
+                     "int $0x80\n\t"
+                     "movl %%es, %1\n\t"
+                     "movl %%fs, %2\n\t"
+                     "movl %%esi, %%ds\n\t" /* ds was not touched: still the user's */
+                     "movl %%ds, %0"
+                     : "=r"(ds), "=r"(es), "=r"(fs)
+                     : "r"(sel), "b"(&empty)
+                     : "eax", "esi", "memory");
+    RAW_EXIT(es == 0 && fs == 0 && ds != 0 ? 0 : 3);
+}
+
+/* Forged rt_sigreturn frames: struct rt_sigframe with its ucontext's
+ * sigcontext at byte 144 + 20, the mask after it. */
+enum { k_sc = 164, k_sc_words = 22 };
+enum {
+    SC_GS,
+    SC_FS,
+    SC_ES,
+    SC_DS,
+    SC_EDI,
+    SC_ESI,
+    SC_EBP,
+    SC_ESP,
+    SC_EBX,
+    SC_EDX,
+    SC_ECX,
+    SC_EAX,
+    SC_TRAPNO,
+    SC_ERR,
+    SC_EIP,
+    SC_CS,
+    SC_EFLAGS,
+    SC_ESP2,
+    SC_SS,
+    SC_FPSTATE,
+    SC_OLDMASK,
+    SC_CR2
+};
+
+void resume_segments(void);
+void resume_cli(void);
+void resume_exit0(void);
+void resume_sse(void);
+__asm__(".text\n"
+        "resume_segments:\n" /* exit status: ds | es | fs | gs, 0 if all are null */
+        "  xorl %ebx, %ebx\n"
+        "  movl %ds, %eax\n  orl %eax, %ebx\n"
+        "  movl %es, %eax\n  orl %eax, %ebx\n"
+        "  movl %fs, %eax\n  orl %eax, %ebx\n"
+        "  movl $1, %eax\n  int $0x80\n"
+        "resume_cli:\n" /* IOPL 0: cli faults (SIGSEGV); otherwise exit 3 */
+        "  cli\n"
+        "  movl $1, %eax\n  movl $3, %ebx\n  int $0x80\n"
+        "resume_exit0:\n"
+        "  movl $1, %eax\n  xorl %ebx, %ebx\n  int $0x80\n"
+        "resume_sse:\n" /* uses the FPU state sigreturn restored, then exit 0 */
+        "  addps %xmm1, %xmm1\n"
+        "  stmxcsr -4(%esp)\n"
+        "  movl $1, %eax\n  xorl %ebx, %ebx\n  int $0x80\n");
+
+static uint32_t g_frame[1024] __attribute__((aligned(64)));
+static uint8_t g_fpstate[624 + 64] __attribute__((aligned(64)));
+static uint32_t g_stack[256];
+
+static void forge_sigreturn(uint32_t* sc)
+{
+    memcpy((char*)g_frame + k_sc, sc, k_sc_words * 4);
+    /* The restorer ran: esp is 4 past the frame (pretcode popped). */
+    __asm__ volatile("movl %0, %%esp\n\tmovl $173, %%eax\n\tint $0x80"
+                     :
+                     : "r"(g_frame + 1)
+                     : "eax");
+    RAW_EXIT(99);
+}
+
+static void base_context(uint32_t* sc, void (*resume)(void))
+{
+    memset(sc, 0, k_sc_words * 4);
+    unsigned ds;
+    __asm__ volatile("movl %%ds, %0" : "=r"(ds));
+    sc[SC_DS] = sc[SC_ES] = sc[SC_SS] = ds;
+    sc[SC_GS] = tls_selector();
+    sc[SC_CS] = 0x1B;
+    sc[SC_EIP] = (uint32_t)resume;
+    sc[SC_ESP] = (uint32_t)(g_stack + 200);
+    sc[SC_EFLAGS] = 0x202;
+}
+
+static void forged_bad_data_segments(void)
+{
+    uint32_t sc[k_sc_words];
+    base_context(sc, resume_segments);
+    sc[SC_DS] = 0x08;   /* the kernel's code segment */
+    sc[SC_ES] = 0xFFFF; /* past the GDT */
+    sc[SC_FS] = 0x0F;   /* an LDT selector: there is no LDT */
+    forge_sigreturn(sc);
+}
+
+static void forged_iopl(void)
+{
+    uint32_t sc[k_sc_words];
+    base_context(sc, resume_cli);
+    sc[SC_EFLAGS] = 0x202 | 0x3000 /* IOPL 3 */ | 0x20000 /* VM */ | 0x80000 /* VIF */;
+    forge_sigreturn(sc);
+}
+
+static void forged_kernel_cs(void)
+{
+    uint32_t sc[k_sc_words];
+    base_context(sc, resume_exit0);
+    sc[SC_CS] = 0x08;
+    forge_sigreturn(sc);
+}
+
+static void forged_kernel_ss(void)
+{
+    uint32_t sc[k_sc_words];
+    base_context(sc, resume_exit0);
+    sc[SC_SS] = 0x10;
+    forge_sigreturn(sc);
+}
+
+static void forged_mxcsr(void)
+{
+    uint32_t sc[k_sc_words];
+    base_context(sc, resume_sse);
+    memset(g_fpstate, 0, sizeof g_fpstate);
+    uint32_t mxcsr = 0xFFFFFFFF; /* every reserved bit set: FXRSTOR would #GP */
+    memcpy(g_fpstate + 112 + 24, &mxcsr, 4);
+    sc[SC_FPSTATE] = (uint32_t)g_fpstate;
+    forge_sigreturn(sc);
+}
+
+static void forged_kernel_fpstate(void)
+{
+    uint32_t sc[k_sc_words];
+    base_context(sc, resume_exit0);
+    sc[SC_FPSTATE] = 0xC0100000;
+    forge_sigreturn(sc);
+}
+
+void resume_vm86_refused(void);
+__asm__(".text\nresume_vm86_refused:\n  movl $1, %eax\n  movl $42, %ebx\n  int $0x80\n");
+
+/* iret with EFLAGS.VM (and IOPL 3, IF clear) from ring 3. A CPU ignores VM
+ * there; QEMU enters virtual-8086 mode, where nothing is mapped to run. */
+static void iret_to_vm86(void)
+{
+    uint32_t frame[9] = {(uint32_t)resume_vm86_refused,
+                         0x1B,
+                         0x20000 | 0x3000 | 0x2,
+                         (uint32_t)(g_stack + 200),
+                         0x23,
+                         0,
+                         0,
+                         0,
+                         0};
+    __asm__ volatile("movl %0, %%esp\n\tiret" : : "r"(frame) : "memory");
+}
+
+static void attack_i386(void)
+{
+    CHECK_EQ(run_child(tls_refusals), 0);
+    CHECK_EQ(run_child(tls_exact_limit), 0);
+    CHECK_EQ(run_child(tls_pulled_from_under_ss), KILLED_BY(SIGSEGV));
+    CHECK_EQ(run_child(tls_pulled_from_under_ds), 0);
+    CHECK_EQ(run_child(forged_bad_data_segments), 0);
+    CHECK_EQ(run_child(forged_iopl), KILLED_BY(SIGSEGV));
+    CHECK_EQ(run_child(forged_kernel_cs), KILLED_BY(SIGSEGV));
+    CHECK_EQ(run_child(forged_kernel_ss), KILLED_BY(SIGSEGV));
+    CHECK_EQ(run_child(forged_mxcsr), 0);
+    CHECK_EQ(run_child(forged_kernel_fpstate), KILLED_BY(SIGSEGV));
+    int vm86 = run_child(iret_to_vm86);
+    NOTE("iret to vm86 mode: %s", vm86 == 42 ? "refused by the CPU" : "entered, then killed");
+    CHECK_MSG(vm86 == 42 || vm86 == KILLED_BY(SIGSEGV),
+              "a program that irets into vm86 mode is refused or killed alone");
+}
+
+/* --- arm64: a forged PSTATE ----------------------------------------------- */
+#elif defined(__aarch64__)
+
+void resume_at_el0(void);
+__asm__(".text\nresume_at_el0:\n"
+        "  mrs x0, CurrentEL\n" /* UNDEFINED at EL0: SIGILL */
+        "  mov x0, #3\n  mov x8, #93\n  svc #0\n");
+
+static uint64_t g_frame[1024] __attribute__((aligned(16)));
+static uint64_t g_stack[256] __attribute__((aligned(16)));
+
+/* struct rt_sigframe: siginfo (128), ucontext: sigcontext at 128 + 176,
+ * its reserved area (fpsimd record first) 288 bytes further. */
+static void forge_el1(int with_fpsimd)
+{
+    uint8_t* f = (uint8_t*)g_frame;
+    memset(g_frame, 0, sizeof g_frame);
+    uint64_t* sc = (uint64_t*)(f + 304);
+    sc[1 + 31] = (uint64_t)(g_stack + 200); /* sp */
+    sc[1 + 32] = (uint64_t)resume_at_el0;   /* pc */
+    sc[1 + 33] = 0x3C5;                     /* EL1h, DAIF masked */
+    if (with_fpsimd) {
+        uint32_t head[2] = {0x46508001, 528};
+        memcpy(f + 592, head, sizeof head);
+    }
+    __asm__ volatile("mov sp, %0\n\tmov x8, #139\n\tsvc #0" : : "r"(g_frame) : "x8", "memory");
+}
+
+static void forged_el1(void)
+{
+    forge_el1(1);
+}
+
+static void forged_no_fpsimd(void)
+{
+    forge_el1(0);
+}
+
+static void attack_arm64(void)
+{
+    CHECK_EQ(run_child(forged_el1), KILLED_BY(SIGILL)); /* ran at EL0, interrupts on */
+    CHECK_EQ(run_child(forged_no_fpsimd), KILLED_BY(SIGSEGV));
+}
+#endif
+
+int main(void)
+{
+    attack_sizes();
+    attack_elf();
+#if defined(__i386__)
+    attack_i386();
+#elif defined(__aarch64__)
+    attack_arm64();
+#endif
+    attack_init();
+    /* The kernel took all of it: a new program still starts and ends. */
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl(utest_bin("true"), "true", (char*)0);
+        _exit(127);
+    }
+    CHECK_EQ(outcome(pid), 0);
+    return utest_done();
+}
