@@ -362,6 +362,7 @@ long exec(const char* path, const char* const* argv, const char* const* envp)
     vm::vmspace_destroy(old);
     set_name(p, path);
     signals_exec_reset(*p);
+    sys::fd_close_on_exec(p);
     arch::frame_reset_user(current()->context, pc, sp);
     g_execs.add();
     return 0;

@@ -14,7 +14,7 @@ struct File;
 
 namespace toll::proc {
 
-constexpr int k_max_fds = 64;
+constexpr int k_max_fds = 64; // one bit each in Process::close_on_exec
 constexpr int k_max_processes = 256;
 
 struct Process {
@@ -23,6 +23,7 @@ struct Process {
     Thread* thread = nullptr;
     vm::VmSpace* vm = nullptr;
     sys::File* files[k_max_fds] = {};
+    uint64_t close_on_exec = 0; ///< bit n: descriptor n closes at execve (FD_CLOEXEC)
     bool zombie = false;
     int wait_status = 0; ///< Linux encoding: exit code << 8, or the signal number
     Signals signals;     ///< actions, mask, pending signals (signal.h)

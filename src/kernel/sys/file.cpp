@@ -60,7 +60,7 @@ void file_unref(File* file)
 Errno file_open(const char* path, int flags, File** out)
 {
     if (const FileOps* dev = device_lookup(path)) {
-        *out = file_new(dev, flags & k_o_accmode);
+        *out = file_new(dev, flags & (k_o_accmode | k_o_nonblock));
         return *out ? k_ok : k_enomem;
     }
     const proc::RamdiskFile* rf = proc::initrd_lookup(path);
@@ -84,9 +84,26 @@ int fd_install(proc::Process* p, File* file, int min)
     for (int fd = min; fd < proc::k_max_fds; ++fd)
         if (!p->files[fd]) {
             p->files[fd] = file;
+            fd_set_cloexec(p, fd, false);
             return fd;
         }
     return -k_emfile;
+}
+
+void fd_set_cloexec(proc::Process* p, int fd, bool on)
+{
+    uint64_t bit = uint64_t(1) << fd;
+    p->close_on_exec = on ? p->close_on_exec | bit : p->close_on_exec & ~bit;
+}
+
+void fd_close_on_exec(proc::Process* p)
+{
+    for (int fd = 0; fd < proc::k_max_fds; ++fd)
+        if (p->files[fd] && (p->close_on_exec >> fd & 1)) {
+            file_unref(p->files[fd]);
+            p->files[fd] = nullptr;
+        }
+    p->close_on_exec = 0;
 }
 
 File* fd_get(int fd)
@@ -111,6 +128,7 @@ void fd_copy_table(proc::Process* child, proc::Process* parent)
     for (int fd = 0; fd < proc::k_max_fds; ++fd)
         if ((child->files[fd] = parent->files[fd]))
             file_ref(child->files[fd]);
+    child->close_on_exec = parent->close_on_exec;
 }
 
 } // namespace toll::sys

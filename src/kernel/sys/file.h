@@ -27,7 +27,7 @@ struct FileOps {
 struct File {
     const FileOps* ops = nullptr;
     int refs = 1;
-    int flags = 0;                 ///< O_ACCMODE bits the file was opened with
+    int flags = 0;                 ///< O_ACCMODE bits the file was opened with, and O_NONBLOCK
     uint64_t offset = 0;           ///< for seekable files
     const uint8_t* data = nullptr; ///< ramdisk files: their bytes
     size_t size = 0;
@@ -52,6 +52,12 @@ Errno file_open(const char* path, int flags, File** out);
 /// Installs @p file in the lowest free descriptor of @p p at or above @p min.
 /// Returns the descriptor or -k_emfile (the reference is not consumed then).
 int fd_install(proc::Process* p, File* file, int min = 0);
+
+/// Sets or clears descriptor @p fd's close-on-exec flag in @p p.
+void fd_set_cloexec(proc::Process* p, int fd, bool on);
+
+/// Closes every descriptor of @p p marked close-on-exec (execve).
+void fd_close_on_exec(proc::Process* p);
 
 /// The File behind descriptor @p fd of the current process, or nullptr.
 File* fd_get(int fd);

@@ -1,6 +1,7 @@
 // Pipes: a 4 KB ring buffer between a read end and a write end. Reads block
 // until data or end of file; writes block while the pipe is full and fail
-// with EPIPE once no reader is left.
+// with EPIPE (and SIGPIPE) once no reader is left. A write of at most
+// PIPE_BUF bytes is atomic; O_NONBLOCK turns every wait into EAGAIN.
 #include "kernel/kern/counters.h"
 #include "kernel/proc/process.h"
 #include "kernel/proc/thread.h"
@@ -15,6 +16,10 @@ TOLL_COUNTER(g_pipe_bytes, "pipe.bytes");
 TOLL_COUNTER(g_pipe_waits, "pipe.waits");
 
 constexpr size_t k_pipe_size = 4096;
+// POSIX PIPE_BUF (Linux's value): writes up to this size never interleave
+// with other writers' data.
+constexpr size_t k_pipe_buf = 4096;
+static_assert(k_pipe_buf <= k_pipe_size, "an atomic write must fit in the buffer");
 constexpr int k_s_ififo = 010000;
 
 struct Pipe {
@@ -31,6 +36,8 @@ long pipe_read(File& f, uintptr_t buffer, size_t count)
     while (p->count == 0) {
         if (p->writers == 0 || count == 0)
             return 0;
+        if (f.flags & k_o_nonblock)
+            return -k_eagain;
         if (proc::interrupted())
             return -k_erestartsys;
         g_pipe_waits.add();
@@ -57,6 +64,10 @@ long pipe_read(File& f, uintptr_t buffer, size_t count)
 long pipe_write(File& f, uintptr_t buffer, size_t count)
 {
     auto* p = static_cast<Pipe*>(f.object);
+    // An atomic write waits for room for all of it, then copies it without
+    // sleeping (the kernel is not preempted), so no other writer's bytes
+    // can come between. A longer one goes in as room appears.
+    size_t first_room = count <= k_pipe_buf ? count : 1;
     size_t done = 0;
     while (done < count) {
         if (p->readers == 0) {
@@ -64,7 +75,9 @@ long pipe_write(File& f, uintptr_t buffer, size_t count)
             proc::signal_send(*proc::current_process(), proc::k_sigpipe, proc::SigInfo{});
             return done ? static_cast<long>(done) : -k_epipe;
         }
-        if (p->count == k_pipe_size) {
+        if (k_pipe_size - p->count < (done ? 1 : first_room)) {
+            if (f.flags & k_o_nonblock)
+                return done ? static_cast<long>(done) : -k_eagain;
             if (proc::interrupted())
                 return done ? static_cast<long>(done) : -k_erestartsys;
             proc::wakeup(&p->count);

@@ -149,9 +149,13 @@ long sys_open(const SyscallArgs& a)
     if (n < 0)
         return n;
     File* f;
-    if (Errno e = file_open(path, static_cast<int>(a.a[1]), &f); e != k_ok)
+    int flags = static_cast<int>(a.a[1]);
+    if (Errno e = file_open(path, flags, &f); e != k_ok)
         return -e;
-    return install(f);
+    long fd = install(f);
+    if (fd >= 0 && (flags & k_o_cloexec))
+        fd_set_cloexec(proc::current_process(), static_cast<int>(fd), true);
+    return fd;
 }
 
 long sys_access(const SyscallArgs& a)
@@ -210,9 +214,10 @@ long sys_dup(const SyscallArgs& a)
     return install(f);
 }
 
-long sys_dup2(const SyscallArgs& a)
+// dup2 and dup3: @p to becomes a copy of @p from, its close-on-exec flag
+// @p cloexec.
+long dup_to(int from, int to, bool cloexec)
 {
-    int from = static_cast<int>(a.a[0]), to = static_cast<int>(a.a[1]);
     File* f = fd_get(from);
     if (!f)
         return -k_ebadf;
@@ -225,7 +230,13 @@ long sys_dup2(const SyscallArgs& a)
     if (p->files[to])
         file_unref(p->files[to]);
     p->files[to] = f;
+    fd_set_cloexec(p, to, cloexec);
     return to;
+}
+
+long sys_dup2(const SyscallArgs& a)
+{
+    return dup_to(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]), false);
 }
 
 long sys_dup3(const SyscallArgs& a)
@@ -234,7 +245,7 @@ long sys_dup3(const SyscallArgs& a)
         return -k_einval;
     if (a.a[2] & ~static_cast<uintptr_t>(k_o_cloexec))
         return -k_einval;
-    return sys_dup2(a);
+    return dup_to(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]), a.a[2] & k_o_cloexec);
 }
 
 long sys_pipe2(const SyscallArgs& a)
@@ -246,6 +257,9 @@ long sys_pipe2(const SyscallArgs& a)
     File *r, *w;
     if (Errno e = pipe_create(&r, &w); e != k_ok)
         return -e;
+    int nonblock = static_cast<int>(a.a[1] & k_o_nonblock);
+    r->flags |= nonblock;
+    w->flags |= nonblock;
     proc::Process* p = proc::current_process();
     int fds[2] = {fd_install(p, r), -1};
     if (fds[0] >= 0)
@@ -263,6 +277,8 @@ long sys_pipe2(const SyscallArgs& a)
         file_unref(w);
         return -k_efault;
     }
+    fd_set_cloexec(p, fds[0], a.a[1] & k_o_cloexec);
+    fd_set_cloexec(p, fds[1], a.a[1] & k_o_cloexec);
     return 0;
 }
 
@@ -330,22 +346,34 @@ long sys_fcntl(const SyscallArgs& a)
 {
     constexpr uintptr_t k_f_dupfd = 0, k_f_getfd = 1, k_f_setfd = 2, k_f_getfl = 3, k_f_setfl = 4,
                         k_f_dupfd_cloexec = 1030;
-    File* f = fd_get(static_cast<int>(a.a[0]));
+    constexpr uintptr_t k_fd_cloexec = 1;
+    int fd = static_cast<int>(a.a[0]);
+    File* f = fd_get(fd);
     if (!f)
         return -k_ebadf;
+    proc::Process* p = proc::current_process();
     switch (a.a[1]) {
     case k_f_dupfd:
-    case k_f_dupfd_cloexec:
+    case k_f_dupfd_cloexec: {
         if (a.a[2] >= static_cast<uintptr_t>(proc::k_max_fds))
             return -k_einval;
         file_ref(f);
-        return install(f, static_cast<int>(a.a[2]));
+        long copy = install(f, static_cast<int>(a.a[2]));
+        if (copy >= 0 && a.a[1] == k_f_dupfd_cloexec)
+            fd_set_cloexec(p, static_cast<int>(copy), true);
+        return copy;
+    }
     case k_f_getfd:
+        return (p->close_on_exec >> fd & 1) ? k_fd_cloexec : 0;
     case k_f_setfd:
-        return 0; // close-on-exec is not tracked: exec keeps every descriptor
+        fd_set_cloexec(p, fd, a.a[2] & k_fd_cloexec);
+        return 0;
     case k_f_getfl:
         return f->flags;
     case k_f_setfl:
+        // Of the flags F_SETFL may change, O_NONBLOCK is the one Toll's
+        // files act on; the access mode stays as opened.
+        f->flags = (f->flags & ~k_o_nonblock) | (static_cast<int>(a.a[2]) & k_o_nonblock);
         return 0;
     default:
         return -k_einval;

@@ -4,7 +4,9 @@
  * every length in an ELF file (crafted programs in /bin/badelf_*), every
  * value the kernel restores into a user frame (segment registers, EFLAGS,
  * PSTATE, FPU control words, through set_thread_area and forged sigreturn
- * frames), a trip into virtual-8086 mode, page 0, and signals aimed at init.
+ * frames), a trip into virtual-8086 mode, page 0, signals aimed at init,
+ * and flags that must not be accepted and ignored (O_NONBLOCK, O_CLOEXEC,
+ * PIPE_BUF's atomicity).
  * Children do the dangerous parts; the parent checks how they ended and
  * that the kernel still runs programs afterwards. */
 #define _GNU_SOURCE
@@ -17,6 +19,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 
 /* How a child ended: its exit status, or 1000 + the signal that killed it. */
 static int outcome(pid_t pid)
@@ -112,6 +115,155 @@ static void attack_sizes(void)
     CHECK_EQ(syscall(SYS_rt_sigprocmask, SIG_BLOCK, &set, 0, 8), 0);
     CHECK_EQ(syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &set, &old, 8), 0);
     CHECK_MSG(old & set, "rt_sigprocmask blocked the set it read");
+}
+
+/* --- flags that must do what they say ------------------------------------ */
+
+/* Waits up to about a second for @pid; kills it if it is still running
+ * (a call that should not block did), and returns how it ended. */
+static int outcome_within_a_second(pid_t pid)
+{
+    for (int i = 0; i < 100; ++i) {
+        int status;
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
+        struct timespec t = {0, 10 * 1000 * 1000};
+        nanosleep(&t, NULL);
+    }
+    kill(pid, SIGKILL);
+    outcome(pid);
+    return -2; /* it blocked */
+}
+
+static void nonblocking_read_of_empty_pipe(void)
+{
+    int fds[2];
+    if (pipe2(fds, O_NONBLOCK) != 0)
+        _exit(2);
+    char c;
+    _exit(read(fds[0], &c, 1) == -1 && errno == EAGAIN ? 0 : 3);
+}
+
+static void nonblocking_write_to_full_pipe(void)
+{
+    int fds[2];
+    if (pipe(fds) != 0 || fcntl(fds[1], F_SETFL, O_NONBLOCK) != 0)
+        _exit(2);
+    if (!(fcntl(fds[1], F_GETFL) & O_NONBLOCK))
+        _exit(4);
+    static char chunk[1000];
+    long total = 0, n;
+    while ((n = write(fds[1], chunk, sizeof chunk)) > 0)
+        total += n;
+    /* Filled up, then EAGAIN, never a block. */
+    _exit(n == -1 && errno == EAGAIN && total > 0 ? 0 : 3);
+}
+
+enum { k_record = 3000, k_records = 100 };
+
+static void write_records(int fd, char fill)
+{
+    static char record[k_record];
+    memset(record, fill, sizeof record);
+    for (int i = 0; i < k_records; ++i)
+        if (write(fd, record, sizeof record) != k_record)
+            _exit(3);
+    _exit(0);
+}
+
+/* Two writers of 3000-byte records (under PIPE_BUF) into one pipe: the
+ * reader must find every record whole, never one writer's bytes inside the
+ * other's record. */
+static void attack_pipe_buf(void)
+{
+    int fds[2];
+    pipe(fds);
+    pid_t a = fork();
+    if (a == 0)
+        write_records(fds[1], 'a');
+    pid_t b = fork();
+    if (b == 0)
+        write_records(fds[1], 'b');
+    close(fds[1]);
+    static char stream[2 * k_records * k_record];
+    size_t got = 0;
+    ssize_t n;
+    while (got < sizeof stream && (n = read(fds[0], stream + got, 1717)) > 0)
+        got += (size_t)n;
+    close(fds[0]);
+    int torn = 0;
+    for (size_t r = 0; r + k_record <= got; r += k_record)
+        for (size_t i = 1; i < k_record; ++i)
+            if (stream[r + i] != stream[r]) {
+                ++torn;
+                break;
+            }
+    CHECK_EQ(got, sizeof stream);
+    CHECK_EQ(torn, 0);
+    CHECK_EQ(outcome(a), 0);
+    CHECK_EQ(outcome(b), 0);
+}
+
+static void attack_flags(const char* self)
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        nonblocking_read_of_empty_pipe();
+    CHECK_MSG(outcome_within_a_second(pid) == 0, "O_NONBLOCK: reading an empty pipe is EAGAIN");
+    pid = fork();
+    if (pid == 0)
+        nonblocking_write_to_full_pipe();
+    CHECK_MSG(outcome_within_a_second(pid) == 0,
+              "O_NONBLOCK (F_SETFL): writing a full pipe is EAGAIN");
+    attack_pipe_buf();
+
+    /* Close-on-exec, however it is asked for, and only where asked. */
+    int keep = open("/dev/null", O_RDONLY);
+    int gone_open = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int fds[2];
+    pipe2(fds, O_CLOEXEC);
+    int gone_dup3 = dup3(keep, 20, O_CLOEXEC);
+    int gone_dupfd = fcntl(keep, F_DUPFD_CLOEXEC, 21);
+    int gone_setfd = dup(keep);
+    fcntl(gone_setfd, F_SETFD, FD_CLOEXEC);
+    CHECK_EQ(fcntl(gone_open, F_GETFD), FD_CLOEXEC);
+    CHECK_EQ(fcntl(keep, F_GETFD), 0);
+    CHECK_EQ(fcntl(gone_dupfd, F_GETFD), FD_CLOEXEC);
+    int dup2_clears = dup2(gone_open, 22); /* dup2 never copies the flag */
+    CHECK_EQ(fcntl(dup2_clears, F_GETFD), 0);
+    pid = fork();
+    if (pid == 0) {
+        char list[96];
+        snprintf(list, sizeof list, "%d,%d,%d,%d,%d,%d,%d,%d", keep, dup2_clears, gone_open, fds[0],
+                 fds[1], gone_dup3, gone_dupfd, gone_setfd);
+        execl(self, "ut_attack", "--check-fds", list, (char*)0);
+        _exit(127);
+    }
+    CHECK_MSG(outcome(pid) == 0, "exec closes exactly the close-on-exec descriptors");
+    close(keep);
+    close(gone_open);
+    close(fds[0]);
+    close(fds[1]);
+    close(gone_dup3);
+    close(gone_dupfd);
+    close(gone_setfd);
+    close(dup2_clears);
+}
+
+/* After exec: the first two descriptors of @list are open, the rest closed. */
+static int check_fds(const char* list)
+{
+    int index = 0, bad = 0;
+    for (const char* p = list; *p; ++index) {
+        int fd = atoi(p);
+        int open_now = fcntl(fd, F_GETFD) != -1;
+        bad |= open_now != (index < 2);
+        while (*p && *p != ',')
+            ++p;
+        if (*p == ',')
+            ++p;
+    }
+    return bad;
 }
 
 /* --- crafted ELF files ---------------------------------------------------- */
@@ -507,9 +659,12 @@ static void attack_arm64(void)
 }
 #endif
 
-int main(void)
+int main(int argc, char** argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--check-fds") == 0)
+        return check_fds(argv[2]);
     attack_sizes();
+    attack_flags(utest_bin("ut_attack"));
     attack_elf();
 #if defined(__i386__)
     attack_i386();
