@@ -110,15 +110,28 @@ KTEST("fpu.restore_paths_count_cleaning")
 
 KTEST("fpu.bench.save_restore")
 {
+    // Intel SDM Vol. 1, 10.5.1, Table 10-2: MXCSR is the doubleword at byte
+    // 24 of the FXSAVE image. Round toward zero (bits 13-14) with every
+    // exception masked is a state no FPU starts in, so finding it after the
+    // loop proves that FXRSTOR loaded the image and FXSAVE stored it back.
+    constexpr unsigned k_mxcsr_offset = 24;
+    constexpr uint32_t k_mxcsr_marked = 0x1F80 | 0x6000;
     KernelFpuScope scope;
     make_initial_image(g_image);
+    memcpy(g_image + k_mxcsr_offset, &k_mxcsr_marked, sizeof k_mxcsr_marked);
     fxrstor(g_image);
+    memset(g_image + k_mxcsr_offset, 0, sizeof k_mxcsr_marked);
     uint64_t start = arch::cycle_counter();
     for (unsigned i = 0; i < k_bench_rounds; ++i) {
         fxsave(g_image);
         fxrstor(g_image);
     }
-    ktest::metric("fpu.save_restore", (arch::cycle_counter() - start) / k_bench_rounds, "instr");
+    uint64_t per_round = (arch::cycle_counter() - start) / k_bench_rounds;
+    ktest::metric("fpu.save_restore", per_round, "instr");
+    uint32_t mxcsr;
+    memcpy(&mxcsr, g_image + k_mxcsr_offset, sizeof mxcsr);
+    KEXPECT_EQ(mxcsr, k_mxcsr_marked);
+    KEXPECT(per_round >= 2); // at least the two instructions themselves
 }
 
 KTEST("fpu.bench.restore_paths")
