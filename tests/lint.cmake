@@ -9,3 +9,14 @@ add_test(NAME lint.format.detects_unformatted
 set_tests_properties(lint.format.detects_unformatted PROPERTIES
   PASS_REGULAR_EXPRESSION "unformatted.txt: line 3 differs from clang-format's layout")
 set_tests_properties(lint.format lint.format.detects_unformatted PROPERTIES LABELS fast TIMEOUT 60)
+
+# The layering of src/kernel/layering.toml (src/kernel/README.md explains it).
+add_test(NAME lint.layering COMMAND ${TOLL_PYTHON} ${TOLL_LINT} layering)
+add_test(NAME lint.layering.detects_violations
+  COMMAND ${TOLL_PYTHON} ${TOLL_LINT} layering --root ${CMAKE_SOURCE_DIR}/tests/lint/layering
+          --rules ${CMAKE_SOURCE_DIR}/src/kernel/layering.toml)
+set_tests_properties(lint.layering.detects_violations PROPERTIES
+  PASS_REGULAR_EXPRESSION
+  "other_port.cpp:3: includes arch/arm64/cpu.h.*reaches_up.cpp:3: includes kernel/proc/process.h.*: 2 include"
+  FAIL_REGULAR_EXPRESSION "allowed.cpp")
+set_tests_properties(lint.layering lint.layering.detects_violations PROPERTIES LABELS fast TIMEOUT 60)

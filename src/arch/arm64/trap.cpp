@@ -68,7 +68,7 @@ void user_exception(arch::TrapFrame& f)
         address = f.far;
         bool write = ec == k_ec_data_abort_el0 && (f.esr & k_iss_wnr);
         bool present = (f.esr & k_fsc_mask) == k_fsc_permission;
-        if (vm::handle_user_fault(address, write, present))
+        if (vm::handle_user_fault(proc::current_vm(), address, write, present))
             return;
         signal = k_sigsegv;
     } else if (ec == k_ec_pc_alignment || ec == k_ec_sp_alignment) {

@@ -5,6 +5,7 @@
 #include "kernel/arch/uaccess.h"
 #include "arch/arm64/trap.h"
 #include "kernel/arch/pmap.h"
+#include "kernel/proc/process.h"
 #include "kernel/vm/vmspace.h"
 
 extern "C" bool arm64_copy_user(void* to, const void* from, size_t length);
@@ -37,7 +38,7 @@ bool fixup_user_access(arch::TrapFrame& f)
     bool write = f.esr & k_iss_wnr;
     bool present = (f.esr & k_fsc_mask) == k_fsc_permission;
     // First let the VM fill a demand-zero page; only a real bad address fails.
-    if (!vm::handle_user_fault(f.far, write, present))
+    if (!vm::handle_user_fault(proc::current_vm(), f.far, write, present))
         f.elr = fault_exit;
     return true;
 }

@@ -172,7 +172,7 @@ void user_exception(arch::TrapFrame& f)
         uint32_t address = read_cr2();
         bool write = f.error & k_pf_write;
         bool present = f.error & k_pf_present;
-        if (vm::handle_user_fault(address, write, present))
+        if (vm::handle_user_fault(proc::current_vm(), address, write, present))
             return;
         proc::force_signal(signal_for(f.vector), f.vector, exception_name(f.vector), f.eip,
                            address);

@@ -59,7 +59,8 @@ bool fixup_user_access(arch::TrapFrame& f)
         return false;
     // First let the VM fill a demand-zero page; only a real bad address fails.
     uint32_t address = read_cr2();
-    if (toll::vm::handle_user_fault(address, f.error & k_pf_write, f.error & k_pf_present))
+    if (vm::handle_user_fault(proc::current_vm(), address, f.error & k_pf_write,
+                              f.error & k_pf_present))
         return true; // retry the instruction
     f.eip = fault_exit;
     return true;

@@ -7,7 +7,6 @@
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
 #include "kernel/sys/file.h"
-#include "kernel/sys/uaccess.h"
 #include "kernel/vm/kmalloc.h"
 #include "lib/string.h"
 
@@ -71,6 +70,12 @@ const void* child_channel(Process* parent)
 Process* current_process()
 {
     return current()->process;
+}
+
+vm::VmSpace* current_vm()
+{
+    Process* p = current_process();
+    return p ? p->vm : nullptr;
 }
 
 void for_each_process(void (*visit)(Process& process, void* context), void* context)

@@ -35,6 +35,10 @@ struct Process {
 /// The process of the running thread, or nullptr for a kernel thread.
 Process* current_process();
 
+/// The address space of the running thread's process, or nullptr for a
+/// kernel thread: what the trap code hands to vm::handle_user_fault.
+vm::VmSpace* current_vm();
+
 /// Creates the first user process running @p path with @p argv (NULL-ended)
 /// and makes it runnable. Returns its pid or a negative errno.
 int spawn(const char* path, const char* const* argv);

@@ -1,6 +1,5 @@
 // System calls on descriptors: read, write, their vector forms, open, close,
 // dup, pipe, ioctl, lseek, fcntl.
-#include "kernel/proc/initrd.h"
 #include "kernel/proc/process.h"
 #include "kernel/sys/file.h"
 #include "kernel/sys/syscalls.h"

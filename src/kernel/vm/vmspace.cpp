@@ -5,7 +5,6 @@
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
 #include "kernel/kern/param.h"
-#include "kernel/proc/process.h"
 #include "kernel/vm/kmalloc.h"
 #include "kernel/vm/pageref.h"
 #include "kernel/vm/phys.h"
@@ -285,19 +284,18 @@ bool vmspace_fault(VmSpace* space, uintptr_t address, bool write)
     return true;
 }
 
-bool handle_user_fault(uintptr_t address, bool write, bool present)
+bool handle_user_fault(VmSpace* space, uintptr_t address, bool write, bool present)
 {
-    proc::Process* p = proc::current_process();
-    if (!p || !p->vm || address >= user_space_limit())
+    if (!space || address >= user_space_limit())
         return false;
     if (present && !write)
         return false; // a protection fault on a readable page: nothing to fill
     if (present && write) {
-        Region* r = vmspace_find(p->vm, address);
+        Region* r = vmspace_find(space, address);
         if (!r || !(r->prot & k_prot_write))
             return false;
     }
-    return vmspace_fault(p->vm, address, write);
+    return vmspace_fault(space, address, write);
 }
 
 namespace {

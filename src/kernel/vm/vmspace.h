@@ -83,7 +83,10 @@ Region* vmspace_find(VmSpace* space, uintptr_t address);
 bool vmspace_fault(VmSpace* space, uintptr_t address, bool write);
 
 /// The page-fault handler for user addresses (from user mode, or from the
-/// kernel inside copyin/copyout): demand-zero or refuse.
-bool handle_user_fault(uintptr_t address, bool write, bool present);
+/// kernel inside copyin/copyout) in address space @p space, which the trap
+/// code passes in (the running process's; nullptr in a kernel thread): fills
+/// a demand-zero page or breaks copy-on-write sharing, and returns true if
+/// the access may be retried; false if it is a real bad access.
+bool handle_user_fault(VmSpace* space, uintptr_t address, bool write, bool present);
 
 } // namespace toll::vm
