@@ -38,3 +38,12 @@ set_tests_properties(book.numbers.fresh_finds_drift PROPERTIES TIMEOUT 30 LABELS
 add_test(NAME book.commands
   COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/book --build ${CMAKE_BINARY_DIR} --run-commands)
 set_tests_properties(book.commands PROPERTIES TIMEOUT 300 LABELS book FIXTURES_REQUIRED book_html)
+
+# The repository stands alone: no file points at documents outside it; and
+# the check finds a planted reference.
+add_test(NAME book.repository_stands_alone
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/book/stands_alone.py)
+add_test(NAME book.repository_stands_alone.finds_planted
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/book/stands_alone.py --self-test)
+set_tests_properties(book.repository_stands_alone book.repository_stands_alone.finds_planted
+  PROPERTIES TIMEOUT 60 LABELS "book;fast")

@@ -1,4 +1,4 @@
-"""The serial protocol of DESIGN.md, parsed: TEST, METRIC, COUNTER, PANIC, DONE.
+"""The serial protocol (book/appendix/interfaces.rst), parsed: TEST, METRIC, COUNTER, PANIC, DONE.
 
 Used by tools/run (live, line by line), tools/bench and tools/grade. A record
 may carry a nonce prefix ("@<nonce> TEST x PASS"); when a nonce is expected,

@@ -1,5 +1,5 @@
 // The kernel console: formatted output on the serial port, and the records of
-// the serial protocol that tools/run parses (see DESIGN.md).
+// the serial protocol that tools/run parses (book/appendix/interfaces.rst).
 #pragma once
 #include <stdarg.h>
 #include <stdint.h>

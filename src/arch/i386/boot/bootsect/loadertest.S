@@ -1,6 +1,7 @@
 # A stand-in kernel that tests the boot sector alone (tests/system/disk.cmake):
 # it checks what bootsect.S promises the kernel and reports in the serial
-# protocol of DESIGN.md, then powers off as the real kernel does.
+# protocol (book/appendix/interfaces.rst), then powers off as the real
+# kernel does.
 #
 # It carries a payload of several megabytes in which every dword holds its own
 # offset, so a chunk copied to the wrong place, dropped or cut short is caught.
