@@ -19,7 +19,9 @@ SKIP_DIRS = {".git", "build", "__pycache__"}
 FORBIDDEN = re.compile("|".join([
     r"DESIGN" + r"\.md", r"MECHANISMS" + r"\.md", r"STYLE" + r"\.md",
     r"\.\./" + r"shared\b", r"\bseeds" + r"/", r"\b00[0-4]_[0-9a-f]{16}\b",
-    r"\bissue" + r" #?\d+\b",
+    # An issue number used as a reference (in parentheses, with #, possessive),
+    # not the verb ("would otherwise issue 512 TLBIs").
+    r"(?:\(|\bsee )issue" + r" #?\d+", r"\bissue" + r" #\d+", r"\bissue" + r" \d+(?:\)|'s|:)",
 ]), re.I)
 
 
