@@ -3,6 +3,7 @@
 #include "arch/arm64/gic.h"
 #include "arch/arm64/uart.h"
 #include "kernel/arch/console.h"
+#include "kernel/kern/counters.h"
 #include "kernel/sys/file.h"
 
 namespace toll::arm64 {
@@ -12,8 +13,11 @@ namespace {
 // (GIC architecture specification, IHI 0048B, 2.2.1).
 constexpr unsigned k_uart_intid = 32 + 1;
 
+TOLL_COUNTER(g_serial_irqs, "cpu.irq.serial");
+
 void console_input_interrupt()
 {
+    g_serial_irqs.add();
     // Draining the receive FIFO clears both receive interrupts (PL011 TRM 3.4).
     for (int c; (c = uart_getc()) >= 0;)
         sys::console_input_byte(static_cast<char>(c));

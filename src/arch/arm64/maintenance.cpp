@@ -8,7 +8,6 @@ namespace toll::arm64 {
 namespace {
 
 TOLL_COUNTER(g_pte_stores, "vm.pmap.pte_stores");
-TOLL_COUNTER(g_full_flushes, "vm.pmap.tlb_full_flushes");
 TOLL_COUNTER(g_icache_syncs, "vm.pmap.icache_syncs");
 
 /// Above this many pages a range is invalidated with one TLBI VMALLE1
@@ -32,14 +31,7 @@ void invalidate_range(uint64_t va, uint64_t length)
             invalidate_page(a);
         return;
     }
-    g_full_flushes.add();
-    // Arm ARM D8.13 (TLB maintenance instructions): TLBI VMALLE1 invalidates
-    // every stage 1 entry of this EL1&0 regime on this PE, walk caches too.
-    asm volatile("dsb ishst\n"
-                 "tlbi vmalle1\n"
-                 "dsb nsh\n"
-                 "isb" ::
-                     : "memory");
+    invalidate_all();
 }
 
 void sync_icache_range(const void* start, size_t length)

@@ -15,7 +15,7 @@ void store_entry(uint64_t* slot, uint64_t value);
 
 /// Invalidates the TLB entries, leaf and walk-cache, that translate any page
 /// of [@p va, @p va + @p length): one TLBI per page up to a threshold, one
-/// whole-TLB invalidation above it (vm.pmap.tlb_full_flushes).
+/// whole-TLB invalidation above it (vm.pmap.tlbi.page, vm.pmap.tlbi.all).
 void invalidate_range(uint64_t va, uint64_t length);
 
 /// Makes the instructions in [@p start, @p start + @p length) (a kernel

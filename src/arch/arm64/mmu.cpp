@@ -9,7 +9,10 @@ namespace toll::arm64 {
 namespace {
 
 TOLL_COUNTER(g_table_loads, "vm.pmap.ttbr0_loads");
-TOLL_COUNTER(g_page_flushes, "vm.pmap.tlb_page_flushes");
+// TLB invalidations by kind (Arm ARM D8.13 "TLB maintenance"): one page
+// (TLBI VAAE1), or everything (TLBI VMALLE1).
+TOLL_COUNTER(g_tlbi_page, "vm.pmap.tlbi.page");
+TOLL_COUNTER(g_tlbi_all, "vm.pmap.tlbi.all");
 
 // CPACR_EL1.FPEN [21:20] = 0b11: FP/SIMD instructions do not trap at EL0 or EL1.
 constexpr uint64_t k_cpacr_fpen = 3u << 20;
@@ -36,6 +39,7 @@ void mmu_init()
 void set_user_table(vm::PhysAddr l1_phys)
 {
     g_table_loads.add();
+    g_tlbi_all.add();
     asm volatile("dsb ishst\n"
                  "msr ttbr0_el1, %0\n"
                  "isb\n"
@@ -47,7 +51,7 @@ void set_user_table(vm::PhysAddr l1_phys)
 
 void invalidate_page(uint64_t va)
 {
-    g_page_flushes.add();
+    g_tlbi_page.add();
     // TLBI VAAE1: by address, any ASID; the operand holds VA[55:12] in bits
     // [43:0] whatever the granule (with a 16 KB granule its low 2 bits are ignored).
     constexpr unsigned k_tlbi_va_shift = 12;
@@ -58,24 +62,16 @@ void invalidate_page(uint64_t va)
                  : "memory");
 }
 
-void sync_instruction_cache(const void* page)
+void invalidate_all()
 {
-    // Arm ARM D7.5.9: clean the new code to the point of unification line by
-    // line (CTR_EL0.DminLine [19:16] is log2 of the smallest line in words),
-    // then invalidate the instruction caches.
-    uint64_t ctr;
-    asm volatile("mrs %0, ctr_el0" : "=r"(ctr));
-    uint64_t line = 4u << ((ctr >> 16) & 0xF);
-    auto start = reinterpret_cast<uint64_t>(page);
-    for (uint64_t a = start; a < start + k_page_size; a += line)
-        asm volatile("dc cvau, %0" ::"r"(a) : "memory");
-    asm volatile("dsb ish\n"
-                 "ic iallu\n"
+    g_tlbi_all.add();
+    // TLBI VMALLE1 invalidates every stage 1 entry of this EL1&0 regime on
+    // this PE, walk caches too.
+    asm volatile("dsb ishst\n"
+                 "tlbi vmalle1\n"
                  "dsb nsh\n"
-                 "isb"
-                 :
-                 :
-                 : "memory");
+                 "isb" ::
+                     : "memory");
 }
 
 } // namespace toll::arm64

@@ -91,12 +91,12 @@ void mmu_init();
 /// Loads TTBR0_EL1 with @p l1_phys and flushes the TLB (Toll uses no ASIDs).
 void set_user_table(vm::PhysAddr l1_phys);
 
-/// Invalidates the TLB entries for the page at @p va (every ASID).
+/// Invalidates the TLB entries for the page at @p va (every ASID)
+/// (vm.pmap.tlbi.page).
 void invalidate_page(uint64_t va);
 
-/// Makes the instructions written into @p page (a kernel address) visible
-/// to instruction fetches.
-void sync_instruction_cache(const void* page);
+/// Invalidates every TLB entry of the EL1&0 regime (vm.pmap.tlbi.all).
+void invalidate_all();
 
 } // namespace toll::arm64
 

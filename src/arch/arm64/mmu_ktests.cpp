@@ -4,6 +4,7 @@
 #include "arch/arm64/mmu.h"
 #include "kernel/arch/kmem.h"
 #include "kernel/arch/pmap.h"
+#include "kernel/kern/counters.h"
 #include "kernel/kern/ktest.h"
 #include "kernel/sys/uaccess.h"
 #include "kernel/vm/phys.h"
@@ -163,6 +164,54 @@ KTEST("arm64.pmap.live_map_copy_protect_unmap")
     vm::phys_allocator().free(page, 0);
     vm::pmap_destroy(pmap);
     KEXPECT_EQ(vm::phys_allocator().free_pages(), free_before); // tables freed too
+}
+
+} // namespace toll::arm64
+
+namespace toll::arm64 {
+namespace {
+uint64_t count(const char* name)
+{
+    Counter* c = counter_find(name);
+    return c ? c->value : ~uint64_t(0);
+}
+} // namespace
+
+// Each cost is counted where it is paid: a descriptor store, a
+// page-table page, a TTBR0 load with its full TLB flush, a TLBI by page for a
+// live mapping that changes, an icache sync for a page that becomes
+// executable, and an abort (the arm64 page fault) in a user copy.
+KTEST("arm64.pmap.counters_count_the_work")
+{
+    const char* names[] = {"vm.pmap.pte_stores",   "vm.pmap.ptp_allocs",    "vm.pmap.ttbr0_loads",
+                           "vm.pmap.tlbi.all",     "vm.pmap.tlbi.page",     "vm.pmap.icache_syncs",
+                           "cpu.traps.page_fault", "arm64.traps.data_abort"};
+    constexpr size_t k_n = sizeof names / sizeof names[0];
+    uint64_t before[k_n], after[k_n];
+    for (size_t i = 0; i < k_n; ++i)
+        before[i] = count(names[i]);
+    vm::Pmap* pmap = vm::pmap_create(); // the level-1 table: one page-table page
+    KEXPECT(pmap != nullptr);
+    if (!pmap)
+        return;
+    vm::PhysAddr page = vm::phys_allocator().alloc(0);
+    vm::Pmap* previous = vm::pmap_current();
+    vm::pmap_activate(pmap); // a TTBR0 load and its flush (and again on the way back)
+    KEXPECT_EQ(vm::pmap_enter(pmap, k_test_va, page, vm::k_prot_read), k_ok); // 2 tables, 3 stores
+    vm::pmap_protect(pmap, k_test_va, k_test_va + k_page_size,
+                     vm::k_prot_read | vm::k_prot_exec);     // 1 store, 1 TLBI, 1 sync
+    KEXPECT_EQ(vm::pmap_remove_page(pmap, k_test_va), page); // 1 store, 1 TLBI
+    char buf[4];
+    KEXPECT_EQ(sys::copyin(buf, k_test_va, sizeof buf), k_efault); // 1 data abort
+    vm::pmap_activate(previous);
+    for (size_t i = 0; i < k_n; ++i)
+        after[i] = count(names[i]);
+    vm::phys_allocator().free(page, 0);
+    vm::pmap_destroy(pmap);
+    // 5 descriptor stores: 3 leaf, 2 table (level 2, level 3); two activations.
+    const uint64_t expected[k_n] = {5, 3, 2, 2, 2, 1, 1, 1};
+    for (size_t i = 0; i < k_n; ++i)
+        KEXPECT_EQ(after[i] - before[i], expected[i]);
 }
 
 } // namespace toll::arm64

@@ -49,6 +49,7 @@ constexpr unsigned k_user_l1_entries = unsigned((k_user_limit - 1) >> k_l1_shift
 constexpr unsigned k_psind_run = 1, k_psind_block = 2;
 
 TOLL_COUNTER(g_page_tables, "vm.pmap.page_tables");
+TOLL_COUNTER(g_ptp_allocs, "vm.pmap.ptp_allocs"); // page-table pages ever allocated
 TOLL_COUNTER(g_l2_mappings, "vm.pmap.l2.mappings");
 TOLL_COUNTER(g_l2_promotions, "vm.pmap.l2.promotions");
 TOLL_COUNTER(g_l2_failures, "vm.pmap.l2.p_failures");
@@ -86,6 +87,7 @@ PhysAddr alloc_table()
         return pa;
     memset(phys_to_virt(pa), 0, k_page_size);
     g_page_tables.add();
+    g_ptp_allocs.add();
     return pa;
 }
 
@@ -114,6 +116,7 @@ uint64_t* l2_table(Pmap* pmap, uint64_t va, bool create)
             return nullptr;
         memset(phys_to_virt(pa), 0, 2 * k_page_size);
         g_page_tables.add();
+        g_ptp_allocs.add();
         store_entry(&l1e, pa | k_desc_table);
     }
     return table(l1e);

@@ -6,6 +6,8 @@
 #include "kernel/arch/cpu.h"
 #include "kernel/arch/physmem.h"
 #include "kernel/kern/counters.h"
+#include "kernel/proc/process.h"
+#include "kernel/proc/thread.h"
 #include "kernel/sys/file.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
@@ -111,6 +113,14 @@ constexpr Entry k_toll_calls[] = {
     {1001, sys_counter_list},
 };
 
+// A number inside the table that Toll does not implement.
+long sys_not_implemented(const SyscallArgs& a)
+{
+    return sys_unknown(arch::syscall_number(*a.frame));
+}
+
+// Every slot holds a handler (syscalls_init fills the gaps with
+// sys_not_implemented), so the dispatch checks only the bound.
 constexpr unsigned k_table_size = 1002;
 SyscallHandler g_table[k_table_size];
 
@@ -118,7 +128,7 @@ void syscall_dispatch(arch::TrapFrame& f)
 {
     uint64_t number = arch::syscall_number(f);
     long result;
-    if (number < k_table_size && g_table[number]) {
+    if (number < k_table_size) {
         SyscallArgs args{{f.x[0], f.x[1], f.x[2], f.x[3], f.x[4], f.x[5]}, &f};
         result = finish_syscall(g_table[number], g_table[number](args), args.a[0]);
     } else {
@@ -126,29 +136,34 @@ void syscall_dispatch(arch::TrapFrame& f)
     }
     // After a successful execve the frame is the new program's: its x0 must
     // be 0, which is what execve returns.
-    f.x[0] = static_cast<uint64_t>(result);
-}
-
-// The hook for SVC from EL0. ELR already points past the svc instruction
-// (Arm ARM, "Preferred exception return address": SVC returns to the next).
-bool svc_hook(arch::TrapFrame& f)
-{
-    if (!f.from_user())
-        return false; // the kernel never makes system calls
-    g_syscalls.add();
-    syscall_dispatch(f);
-    return true;
+    f.x[0] = static_cast<uint64_t>(result); // arch::set_syscall_return, without the call
 }
 
 } // namespace
 
 void syscalls_init()
 {
+    for (SyscallHandler& h : g_table)
+        h = sys_not_implemented;
     for (const Entry& e : k_linux_calls)
         g_table[e.number] = e.handler;
     for (const Entry& e : k_toll_calls)
         g_table[e.number] = e.handler;
-    set_sync_hook(k_ec_svc64, svc_hook);
 }
 
 } // namespace toll::arm64
+
+/// Called by vectors.S for an SVC from EL0, the system call's fast path: it
+/// skips arm64_trap's dispatch by vector and class. ELR already points past
+/// the svc instruction (Arm ARM, "Preferred exception return address").
+/// (An SVC at EL1 goes to arm64_trap, finds no hook and panics: the kernel
+/// never makes system calls.)
+extern "C" void arm64_syscall(toll::arch::TrapFrame* frame)
+{
+    using namespace toll::arm64;
+    g_traps_total.add();
+    g_syscalls.add();
+    syscall_dispatch(*frame);
+    toll::proc::return_to_user_checks(*frame);
+    toll::proc::sched_preempt_point(true); // what trap_exit_hook() holds, called directly
+}

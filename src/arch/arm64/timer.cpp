@@ -3,6 +3,7 @@
 #include "arch/arm64/timer.h"
 #include "arch/arm64/cpu.h"
 #include "arch/arm64/gic.h"
+#include "kernel/kern/counters.h"
 
 namespace toll::arm64 {
 namespace {
@@ -26,8 +27,11 @@ void write_ctl(uint64_t value)
     asm volatile("msr cntv_ctl_el0, %0; isb" ::"r"(value));
 }
 
+TOLL_COUNTER(g_timer_irqs, "cpu.irq.timer");
+
 void on_interrupt()
 {
+    g_timer_irqs.add();
     // Writing TVAL sets the next deadline relative to now and clears the
     // condition that holds the interrupt line high.
     write_tval(g_interval);

@@ -23,7 +23,11 @@ static_assert(sizeof(arch::TrapFrame) == TRAP_FRAME_SIZE && TRAP_FRAME_SIZE % 16
               "the stack pointer must stay 16-byte aligned");
 
 SyncHook g_hooks[k_ec_count];
-void (*g_exit_hook)(bool from_user);
+
+TOLL_COUNTER(g_page_faults, "cpu.traps.page_fault");
+TOLL_COUNTER(g_data_aborts, "arm64.traps.data_abort");
+TOLL_COUNTER(g_instruction_aborts, "arm64.traps.instruction_abort");
+TOLL_COUNTER(g_other_traps, "cpu.traps.other");
 
 // Arm ARM, "Exception vectors": the groups, four entries each, in table order.
 const char* const k_vector_names[16] = {
@@ -89,14 +93,12 @@ void set_sync_hook(unsigned ec, SyncHook hook)
         g_hooks[ec] = hook;
 }
 
+TrapExitHook g_trap_exit_hook;
+TOLL_COUNTER(g_traps_total, "cpu.traps");
+
 void set_trap_exit_hook(TrapExitHook hook)
 {
-    g_exit_hook = hook;
-}
-
-TrapExitHook trap_exit_hook()
-{
-    return g_exit_hook;
+    g_trap_exit_hook = hook;
 }
 
 void dump_frame(const arch::TrapFrame& f)
@@ -119,10 +121,23 @@ extern "C" void arm64_trap(toll::arch::TrapFrame* frame, uint64_t vector)
 {
     using namespace toll::arm64;
     bool handled = false;
+    g_traps_total.add();
     if (vector == k_vector_el1_irq || vector == k_vector_el0_irq) {
         gic_dispatch();
         handled = true;
     } else if (vector == k_vector_el1_sync || vector == k_vector_el0_sync) {
+        // Aborts are the page faults of arm64: a data abort (EL0, or EL1 in
+        // a user copy) or an instruction fetch from EL0.
+        unsigned ec = exception_class(*frame);
+        if (ec == k_ec_data_abort_el0 || ec == k_ec_data_abort_el1) {
+            g_page_faults.add();
+            g_data_aborts.add();
+        } else if (ec == k_ec_instruction_abort_el0 || ec == k_ec_instruction_abort_el1) {
+            g_page_faults.add();
+            g_instruction_aborts.add();
+        } else {
+            g_other_traps.add();
+        }
         // Without -semihosting the trap instruction is undefined: power off another way.
         if (frame->elr == reinterpret_cast<uint64_t>(arm64_semihosting_trap))
             poweroff_without_semihosting();
@@ -136,8 +151,8 @@ extern "C" void arm64_trap(toll::arch::TrapFrame* frame, uint64_t vector)
     if (handled) {
         if (frame->from_user())
             toll::proc::return_to_user_checks(*frame);
-        if (g_exit_hook)
-            g_exit_hook(frame->from_user());
+        if (g_trap_exit_hook)
+            g_trap_exit_hook(frame->from_user());
         return;
     }
     dump_frame(*frame);

@@ -9,24 +9,24 @@
 // (current EL with SP_EL0, current EL with SP_ELx, lower EL AArch64, lower
 // EL AArch32), each synchronous, IRQ, FIQ, SError; VBAR_EL1 is 2 KB aligned.
 // An entry has room for 32 instructions: it saves x0 and x1 and jumps to the
-// common code with the vector number in x0.
+// common code with the vector number in x0. A synchronous exception from EL0
+// (index 8) goes to el0_sync instead, which sends system calls down a
+// shorter path.
 .macro vector index
     .balign 128
     sub     sp, sp, #TRAP_FRAME_SIZE
     stp     x0, x1, [sp, #0]
+    .if \index == 8
+    b       el0_sync
+    .else
     mov     x0, #\index
     b       trap_common
+    .endif
 .endm
 
-    .text
-    .balign 2048
-    .globl arm64_exception_vectors
-arm64_exception_vectors:
-    .irp index, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
-    vector \index
-    .endr
-
-trap_common:
+// Saves x2-x30, SP_EL0, ELR, SPSR, ESR and FAR into the frame at sp (x0 and
+// x1 are already there). Leaves ESR_EL1 in x10.
+.macro save_frame
     stp     x2, x3, [sp, #16]
     stp     x4, x5, [sp, #32]
     stp     x6, x7, [sp, #48]
@@ -49,9 +49,35 @@ trap_common:
     mrs     x10, esr_el1
     mrs     x11, far_el1
     stp     x10, x11, [sp, #TF_ESR]
+.endm
+
+    .text
+    .balign 2048
+    .globl arm64_exception_vectors
+arm64_exception_vectors:
+    .irp index, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
+    vector \index
+    .endr
+
+trap_common:
+    save_frame
     mov     x1, x0                   // arm64_trap(frame, vector)
     mov     x0, sp
     mov     x29, xzr                 // a backtrace ends at the trap
+    bl      arm64_trap
+    b       arm64_trap_return
+
+// Arm ARM, ESR_ELx: EC [31:26] = 0x15 is an SVC from AArch64.
+el0_sync:
+    save_frame
+    mov     x0, sp
+    mov     x29, xzr
+    lsr     x10, x10, #26
+    cmp     x10, #0x15
+    b.ne    1f
+    bl      arm64_syscall            // arm64_syscall(frame)
+    b       arm64_trap_return
+1:  mov     x1, #8                   // arm64_trap(frame, k_vector_el0_sync)
     bl      arm64_trap
 
     .globl arm64_trap_return
