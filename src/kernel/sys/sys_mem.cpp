@@ -79,7 +79,12 @@ long sys_mmap_pages(const SyscallArgs& a)
         if (!address)
             return -k_enomem;
     }
-    if (Errno e = vm::vmspace_map(space, address, length, static_cast<unsigned>(prot)); e != k_ok)
+    // MAP_SHARED anonymous memory is shared with the children forked later;
+    // MAP_PRIVATE is copied (on write) for them.
+    Errno e = (flags & k_map_shared)
+                  ? vm::vmspace_map_shared(space, address, length, static_cast<unsigned>(prot))
+                  : vm::vmspace_map(space, address, length, static_cast<unsigned>(prot));
+    if (e != k_ok)
         return -e;
     return static_cast<long>(address);
 }

@@ -96,6 +96,23 @@ bool break_cow(VmSpace* space, uintptr_t page, PhysAddr pa, unsigned prot)
     return true;
 }
 
+// Maps a fresh zeroed page at @p page with @p prot. False when memory is short.
+bool zero_fill(VmSpace* space, uintptr_t page, unsigned prot)
+{
+    PhysAddr fresh = phys_allocator().alloc(0);
+    if (fresh == PhysAllocator::k_none)
+        return false;
+    memset(phys_to_virt(fresh), 0, k_page_size);
+    if (pmap_enter(space->pmap, page, fresh, prot) != k_ok) {
+        phys_allocator().free(fresh, 0);
+        return false;
+    }
+    pageref_set_one(fresh);
+    ++space->resident_pages;
+    g_faults_zero_fill.add();
+    return true;
+}
+
 // Cuts regions so that no region straddles @p at.
 Errno split_at(VmSpace* space, uintptr_t at)
 {
@@ -104,7 +121,7 @@ Errno split_at(VmSpace* space, uintptr_t at)
             Region* tail = make<Region>();
             if (!tail)
                 return k_enomem;
-            *tail = Region{at, r->end, r->prot, r->next};
+            *tail = Region{at, r->end, r->prot, r->next, r->shared};
             r->end = at;
             r->next = tail;
             return k_ok;
@@ -199,6 +216,19 @@ Errno vmspace_map(VmSpace* space, uintptr_t start, size_t length, unsigned prot)
     return k_ok;
 }
 
+Errno vmspace_map_shared(VmSpace* space, uintptr_t start, size_t length, unsigned prot)
+{
+    if (Errno e = vmspace_map(space, start, length, prot); e != k_ok)
+        return e;
+    vmspace_find(space, start)->shared = true;
+    for (uintptr_t va = start; va < start + length; va += k_page_size)
+        if (!zero_fill(space, va, prot)) {
+            (void)vmspace_unmap(space, start, length);
+            return k_enomem;
+        }
+    return k_ok;
+}
+
 Errno vmspace_protect(VmSpace* space, uintptr_t start, size_t length, unsigned prot)
 {
     if (!range_ok(start, length))
@@ -228,7 +258,9 @@ Errno vmspace_protect(VmSpace* space, uintptr_t start, size_t length, unsigned p
         for (uintptr_t va = pmap_next_mapped(space->pmap, start, end); va < end;
              va = pmap_next_mapped(space->pmap, va + k_page_size, end)) {
             PhysAddr pa;
-            if (pmap_extract(space->pmap, va, &pa, nullptr) && pageref_get(pa) > 1)
+            Region* r = vmspace_find(space, va);
+            if (!(r && r->shared) && pmap_extract(space->pmap, va, &pa, nullptr) &&
+                pageref_get(pa) > 1)
                 if (Errno e = pmap_protect(space->pmap, va, va + k_page_size,
                                            prot & ~unsigned(k_prot_write));
                     e != k_ok)
@@ -268,20 +300,11 @@ bool vmspace_fault(VmSpace* space, uintptr_t address, bool write)
     if (pmap_extract(space->pmap, page, &pa, &now)) {
         if (!write || (now & k_prot_write))
             return true; // present already (a racing fault)
+        if (r->shared)   // never copied: the page is everyone's
+            return pmap_protect(space->pmap, page, page + k_page_size, r->prot) == k_ok;
         return break_cow(space, page, pa & ~PhysAddr(k_page_size - 1), r->prot);
     }
-    PhysAddr fresh = phys_allocator().alloc(0);
-    if (fresh == PhysAllocator::k_none)
-        return false; // out of memory: the program is killed
-    memset(phys_to_virt(fresh), 0, k_page_size);
-    if (pmap_enter(space->pmap, page, fresh, r->prot) != k_ok) {
-        phys_allocator().free(fresh, 0);
-        return false;
-    }
-    pageref_set_one(fresh);
-    ++space->resident_pages;
-    g_faults_zero_fill.add();
-    return true;
+    return zero_fill(space, page, r->prot); // false: out of memory, the program is killed
 }
 
 bool handle_user_fault(VmSpace* space, uintptr_t address, bool write, bool present)
@@ -300,14 +323,27 @@ bool handle_user_fault(VmSpace* space, uintptr_t address, bool write, bool prese
 
 namespace {
 
-// Gives @p child the page mapped at @p va in @p parent: shared read-only in
-// both when @p share (copy-on-write), else copied. False when memory is short.
-bool fork_page(VmSpace* parent, VmSpace* child, uintptr_t va, unsigned prot, bool share)
+// Gives @p child the page mapped at @p va in @p parent: the same page with
+// the same rights in a MAP_SHARED region (@p shared_region); otherwise
+// shared read-only in both when @p share (copy-on-write), else copied.
+// False when memory is short.
+bool fork_page(VmSpace* parent, VmSpace* child, uintptr_t va, unsigned prot, bool share,
+               bool shared_region)
 {
     PhysAddr from;
     if (!pmap_extract(parent->pmap, va, &from, nullptr))
         return true;
     from &= ~PhysAddr(k_page_size - 1);
+    if (shared_region) {
+        if (!pageref_share(from))
+            return false;
+        if (pmap_enter(child->pmap, va, from, prot) != k_ok) {
+            pageref_release(from);
+            return false;
+        }
+        ++child->resident_pages;
+        return true;
+    }
     if (share && pageref_share(from)) {
         unsigned shared = prot & ~unsigned(k_prot_write);
         if (pmap_enter(child->pmap, va, from, shared) != k_ok) {
@@ -355,12 +391,12 @@ VmSpace* vmspace_fork(VmSpace* parent)
             vmspace_destroy(child);
             return nullptr;
         }
-        *copy = Region{r->start, r->end, r->prot, nullptr};
+        *copy = Region{r->start, r->end, r->prot, nullptr, r->shared};
         *tail = copy;
         tail = &copy->next;
         for (uintptr_t va = pmap_next_mapped(parent->pmap, r->start, r->end); va < r->end;
              va = pmap_next_mapped(parent->pmap, va + k_page_size, r->end)) {
-            if (!fork_page(parent, child, va, r->prot, share)) {
+            if (!fork_page(parent, child, va, r->prot, share, r->shared)) {
                 // Pages already shared stay read-only in the parent: its
                 // next write to each reuses the page (the child's mapping
                 // is gone with the child).

@@ -17,7 +17,8 @@ struct Region {
     uintptr_t start;
     uintptr_t end; ///< exclusive
     unsigned prot;
-    Region* next; ///< sorted by address
+    Region* next;        ///< sorted by address
+    bool shared = false; ///< MAP_SHARED: fork maps the same pages, never copy-on-write
 };
 
 /// A process's address space.
@@ -48,6 +49,12 @@ void vmspace_destroy(VmSpace* space);
 /// Makes [start, start+length) a demand-zero region with @p prot, replacing
 /// whatever was mapped there. Both must be page aligned and inside user space.
 Errno vmspace_map(VmSpace* space, uintptr_t start, size_t length, unsigned prot);
+
+/// Like vmspace_map, for MAP_SHARED anonymous memory: every page is made
+/// present now (so that a child forked later maps the very same pages, even
+/// those nobody touched yet), and fork shares them writable instead of
+/// copy-on-write. k_enomem, with nothing mapped, when memory is short.
+Errno vmspace_map_shared(VmSpace* space, uintptr_t start, size_t length, unsigned prot);
 
 /// Removes [start, start+length): frees its pages; splits regions as needed.
 Errno vmspace_unmap(VmSpace* space, uintptr_t start, size_t length);

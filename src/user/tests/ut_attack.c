@@ -204,8 +204,47 @@ static void attack_pipe_buf(void)
     CHECK_EQ(outcome(b), 0);
 }
 
+/* MAP_SHARED anonymous memory is one memory for parent and child, pages
+ * touched before the fork or not; MAP_PRIVATE stays private. */
+static void attack_map_shared(void)
+{
+    size_t page = (size_t)getpagesize();
+    volatile char* shared =
+        mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    volatile char* private =
+        mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (!CHECK(shared != MAP_FAILED && private != MAP_FAILED))
+        return;
+    shared[0] = 'p';
+    private[0] = 'p';
+    int go[2];
+    pipe(go);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char c;
+        read(go[0], &c, 1); /* the parent wrote page 2 after the fork */
+        int saw_parent = shared[0] == 'p' && shared[2 * page] == 'P';
+        shared[0] = 'c';
+        shared[page] = 'c'; /* a page nobody touched before the fork */
+        private[0] = 'c';
+        _exit(saw_parent ? 0 : 3);
+    }
+    shared[2 * page] = 'P';
+    write(go[1], "g", 1);
+    CHECK_MSG(outcome(pid) == 0,
+              "the child sees the parent's MAP_SHARED writes, before and after fork");
+    CHECK_MSG(shared[0] == 'c' && shared[page] == 'c',
+              "the parent sees the child's MAP_SHARED writes");
+    CHECK_MSG(private[0] == 'p', "MAP_PRIVATE memory stays the parent's own");
+    close(go[0]);
+    close(go[1]);
+    munmap((void*)shared, 3 * page);
+    munmap((void*)private, page);
+}
+
 static void attack_flags(const char* self)
 {
+    attack_map_shared();
     pid_t pid = fork();
     if (pid == 0)
         nonblocking_read_of_empty_pipe();
