@@ -19,6 +19,10 @@ endforeach()
 # The loaderless path runs user programs too (under QEMU and Bochs).
 toll_system_test(i386.qemu.disk.user.ut_forkexec --arch i386 --boot disk --cmdline "run=/bin/ut_forkexec")
 toll_system_test(i386.bochs.disk.user.ut_hello --arch i386 --emu bochs --boot disk --cmdline "run=/bin/ut_hello")
+# The attacks under Bochs too, where a ring-3 iret cannot enter vm86 mode
+# (QEMU lets it): every check holds on both emulators.
+toll_system_test(i386.bochs.disk.user.ut_attack --arch i386 --emu bochs --boot disk
+                 --cmdline "run=/bin/ut_attack")
 
 # A later program still runs after one that exhausted memory and processes:
 # the kernel is healthy afterwards.
