@@ -46,3 +46,8 @@ foreach(granule 4K 16K)
                    ${TOLL_PYTHON} ${TOLL_RUN} ${CMAKE_BINARY_DIR})
   set_tests_properties(system.arm64.qemu.${tag}.user.suite PROPERTIES TIMEOUT 120)
 endforeach()
+
+# Superpages switched off at boot: the same program checks that nothing is
+# reserved or promoted and that memory still works.
+toll_system_test(arm64.qemu.user.superpages_off --arch arm64
+                 --cmdline "vm.superpages=0 run=/bin/ut_superpages off")

@@ -584,7 +584,7 @@ bool pmap_promote(Pmap* pmap, uintptr_t va, unsigned psind)
     return true;
 }
 
-bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot)
+bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot, unsigned* psind)
 {
     uint64_t* l2e = l2_slot(pmap, va);
     if (!l2e || !(*l2e & k_desc_valid))
@@ -604,6 +604,10 @@ bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot)
         *pa = (leaf & k_desc_address) | (va & offset_mask);
     if (prot)
         *prot = prot_of(leaf);
+    if (psind)
+        *psind = offset_mask + 1 == k_l2_block ? k_psind_block
+                 : (leaf & k_contiguous)       ? k_psind_run
+                                               : 0;
     return true;
 }
 

@@ -226,8 +226,10 @@ size_t pmap_tlb_entries(Pmap* pmap, uintptr_t start, uintptr_t end)
     return n;
 }
 
-bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot)
+bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot, unsigned* psind)
 {
+    if (psind)
+        *psind = 0;
     uint32_t* pte = pte_slot(pmap, static_cast<uint32_t>(va), false);
     if (!pte || !mapped(*pte))
         return false;

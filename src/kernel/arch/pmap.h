@@ -92,8 +92,12 @@ Errno pmap_protect(Pmap* pmap, uintptr_t start, uintptr_t end, unsigned prot);
 /// whether it promoted. The core calls it when a reservation fills.
 bool pmap_promote(Pmap* pmap, uintptr_t va, unsigned psind);
 
-/// Looks up @p va: true and the physical address and rights if mapped.
-bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot);
+/// Looks up @p va: true and the physical address and rights if mapped, and
+/// in @p psind (if not null) the size index of the mapping that holds it:
+/// when above 0, @p va is the start of a superpage only if aligned to its
+/// size (the physical address returned is @p va's, not the start's).
+bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot,
+                  unsigned* psind = nullptr);
 
 /// The number of TLB entries the present mappings of [@p start, @p end)
 /// would need: one per page, contiguous run or block, from a walk of the

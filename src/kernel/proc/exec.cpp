@@ -142,9 +142,11 @@ uint8_t* user_page(vm::VmSpace* space, uintptr_t va)
         r->prot = vm::k_prot_read | vm::k_prot_write; // the kernel fills it
         bool ok = vm::vmspace_fault(space, va, true);
         r->prot = saved;
+        // The page stays writable until load_segments gives each region
+        // its rights in one pass: whole superpages keep their size, and an
+        // executable one has its instruction cache synced once.
         if (!ok || !vm::pmap_extract(space->pmap, va, &pa, nullptr))
             return nullptr;
-        vm::pmap_protect(space->pmap, va, va + vm::k_page_size, saved);
     }
     return static_cast<uint8_t*>(vm::phys_to_virt(pa & ~vm::PhysAddr(vm::k_page_size - 1)));
 }
@@ -193,6 +195,9 @@ Errno load_segments(vm::VmSpace* space, const RamdiskFile& file, const Image& im
         if (end > highest)
             highest = end;
     }
+    for (vm::Region* r = space->regions; r; r = r->next)
+        if (Errno e = vm::pmap_protect(space->pmap, r->start, r->end, r->prot); e != k_ok)
+            return e;
     space->brk_start = space->brk = highest;
     return k_ok;
 }

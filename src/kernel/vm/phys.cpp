@@ -289,6 +289,10 @@ PhysAddr PhysAllocator::alloc(unsigned order)
     while (o <= k_max_order && m_free[o].head == k_none)
         ++o;
     if (o > k_max_order) {
+        // Out of single pages: let the reclaim hook (superpage reservations)
+        // give some back, once, and look again.
+        if (order == 0 && m_reclaim && m_reclaim() > 0)
+            return alloc(order);
         g_failures.add();
         return k_none;
     }

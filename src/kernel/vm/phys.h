@@ -84,6 +84,12 @@ class PhysAllocator {
     /// address the allocator does not manage: those are kernel bugs.
     void free(PhysAddr pa, unsigned order = 0);
 
+    /// Sets @p reclaim, called when a single page is asked for and none is
+    /// free: it returns pages to this allocator from memory set aside
+    /// elsewhere (unused pages of superpage reservations) and says how many;
+    /// alloc(0) then tries once more. nullptr (the default) for none.
+    void set_reclaim_hook(size_t (*reclaim)()) { m_reclaim = reclaim; }
+
     /// The number of pages now free.
     size_t free_pages() const { return m_free_pages; }
 
@@ -147,6 +153,7 @@ class PhysAllocator {
     FreeList m_free[k_max_order + 1]{};
     size_t m_free_pages = 0;
     size_t m_total_pages = 0;
+    size_t (*m_reclaim)() = nullptr;
 };
 
 /// The kernel's one physical allocator, fed by the boot code from the memory map.

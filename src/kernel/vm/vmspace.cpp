@@ -8,6 +8,7 @@
 #include "kernel/vm/kmalloc.h"
 #include "kernel/vm/pageref.h"
 #include "kernel/vm/phys.h"
+#include "kernel/vm/reserv.h"
 #include "lib/string.h"
 
 namespace toll::vm {
@@ -51,11 +52,19 @@ bool range_ok(uintptr_t start, size_t length)
            start + length <= user_space_limit();
 }
 
+// Frees a page no mapping uses: back to its reservation, if it came from
+// one, else to the allocator.
+void free_page(PhysAddr pa)
+{
+    if (!reserv_free_page(pa))
+        phys_allocator().free(pa, 0);
+}
+
 // Drops @p space's mapping of @p pa; the page is freed with its last mapping.
 void release_page(VmSpace* space, PhysAddr pa)
 {
     if (pageref_release(pa) == 0)
-        phys_allocator().free(pa, 0);
+        free_page(pa);
     --space->resident_pages;
 }
 
@@ -96,20 +105,29 @@ bool break_cow(VmSpace* space, uintptr_t page, PhysAddr pa, unsigned prot)
     return true;
 }
 
-// Maps a fresh zeroed page at @p page with @p prot. False when memory is short.
-bool zero_fill(VmSpace* space, uintptr_t page, unsigned prot)
+// Maps a fresh zeroed page at @p page, of the region [region_start,
+// region_end), with @p prot. False when memory is short.
+bool zero_fill(VmSpace* space, uintptr_t page, unsigned prot, uintptr_t region_start,
+               uintptr_t region_end)
 {
-    PhysAddr fresh = phys_allocator().alloc(0);
+    // From the reservation of the page's aligned stretch if there is (or can
+    // be) one, so that the stretch can become a superpage; else any page.
+    PhysAddr fresh = reserv_alloc_page(space, page, region_start, region_end);
+    bool reserved = fresh != PhysAllocator::k_none;
+    if (!reserved)
+        fresh = phys_allocator().alloc(0);
     if (fresh == PhysAllocator::k_none)
         return false;
     memset(phys_to_virt(fresh), 0, k_page_size);
     if (pmap_enter(space->pmap, page, fresh, prot) != k_ok) {
-        phys_allocator().free(fresh, 0);
+        free_page(fresh);
         return false;
     }
     pageref_set_one(fresh);
     ++space->resident_pages;
     g_faults_zero_fill.add();
+    if (reserved)
+        reserv_mapped(space, page, fresh); // may complete a superpage
     return true;
 }
 
@@ -135,7 +153,8 @@ Errno split_at(VmSpace* space, uintptr_t at)
 bool vm_can_commit(size_t length)
 {
     constexpr size_t k_reserve_pages = 256; // 1 MB for page tables, stacks, pipes
-    size_t free = phys_allocator().free_pages();
+    // Pages reserved but unused come back whenever memory runs short.
+    size_t free = phys_allocator().free_pages() + reserv_unused_pages();
     size_t pages = (length + k_page_size - 1) / k_page_size;
     return free > k_reserve_pages && pages <= free - k_reserve_pages;
 }
@@ -161,6 +180,7 @@ void vmspace_destroy(VmSpace* space)
         space->regions = r->next;
         destroy(r);
     }
+    reserv_release_space(space);
     pmap_destroy(space->pmap);
     destroy(space);
 }
@@ -222,7 +242,7 @@ Errno vmspace_map_shared(VmSpace* space, uintptr_t start, size_t length, unsigne
         return e;
     vmspace_find(space, start)->shared = true;
     for (uintptr_t va = start; va < start + length; va += k_page_size)
-        if (!zero_fill(space, va, prot)) {
+        if (!zero_fill(space, va, prot, start, start + length)) {
             (void)vmspace_unmap(space, start, length);
             return k_enomem;
         }
@@ -271,12 +291,15 @@ Errno vmspace_protect(VmSpace* space, uintptr_t start, size_t length, unsigned p
 
 uintptr_t vmspace_find_hole(VmSpace* space, size_t length)
 {
-    // Top-down from below the stack region, like Linux's legacy layout.
+    // Top-down from below the stack region, like Linux's legacy layout. A
+    // region big enough for a reservation starts on that reservation's
+    // alignment, so that its stretches can become superpages.
+    uintptr_t align = reserv_alignment(length);
     uintptr_t ceiling = user_space_limit() - k_user_stack_size - (16u << 20);
     for (;;) {
         if (ceiling < length + (16u << 20))
             return 0;
-        uintptr_t start = ceiling - length;
+        uintptr_t start = (ceiling - length) & ~(align - 1);
         Region* clash = nullptr;
         for (Region* r = space->regions; r; r = r->next)
             if (r->start < start + length && start < r->end)
@@ -304,7 +327,8 @@ bool vmspace_fault(VmSpace* space, uintptr_t address, bool write)
             return pmap_protect(space->pmap, page, page + k_page_size, r->prot) == k_ok;
         return break_cow(space, page, pa & ~PhysAddr(k_page_size - 1), r->prot);
     }
-    return zero_fill(space, page, r->prot); // false: out of memory, the program is killed
+    // false: out of memory, the program is killed
+    return zero_fill(space, page, r->prot, r->start, r->end);
 }
 
 bool handle_user_fault(VmSpace* space, uintptr_t address, bool write, bool present)
@@ -374,6 +398,32 @@ bool fork_page(VmSpace* parent, VmSpace* child, uintptr_t va, unsigned prot, boo
     return true;
 }
 
+// Shares the whole superpage of size index @p psind at @p va with @p child,
+// copy-on-write: one mapping in the child (one instruction-cache sync if it
+// is executable), and the parent's superpage write-protected whole, without
+// demotion. False, changing nothing, if a page's count cannot grow.
+bool fork_superpage(VmSpace* parent, VmSpace* child, uintptr_t va, PhysAddr from, unsigned prot,
+                    unsigned psind)
+{
+    size_t pages = pmap_page_size(psind) / k_page_size;
+    size_t shared = 0;
+    while (shared < pages && pageref_share(from + shared * k_page_size))
+        ++shared;
+    unsigned child_prot = prot & ~unsigned(k_prot_write);
+    if (shared == pages && pmap_enter(child->pmap, va, from, child_prot, psind) == k_ok) {
+        if (!(prot & k_prot_write) ||
+            pmap_protect(parent->pmap, va, va + pages * k_page_size, child_prot) == k_ok) {
+            child->resident_pages += pages;
+            g_fork_pages_shared.add(pages);
+            return true;
+        }
+        (void)pmap_remove(child->pmap, va, va + pages * k_page_size, nullptr, nullptr);
+    }
+    while (shared)
+        pageref_release(from + --shared * k_page_size);
+    return false;
+}
+
 } // namespace
 
 VmSpace* vmspace_fork(VmSpace* parent)
@@ -396,6 +446,14 @@ VmSpace* vmspace_fork(VmSpace* parent)
         tail = &copy->next;
         for (uintptr_t va = pmap_next_mapped(parent->pmap, r->start, r->end); va < r->end;
              va = pmap_next_mapped(parent->pmap, va + k_page_size, r->end)) {
+            PhysAddr from;
+            unsigned psind = 0;
+            if (share && !r->shared && pmap_extract(parent->pmap, va, &from, nullptr, &psind) &&
+                psind > 0 && va % pmap_page_size(psind) == 0 &&
+                fork_superpage(parent, child, va, from, r->prot, psind)) {
+                va += pmap_page_size(psind) - k_page_size; // the whole superpage is done
+                continue;
+            }
             if (!fork_page(parent, child, va, r->prot, share, r->shared)) {
                 // Pages already shared stay read-only in the parent: its
                 // next write to each reuses the page (the child's mapping
