@@ -111,6 +111,7 @@ constexpr Entry k_linux_calls[] = {
 constexpr Entry k_toll_calls[] = {
     {1000, sys_counter_get},
     {1001, sys_counter_list},
+    {1004, sys_tlb_reach},
 };
 
 // A number inside the table that Toll does not implement.
@@ -121,7 +122,7 @@ long sys_not_implemented(const SyscallArgs& a)
 
 // Every slot holds a handler (syscalls_init fills the gaps with
 // sys_not_implemented), so the dispatch checks only the bound.
-constexpr unsigned k_table_size = 1002;
+constexpr unsigned k_table_size = 1005;
 SyscallHandler g_table[k_table_size];
 
 void syscall_dispatch(arch::TrapFrame& f)

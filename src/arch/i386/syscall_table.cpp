@@ -154,9 +154,10 @@ constexpr Entry k_toll_calls[] = {
     {1000, sys_counter_get},
     {1001, sys_counter_list},
     {1003, sys_check_isolation}, // i386 only: isolation.cpp
+    {1004, sys_tlb_reach},
 };
 
-constexpr unsigned k_table_size = 1004;
+constexpr unsigned k_table_size = 1005;
 SyscallHandler g_table[k_table_size];
 
 struct TableBuilder {

@@ -1,7 +1,11 @@
-// Toll's own system calls: reading the event counters from user space.
+// Toll's own system calls: reading the event counters from user space, and
+// the TLB reach of the caller's address space.
+#include "kernel/arch/pmap.h"
 #include "kernel/kern/counters.h"
+#include "kernel/proc/process.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
+#include "kernel/vm/vmspace.h"
 #include "lib/format.h"
 
 namespace toll::sys {
@@ -43,6 +47,14 @@ long sys_counter_list(const SyscallArgs& a)
         },
         &listing);
     return listing.fault ? -k_efault : static_cast<long>(listing.used);
+}
+
+long sys_tlb_reach(const SyscallArgs&)
+{
+    proc::Process* p = proc::current_process();
+    if (!p || !p->vm)
+        return -k_esrch;
+    return static_cast<long>(vm::pmap_tlb_entries(p->vm->pmap, 0, vm::user_space_limit()));
 }
 
 } // namespace toll::sys

@@ -10,6 +10,7 @@ enum {
     TOLL_SYS_counter_get = 1000,  /**< read one event counter by name */
     TOLL_SYS_counter_list = 1001, /**< list every counter as text */
     TOLL_SYS_sysctl = 1002,       /**< reserved for a sysctl-style interface */
+    TOLL_SYS_tlb_reach = 1004,    /**< TLB entries the caller's mappings need */
 };
 
 /**
@@ -30,6 +31,18 @@ static inline long counter_get(const char* name, unsigned long long* value)
 static inline long counter_list(char* buf, unsigned long size)
 {
     return syscall(TOLL_SYS_counter_list, buf, size);
+}
+
+/**
+ * The number of TLB entries the calling process's present mappings would
+ * need: one per page, contiguous run or block, counted by walking its page
+ * tables (an architectural figure: QEMU's own TLB holds one entry per 4 KB
+ * page whatever is mapped). Returns the count, or -1 with errno ENOSYS on a
+ * kernel without Toll's calls.
+ */
+static inline long tlb_reach(void)
+{
+    return syscall(TOLL_SYS_tlb_reach);
 }
 
 #endif /* TOLL_TOLL_H */
