@@ -7,6 +7,7 @@
 #pragma once
 
 /* Offsets in toll::arch::TrapFrame (include/machine/context.h). */
+#define TF_EAX 44
 #define TF_VECTOR 48
 #define TF_EIP 56
 #define TF_CS 60
@@ -28,6 +29,7 @@
 #include "machine/context.h"
 #include <stddef.h>
 
+static_assert(offsetof(toll::arch::TrapFrame, eax) == TF_EAX);
 static_assert(offsetof(toll::arch::TrapFrame, vector) == TF_VECTOR);
 static_assert(offsetof(toll::arch::TrapFrame, eip) == TF_EIP);
 static_assert(offsetof(toll::arch::TrapFrame, cs) == TF_CS);

@@ -7,6 +7,7 @@
 #include "arch/i386/pic.h"
 #include "arch/i386/trampoline.h"
 #include "arch/i386/trap.h"
+#include "arch/i386/walks.h"
 #include "kernel/arch/cpu.h"
 #include "lib/string.h"
 
@@ -45,6 +46,7 @@ void switch_into_trap_return(ThreadContext& ctx, TrapFrame* frame)
 
 void cpu_init()
 {
+    i386::walks_init(); // before idt_init: it picks the entry path
     i386::gdt_init();
     i386::idt_init();
     i386::double_fault_init();

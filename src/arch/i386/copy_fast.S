@@ -2,8 +2,11 @@
 # TRAMPOLINE_BASE like trap_entry.S, because it runs with the user's CR3
 # loaded, where only the trampoline is mapped. uaccess.cpp decides when to
 # use it (short copies through the trampoline's copy buffer); a page fault on
-# the copy is sent back here by trap_entry.S (fast_copy_access ->
-# fast_copy_fault) without entering the kernel.
+# the copy is sent back here by trap_entry.S (fast_copy_access or
+# fast_copy_access_bytes -> fast_copy_fault) without entering the kernel.
+# The copy moves 32-bit words (rep movsl), then the last 0-3 bytes (rep
+# movsb): a quarter of the repetitions of a byte copy, and QEMU's
+# deterministic mode counts each repetition as an instruction.
 
 #include "arch/i386/layout.h"
 
@@ -23,17 +26,26 @@ i386_fast_copy:
     movl 20(%esp), %ecx
     movl %esp, trampoline_vars + TV_SAVED_ESP
     movl $trampoline_stack_top, %esp
-# LAB 4x4 BEGIN: load the user's CR3, copy %ecx bytes from %esi to %edi with the instruction labelled fast_copy_access, reload the kernel's CR3
+# LAB 4x4 BEGIN: load the user's CR3, copy %ecx bytes from %esi to %edi, four at a time with the instruction labelled fast_copy_access and the remaining 0-3 with the one labelled fast_copy_access_bytes, reload the kernel's CR3
+    movl %ecx, %edx
+    shrl $2, %ecx                       # whole words
+    andl $3, %edx                       # and the bytes after them
     movl trampoline_vars + TV_USER_CR3, %eax
     movl %eax, %cr3
     .globl fast_copy_access
 fast_copy_access:
+    rep movsl
+    movl %edx, %ecx
+    .globl fast_copy_access_bytes
+fast_copy_access_bytes:
     rep movsb
     movl trampoline_vars + TV_KERNEL_CR3, %eax
     movl %eax, %cr3
 # LAB 4x4 STUB
 #     .globl fast_copy_access
 # fast_copy_access:
+#     .globl fast_copy_access_bytes
+# fast_copy_access_bytes:
 # LAB 4x4 END
     movl trampoline_vars + TV_SAVED_ESP, %esp
     movl $1, %eax

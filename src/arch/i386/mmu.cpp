@@ -5,6 +5,7 @@
 #include "arch/i386/mmu.h"
 #include "arch/i386/cpu.h"
 #include "arch/i386/trampoline.h"
+#include "arch/i386/walks.h"
 #include "kernel/arch/kmem.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/param.h"
@@ -29,6 +30,7 @@ namespace {
 
 TOLL_COUNTER(g_invlpg, "cpu.tlb.invlpg");
 TOLL_PARAM(param_split, "vm.split", "address-space layout: 3/1, 3/1-pti or 4/4 (the default)");
+TOLL_PARAM(param_global, "vm.global", "off: no global pages (CR4.PGE clear); on is the default");
 
 uint32_t g_direct_map_bytes = BOOT_MAPPED_MB << 20;
 
@@ -78,6 +80,7 @@ void layout_init(const char* cmdline)
 
 void load_cr3(uint32_t pd_phys)
 {
+    walks_at_cr3_load();
     i386_cr3_loads.add();
     i386_tlb_full_flushes.add();
     asm volatile("movl %0, %%cr3" : : "r"(pd_phys) : "memory");
@@ -123,7 +126,12 @@ void direct_map_init(uint64_t phys_top)
     // 4.10.2.4). Under the isolated layouts a global kernel entry would
     // outlive the switch to the user's CR3, so only the trampoline (mapped
     // identically everywhere) is global there.
-    write_cr4(read_cr4() | CR4_PGE);
+    // vm.global=off leaves CR4.PGE clear, so that no entry is global, to
+    // measure what global pages save (vm.walks=count).
+    char global_pages[4];
+    if (!param_get("vm.global", global_pages, sizeof global_pages) ||
+        strcmp(global_pages, "off") != 0)
+        write_cr4(read_cr4() | CR4_PGE);
     uint32_t global = isolated ? 0 : k_pte_global;
     for (uint32_t pa = 0; pa < top; pa += k_large_page)
         boot_page_directory[k_kernel_pde_first + pd_index(pa)] =

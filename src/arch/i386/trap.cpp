@@ -8,6 +8,7 @@
 #include "arch/i386/pic.h"
 #include "arch/i386/trampoline.h"
 #include "arch/i386/uart.h"
+#include "arch/i386/walks.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
@@ -16,7 +17,7 @@
 #include "kernel/proc/thread.h"
 #include "kernel/vm/vmspace.h"
 
-extern "C" char trap_stubs[];
+extern "C" char trap_stubs[], isolated_trap_stubs[], isolated_syscall_entry[];
 
 namespace toll::i386 {
 namespace {
@@ -126,7 +127,10 @@ void idt_set_task_gate(unsigned vector, uint16_t tss_selector, uint8_t type_attr
 
 uint32_t trap_stub_address(unsigned vector)
 {
-    return reinterpret_cast<uint32_t>(trap_stubs) + vector * k_stub_size;
+    // The isolated layouts' stubs lead to their short path from user mode;
+    // vm.walks=count takes the general path, which counts walks.
+    char* table = layout_isolated() && !i386_walks_counting ? isolated_trap_stubs : trap_stubs;
+    return reinterpret_cast<uint32_t>(table) + vector * k_stub_size;
 }
 
 void idt_init()
@@ -136,7 +140,13 @@ void idt_init()
     // User mode may raise these three itself: int3, into, and int $0x80.
     idt_set_gate(k_vec_breakpoint, trap_stub_address(k_vec_breakpoint), true);
     idt_set_gate(k_vec_overflow, trap_stub_address(k_vec_overflow), true);
-    idt_set_gate(k_vec_syscall, trap_stub_address(k_vec_syscall), true);
+    // The isolated layouts enter system calls through a path of their own
+    // that knows the trap came from 32-bit user mode (trap_entry.S).
+    idt_set_gate(k_vec_syscall,
+                 layout_isolated() && !i386_walks_counting
+                     ? reinterpret_cast<uint32_t>(isolated_syscall_entry)
+                     : trap_stub_address(k_vec_syscall),
+                 true);
     struct [[gnu::packed]] {
         uint16_t limit;
         uint32_t base;

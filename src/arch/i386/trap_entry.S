@@ -13,6 +13,13 @@
 # moves it back and loads the user's CR3. Under 3/1 the CPU already switched
 # to the thread's kernel stack (TSS.esp0) and nothing else happens.
 #
+# The isolated layouts have their own stub table (isolated_trap_stubs), whose
+# common case, a trap from 32-bit user mode, is kept short: only the seven
+# words the CPU and the stub pushed move to the kernel stack, and only the
+# five that iret needs move back (isolated_common, isolated_return). The
+# other cases, vm86 mode and traps taken in kernel mode, go the general way
+# (trap_common, which copies the whole frame).
+#
 # The trampoline's other code, the 4/4 fast copy, is in copy_fast.S; the
 # offsets used below are checked against TrapFrame in asm_offsets.h.
 
@@ -26,14 +33,9 @@
     adcl $0, \counter + COUNTER_VALUE + 4
 .endm
 
-
-    .section .trampoline.text, "ax"
-    .balign 16
-    .globl trap_stubs
-trap_stubs:
-    trap_stub_table trap_common
-
-trap_common:
+# Saves the registers below the hardware frame and loads the kernel's data
+# segments: the TrapFrame is complete at %esp afterwards.
+.macro save_registers
     pushal
     pushl %ds
     pushl %es
@@ -48,6 +50,111 @@ trap_common:
     movl %eax, %fs
     movl %eax, %gs
     cld
+.endm
+
+/* The words the CPU and the stub push for a trap from 32-bit user mode:
+   vector, error code, eip, cs, eflags, esp, ss. */
+#define HW_FRAME (TF_SIZE - TF_VECTOR)
+#define TOP trampoline_stack_top
+
+
+    .section .trampoline.text, "ax"
+    .balign 16
+    .globl trap_stubs
+trap_stubs:
+    trap_stub_table trap_common
+
+    .globl isolated_trap_stubs
+isolated_trap_stubs:
+    trap_stub_table isolated_common
+
+# The isolated layouts' entry. From 32-bit user mode the CPU switched to the
+# trampoline stack (TSS.esp0) and pushed ss, esp, eflags, cs and eip, and the
+# stub the error code and vector: HW_FRAME bytes, exactly at the top of the
+# stack, so nothing else puts %esp there. Load the kernel's CR3, then push
+# those words from their fixed addresses onto the thread's kernel stack, and
+# save the registers there directly. The user's %eax waits below the frame
+# on the trampoline stack (SCRATCH) while %eax carries the CR3.
+#define SCRATCH (TOP - HW_FRAME - 4)
+isolated_common:
+    cmpl $TOP - HW_FRAME, %esp
+    jne trap_common
+# LAB 4x4 BEGIN: on entry from user mode (32-bit), keep the user's %eax at SCRATCH, load the kernel's CR3 (trampoline_vars + TV_KERNEL_CR3), switch to the top of the thread's kernel stack (trampoline_vars + TV_KSTACK_TOP) and push there the HW_FRAME bytes at the top of the trampoline stack (TOP), in the same order
+    movl %eax, SCRATCH
+    movl trampoline_vars + TV_KERNEL_CR3, %eax
+    movl %eax, %cr3
+    movl trampoline_vars + TV_KSTACK_TOP, %esp
+    pushl TOP - 4                       # ss
+    pushl TOP - 8                       # esp
+    pushl TOP - 12                      # eflags
+    pushl TOP - 16                      # cs
+    pushl TOP - 20                      # eip
+    pushl TOP - 24                      # error code
+    pushl TOP - 28                      # vector
+# LAB 4x4 END
+    jmp isolated_saved
+
+# The isolated layouts' system-call gate (int $0x80, DPL 3): only 32-bit user
+# mode reaches it (the kernel never executes int $0x80, and in vm86 mode
+# INT n at IOPL 0 raises #GP instead), so the CPU's five words are at the
+# top of the trampoline stack and no test is needed; the error code and
+# vector are pushed on the kernel stack directly.
+    .globl isolated_syscall_entry
+isolated_syscall_entry:
+# LAB 4x4 BEGIN: the same for int $0x80, whose frame has no error code or vector yet: push the five words the CPU pushed, then 0 and the vector (0x80)
+    movl %eax, SCRATCH
+    movl trampoline_vars + TV_KERNEL_CR3, %eax
+    movl %eax, %cr3
+    movl trampoline_vars + TV_KSTACK_TOP, %esp
+    pushl TOP - 4                       # ss
+    pushl TOP - 8                       # esp
+    pushl TOP - 12                      # eflags
+    pushl TOP - 16                      # cs
+    pushl TOP - 20                      # eip
+    pushl $0                            # error code
+    pushl $0x80                         # vector
+# LAB 4x4 END
+isolated_saved:
+# LAB 4x4 BEGIN: get the user's %eax back from SCRATCH and count the CR3 load in i386_cr3_loads and i386_tlb_full_flushes
+    movl SCRATCH, %eax
+    count i386_cr3_loads
+    count i386_tlb_full_flushes
+# LAB 4x4 END
+    save_registers
+    pushl %esp                          # i386_trap(TrapFrame*)
+    call i386_trap
+    addl $4, %esp
+isolated_return:
+    testl $EFLAGS_VM, TF_EFLAGS(%esp)
+    jnz to_user_general
+    testl $3, TF_CS(%esp)
+    jz restore_registers
+# LAB 4x4 BEGIN: on the way back to user mode (32-bit), count the CR3 load, put what iret pops (eip, cs, eflags, esp, ss: TF_EIP and up) with the user's %eax below it at the top of the trampoline stack (TOP), restore the registers, move to the trampoline stack, load the user's CR3 (trampoline_vars + TV_USER_CR3), pop %eax and iret
+    count i386_cr3_loads
+    count i386_tlb_full_flushes
+    leal TF_EIP(%esp), %esi
+    movl $TOP - 20, %edi
+    movsl                               # eip
+    movsl                               # cs
+    movsl                               # eflags
+    movsl                               # esp
+    movsl                               # ss
+    movl TF_EAX(%esp), %eax
+    movl %eax, TOP - 24
+    popl %gs
+    popl %fs
+    popl %es
+    popl %ds
+    popal
+    movl $TOP - 24, %esp
+    movl trampoline_vars + TV_USER_CR3, %eax
+    movl %eax, %cr3
+    popl %eax
+    iret
+# LAB 4x4 END
+
+trap_common:
+    save_registers
     # 3/1 has no trampoline work to do on any trap: test that first.
     cmpl $LAYOUT_3_1, trampoline_vars + TV_LAYOUT
     je call_kernel
@@ -61,8 +168,10 @@ trap_common:
     cmpl $14, TF_VECTOR(%esp)
     jne 1f
     cmpl $fast_copy_access, TF_EIP(%esp)
+    je 2f
+    cmpl $fast_copy_access_bytes, TF_EIP(%esp)
     jne 1f
-    movl $fast_copy_fault, TF_EIP(%esp)
+2:  movl $fast_copy_fault, TF_EIP(%esp)
     jmp restore_registers
 1:  # Any other trap in the kernel while the user's CR3 is loaded (an NMI,
     # debug trap or machine check in the fast copy, a fault restoring user
@@ -81,7 +190,9 @@ trap_common:
     jmp restore_registers
 
 from_user:
-# LAB 4x4 BEGIN: on entry from user mode, load the kernel's CR3 (count it in i386_cr3_loads and i386_tlb_full_flushes) and move the trap frame (TF_SIZE bytes, TF_VM86_SIZE from vm86 mode) from the trampoline stack to the top of the thread's kernel stack (trampoline_vars + TV_KSTACK_TOP), then continue there
+    # From user mode the general way (vm86 mode; 32-bit user mode takes
+    # isolated_common's): move the whole frame, registers saved, to the
+    # kernel stack.
     movl trampoline_vars + TV_KERNEL_CR3, %eax
     movl %eax, %cr3
     count i386_cr3_loads
@@ -97,7 +208,7 @@ from_user:
     shrl $2, %ecx
     rep movsl
     movl %edx, %esp
-# LAB 4x4 END
+    call i386_walks_harvest             # vm.walks=count: the entry's CR3 load
 
 call_kernel:
     pushl %esp                          # i386_trap(TrapFrame*)
@@ -107,12 +218,20 @@ call_kernel:
 trap_return:
     cmpl $LAYOUT_3_1, trampoline_vars + TV_LAYOUT
     je restore_registers
+    # Under vm.walks=count every return to user mode goes the general way,
+    # which counts the walks before the CR3 load.
+    cmpb $0, i386_walks_counting
+    je isolated_return
     testl $EFLAGS_VM, TF_EFLAGS(%esp)
-    jnz to_user
+    jnz to_user_general
     testl $3, TF_CS(%esp)
-    jz restore_registers
-to_user:
-# LAB 4x4 BEGIN: on the way back to user mode, move the frame to the top of the trampoline stack (trampoline_stack_top), count the CR3 load, then load the user's CR3 (trampoline_vars + TV_USER_CR3)
+    jnz to_user_general
+    jmp restore_registers
+
+to_user_general:
+    # Back to user mode the general way (vm86 mode, and every return under
+    # vm.walks=count): move the whole frame to the trampoline stack.
+    call i386_walks_harvest             # vm.walks=count: the exit's CR3 load
     movl $TF_SIZE, %ecx
     testl $EFLAGS_VM, TF_EFLAGS(%esp)
     jz 1f
@@ -128,7 +247,6 @@ to_user:
     count i386_tlb_full_flushes
     movl trampoline_vars + TV_USER_CR3, %eax
     movl %eax, %cr3
-# LAB 4x4 END
 
 restore_registers:
     popl %gs

@@ -12,6 +12,7 @@
 #include "arch/i386/mmu.h"
 #include "arch/i386/trampoline.h"
 #include "arch/i386/trap.h"
+#include "arch/i386/walks.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/param.h"
 #include "kernel/proc/process.h"
@@ -119,7 +120,9 @@ bool slow_copy(uint8_t* kernel, uintptr_t user, size_t length, bool to_user)
 bool fast_copy(void* to, const void* from, size_t length)
 {
     g_fast_copies.add();
+    walks_at_cr3_load(); // the copy loads the user's CR3, then the kernel's
     bool ok = i386_fast_copy(to, from, length);
+    walks_at_cr3_load();
     i386_cr3_loads.add(2);
     i386_tlb_full_flushes.add(2);
     if (!ok)
