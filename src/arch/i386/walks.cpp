@@ -10,11 +10,11 @@
 #include "arch/i386/walks.h"
 #include "arch/i386/mmu.h"
 #include "arch/i386/trampoline.h"
-#include "kernel/kern/counters.h"
-#include "kernel/kern/console.h"
-#include "kernel/kern/param.h"
 #include "kernel/arch/kmem.h"
 #include "kernel/arch/pmap.h"
+#include "kernel/kern/console.h"
+#include "kernel/kern/counters.h"
+#include "kernel/kern/param.h"
 #include "lib/string.h"
 
 extern "C" {
@@ -24,7 +24,8 @@ bool i386_walks_counting = false;
 namespace toll::i386 {
 namespace {
 
-TOLL_PARAM(g_param_walks, "vm.walks", "count: count page walks between CR3 loads (slow; measuring)");
+TOLL_PARAM(g_param_walks, "vm.walks",
+           "count: count page walks between CR3 loads (slow; measuring)");
 TOLL_COUNTER(g_walk_entries, "vm.walks.entries");
 TOLL_COUNTER(g_walk_translations, "vm.walks.translations");
 TOLL_COUNTER(g_walk_harvests, "vm.walks.harvests");
@@ -92,8 +93,8 @@ extern "C" void i386_walks_harvest()
     // The user's view under the isolated layouts: user tables (shared with
     // the kernel's view under 3/1-pti, counted once) and the trampoline.
     if (layout_isolated())
-        harvest_directory(directory_at(pmap ? pmap_user_directory_phys(pmap)
-                                            : empty_user_directory_phys()));
+        harvest_directory(
+            directory_at(pmap ? pmap_user_directory_phys(pmap) : empty_user_directory_phys()));
 }
 
 } // namespace toll::i386
