@@ -7,7 +7,7 @@ ARGS ?=
 CMDLINE ?=
 PYTHON := /usr/bin/python3
 
-.PHONY: all deps configure build qemu qemu-arm64 bochs qemu-gdb check check-fast book bench clean format
+.PHONY: all deps configure build qemu qemu-arm64 bochs qemu-gdb qemu-gdb-arm64 check check-fast book bench clean format
 
 all: build
 
@@ -44,6 +44,10 @@ bochs: deps build
 # QEMU waits for gdb-multiarch: in another terminal, `gdb-multiarch -x tools/gdbinit`.
 qemu-gdb: deps build
 	$(PYTHON) tools/run --build $(BUILD) --arch i386 --gdb --cmdline "$(CMDLINE)" $(ARGS)
+
+# The same for arm64: `gdb-multiarch -x tools/gdbinit-arm64`.
+qemu-gdb-arm64: deps build
+	$(PYTHON) tools/run --build $(BUILD) --arch arm64 --gdb --cmdline "$(CMDLINE)" $(ARGS)
 
 # Everything: host tests, system tests under every emulator, the book.
 check: deps build

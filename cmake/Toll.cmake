@@ -42,7 +42,23 @@ endif()
 # source gives the same instruction counts wherever it is built (the grader
 # builds in scratch folders).
 get_filename_component(TOLL_REPO_REAL ${CMAKE_CURRENT_LIST_DIR}/.. REALPATH)
-set(TOLL_PATH_FLAGS -fmacro-prefix-map=${TOLL_REPO_REAL}/= -fdebug-prefix-map=${TOLL_REPO_REAL}/=)
+get_filename_component(TOLL_BUILD_REAL ${CMAKE_BINARY_DIR} REALPATH)
+file(RELATIVE_PATH TOLL_BUILD_RELATIVE ${TOLL_REPO_REAL} ${TOLL_BUILD_REAL})
+set(TOLL_PATH_FLAGS -fmacro-prefix-map=${TOLL_REPO_REAL}/= -fdebug-prefix-map=${TOLL_REPO_REAL}/=
+    -fdebug-compilation-dir=${TOLL_BUILD_RELATIVE})
+# The debug information then names the build folder relative to the
+# checkout (build/i386: -fdebug-compilation-dir, which the assembler's line
+# table needs too) and, through cmake/relative-source, each source file
+# relative to the build folder (../../src/...): gdb started at the top of
+# the tree (tools/gdbinit) finds every file, and no absolute path is left in
+# an image. ASM has no compiler-launcher property, so its rule takes the
+# launcher directly.
+set(TOLL_RELATIVE_SOURCE ${CMAKE_CURRENT_LIST_DIR}/relative-source)
+foreach(lang C CXX)
+  set(CMAKE_${lang}_COMPILER_LAUNCHER ${TOLL_RELATIVE_SOURCE} ${CMAKE_${lang}_COMPILER_LAUNCHER})
+endforeach()
+set(CMAKE_ASM_COMPILE_OBJECT
+    "${TOLL_RELATIVE_SOURCE} <CMAKE_ASM_COMPILER> <DEFINES> <INCLUDES> <FLAGS> -o <OBJECT> -c <SOURCE>")
 
 set(TOLL_COMMON_FLAGS ${TOLL_PATH_FLAGS} -ffreestanding -fno-exceptions -fno-rtti -fno-threadsafe-statics
     -nostdlib -fno-pic -fno-stack-protector -fno-delete-null-pointer-checks

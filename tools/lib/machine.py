@@ -50,6 +50,7 @@ class RunOptions:
     input: str = None
     interactive: bool = False
     gdb: bool = False
+    gdb_port: int = 1234
     quiet: bool = True
     timeout: float = 60
     max_output: int = 4 << 20

@@ -7,9 +7,11 @@ import sys
 from . import images
 from .machine import Machine, SetupError, build_file, find_tool
 
-# QEMU's gdb stub: -s listens on localhost:1234, -S waits before the first instruction.
-GDB_ARGUMENTS = ["-s", "-S"]
-GDB_PORT = 1234
+
+def gdb_arguments(port):
+    """QEMU's gdb stub on localhost:@p port (-s would be port 1234 on every
+    interface), and -S: wait for gdb before the first instruction."""
+    return ["-gdb", f"tcp:localhost:{port}", "-S"]
 
 
 class Qemu(Machine):
@@ -18,7 +20,7 @@ class Qemu(Machine):
     def setup(self, args):
         cmd = self.qemu_command(args)
         if args.gdb:
-            cmd += GDB_ARGUMENTS
+            cmd += gdb_arguments(getattr(args, "gdb_port", 1234))
         return cmd
 
     def qemu_command(self, args):
@@ -26,8 +28,9 @@ class Qemu(Machine):
 
     def run_interactive(self, cmd):
         if self.args.gdb:
-            sys.stderr.write(f"tools/run: QEMU waits for gdb on localhost:{GDB_PORT} "
-                             "(gdb-multiarch -x tools/gdbinit)\n")
+            script = "tools/gdbinit-arm64" if self.args.arch == "arm64" else "tools/gdbinit"
+            sys.stderr.write(f"tools/run: QEMU waits for gdb on localhost:{self.args.gdb_port} "
+                             f"(gdb-multiarch -x {script})\n")
         # The QEMU monitor on the terminal too: Ctrl-A X quits, Ctrl-A C switches.
         cmd = [a if a != "stdio" else "mon:stdio" for a in cmd]
         sys.stderr.write("tools/run: Ctrl-A X quits QEMU\n")
