@@ -34,6 +34,8 @@ foreach(src ${TOLL_ARM64_USER_TESTS})
   get_filename_component(prog ${src} NAME_WE)
   list(APPEND TOLL_ARM64_USER_RUN ${prog})
 endforeach()
+# FP/SIMD register isolation (src/user/fpu), under the default lazy switch.
+list(APPEND TOLL_ARM64_USER_RUN fpu_iso)
 list(JOIN TOLL_ARM64_USER_RUN "," TOLL_ARM64_USER_RUN)
 # The same boot also runs a program that is not in the ramdisk, which only
 # tools/run --add can deliver (built here with tools/cc, as a student would).
@@ -51,3 +53,21 @@ endforeach()
 # reserved or promoted and that memory still works.
 toll_system_test(arm64.qemu.user.superpages_off --arch arm64
                  --cmdline "vm.superpages=0 run=/bin/ut_superpages off")
+
+# The FP/SIMD switch (arch/arm64/fpu.cpp). Lazy: a process that uses FP/SIMD
+# after every switch to it takes one FP access trap per hop (CPACR_EL1.FPEN)
+# and one restore. Eager: the restore happens at the switch and there is no
+# trap at all; the registers stay isolated (fpu_iso) in both modes.
+add_test(NAME system.arm64.qemu.fpu.lazy_traps_once_per_switch
+         COMMAND ${TOLL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_metric.py
+                 --metric fpu_ctx.2p.fpu.fpu.dna_traps --min 1000 --max 1000
+                 -- --build ${CMAKE_BINARY_DIR} --arch arm64 --deterministic
+                    --cmdline "fpu.switch=lazy run=fpu_ctx -n 50 2 fpu")
+add_test(NAME system.arm64.qemu.fpu.eager_restores_without_traps
+         COMMAND ${TOLL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_metric.py
+                 --metric fpu_ctx.2p.fpu.fpu.restores --min 1000 --max 1000
+                 --absent fpu_ctx.2p.fpu.fpu.dna_traps
+                 -- --build ${CMAKE_BINARY_DIR} --arch arm64 --deterministic
+                    --cmdline "fpu.switch=eager run=fpu_iso,fpu_ctx -n 50 2 fpu")
+set_tests_properties(system.arm64.qemu.fpu.lazy_traps_once_per_switch
+                     system.arm64.qemu.fpu.eager_restores_without_traps PROPERTIES TIMEOUT 60)

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """Boots a kernel once and checks a METRIC against bounds.
 
-    check_metric.py --metric NAME [--min X] [--max Y] -- <tools/run arguments>
+    check_metric.py --metric NAME [--min X] [--max Y] [--absent OTHER]... -- <tools/run arguments>
 
 Fails, saying why, when the run does not end cleanly, when the metric is
-missing, or when its value is outside [min, max].
+missing, when its value is outside [min, max], or when a metric named with
+--absent was reported (a counter delta of zero is not reported).
 """
 
 import argparse
@@ -23,6 +24,7 @@ def main(argv):
     p.add_argument("--metric", required=True)
     p.add_argument("--min", type=int, default=None)
     p.add_argument("--max", type=int, default=None)
+    p.add_argument("--absent", action="append", default=[])
     p.add_argument("run_args", nargs=argparse.REMAINDER)
     args = p.parse_args(argv)
     run_args = args.run_args[1:] if args.run_args[:1] == ["--"] else args.run_args
@@ -40,6 +42,9 @@ def main(argv):
         sys.exit(f"check_metric: {args.metric} = {value}, below the minimum {args.min}")
     if args.max is not None and value > args.max:
         sys.exit(f"check_metric: {args.metric} = {value}, above the maximum {args.max}")
+    for other in args.absent:
+        if other in metrics:
+            sys.exit(f"check_metric: {other} = {metrics[other]['value']}, but it must be absent")
     print(f"check_metric: {args.metric} = {value} within [{args.min}, {args.max}]")
 
 

@@ -1,6 +1,7 @@
 // Threads on arm64 and the CPU bring-up the core asks for (kernel/arch/cpu.h):
 // first switch frames of new threads, the user frames, and the switch itself.
 #include "kernel/arch/context.h"
+#include "arch/arm64/fpu.h"
 #include "arch/arm64/gic.h"
 #include "arch/arm64/mmu.h"
 #include "arch/arm64/switch.h"
@@ -65,6 +66,7 @@ void cpu_init()
     arm64::gic_init();
     arm64::uaccess_init();
     arm64::syscalls_init();
+    arm64::fpu::init();
     arm64::set_trap_exit_hook(proc::sched_preempt_point);
     arm64::timer_start(k_clock_hz, proc::sched_clock_tick);
 }
@@ -106,8 +108,7 @@ void frame_reset_user(ThreadContext& ctx, uintptr_t pc, uintptr_t sp)
     fill_user_frame(ctx.frame, pc, sp);
     ctx.tls = 0;
     asm volatile("msr tpidr_el0, xzr");
-    ctx.fp = FpState{};
-    arm64_fp_restore(&ctx.fp); // the new program starts with clean FP registers
+    arm64::fpu::exec_reset(ctx); // the new program starts with clean FP registers
 }
 
 unsigned elf_machine()
@@ -127,7 +128,7 @@ void context_init_fork(ThreadContext& child, uintptr_t stack_top, const TrapFram
     f->x[0] = 0; // fork returns 0 in the child
     // The parent is running: its TPIDR_EL0 is live, its saved copy may be stale.
     asm volatile("mrs %0, tpidr_el0" : "=r"(child.tls));
-    arm64_fp_save(&child.fp);
+    arm64::fpu::fork_copy(proc::current()->context, child);
     child.kstack_top = stack_top;
     child.frame = f;
     switch_into_trap_return(child, f);
@@ -139,9 +140,9 @@ void context_switch(ThreadContext& from, ThreadContext& to)
     // change it at will, so it is read back rather than trusted.
     asm volatile("mrs %0, tpidr_el0" : "=r"(from.tls));
     asm volatile("msr tpidr_el0, %0" ::"r"(to.tls));
-    // So do the FP/SIMD registers; the kernel never touches them.
-    arm64_fp_save(&from.fp);
-    arm64_fp_restore(&to.fp);
+    // So do the FP/SIMD registers (lazily or eagerly); the kernel never
+    // touches them.
+    arm64::fpu::switch_threads(from, to);
     arm64_switch_stacks(&from.sp, to.sp);
 }
 

@@ -14,9 +14,6 @@ TOLL_COUNTER(g_table_loads, "vm.pmap.ttbr0_loads");
 TOLL_COUNTER(g_tlbi_page, "vm.pmap.tlbi.page");
 TOLL_COUNTER(g_tlbi_all, "vm.pmap.tlbi.all");
 
-// CPACR_EL1.FPEN [21:20] = 0b11: FP/SIMD instructions do not trap at EL0 or EL1.
-constexpr uint64_t k_cpacr_fpen = 3u << 20;
-
 } // namespace
 
 void mmu_init()
@@ -29,9 +26,6 @@ void mmu_init()
                  "dsb nsh\n"
                  "isb" ::"r"(empty_user_table_phys())
                  : "memory");
-    uint64_t cpacr;
-    asm volatile("mrs %0, cpacr_el1" : "=r"(cpacr));
-    asm volatile("msr cpacr_el1, %0; isb" ::"r"(cpacr | k_cpacr_fpen));
     kprintf("mmu: %llu KB granule, %u-bit virtual addresses, kernel at 0x%llx (TTBR1)\n",
             (unsigned long long)(k_page_size >> 10), k_va_bits, (unsigned long long)k_kernel_base);
 }

@@ -84,8 +84,7 @@ vm::PhysAddr empty_user_table_phys();
 
 /// Finishes what arm64_mmu_boot (called by entry.S) began: drops the
 /// identity map the jump to the upper half needed (TTBR0_EL1 gets the empty
-/// table), lets EL0 and EL1 use the FP/SIMD registers, and reports the
-/// granule.
+/// table) and reports the granule.
 void mmu_init();
 
 /// Loads TTBR0_EL1 with @p l1_phys and flushes the TLB (Toll uses no ASIDs).

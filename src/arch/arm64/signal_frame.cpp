@@ -2,6 +2,7 @@
 // uapi/asm/sigcontext.h): siginfo, then a ucontext whose sigcontext holds
 // the registers and, in its reserved area, the FP/SIMD record; a frame
 // record {fp, lr} above it. musl's __restore_rt (rt_sigreturn) undoes it.
+#include "arch/arm64/fpu.h"
 #include "arch/arm64/switch.h"
 #include "kernel/arch/signal.h"
 #include "kernel/proc/signal.h"
@@ -88,8 +89,7 @@ bool signal_frame_push(TrapFrame& f, ThreadContext& ctx, const proc::SignalDeliv
     sc.pc = f.elr;
     sc.pstate = f.spsr;
     sc.fault_address = d.info.addr;
-    FpState fp;
-    arm64_fp_save(&fp);
+    FpState fp = arm64::fpu::read(ctx);
     FpsimdRecord rec{k_fpsimd_magic,
                      sizeof(FpsimdRecord),
                      static_cast<uint32_t>(fp.fpsr),
@@ -104,7 +104,6 @@ bool signal_frame_push(TrapFrame& f, ThreadContext& ctx, const proc::SignalDeliv
         sys::copyout(frame + k_reserved_offset, &rec, sizeof rec) != k_ok ||
         sys::copyout(frame + k_reserved_offset + sizeof rec, end_marker, sizeof end_marker) != k_ok)
         return false;
-    (void)ctx; // the FP registers are live while the thread runs
     f.x[0] = static_cast<uint64_t>(d.signo);
     f.x[1] = frame;
     f.x[2] = frame + k_uc_offset;
@@ -118,7 +117,6 @@ bool signal_frame_push(TrapFrame& f, ThreadContext& ctx, const proc::SignalDeliv
 
 bool signal_frame_pop(TrapFrame& f, ThreadContext& ctx, bool rt, uint64_t* mask)
 {
-    (void)ctx;
     if (!rt)
         return false; // arm64 has rt_sigreturn only
     uint64_t frame = f.sp_el0;
@@ -141,7 +139,7 @@ bool signal_frame_pop(TrapFrame& f, ThreadContext& ctx, bool rt, uint64_t* mask)
     memcpy(fp.q, rec.vregs, sizeof fp.q);
     fp.fpsr = rec.fpsr & k_fpsr_bits;
     fp.fpcr = rec.fpcr & k_fpcr_bits;
-    arm64_fp_restore(&fp);
+    arm64::fpu::write(ctx, fp);
     return true;
 }
 

@@ -1,6 +1,6 @@
 /* fpu_ctx: what FPU state costs a context switch, after LMbench's lat_ctx.
  * N processes pass a 1-byte token around a ring of pipes; with "fpu" each
- * executes one SSE instruction every time it holds the token, with "int"
+ * executes one SSE (arm64: FP/SIMD) instruction every time it holds the token, with "int"
  * none does. Under fpu.switch=lazy an FPU-using process takes an #NM after
  * every switch to it (one restore) and is saved when it is switched out;
  * under eager it is saved and restored on every switch, trap-free.
@@ -18,16 +18,11 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "fpu_user.h"
 
 enum { k_default_rounds = 50, k_warmup_rounds = 2, k_max_procs = 16 };
 
 static int g_ring[k_max_procs][2]; /* pipe i carries the token from process i to i + 1 */
-
-/* One SSE instruction: enough to need this process's FPU registers. */
-static inline void use_fpu(void)
-{
-    __asm__ volatile("addps %%xmm1, %%xmm0" ::: "memory");
-}
 
 static void hop(int left, int right, int fpu)
 {
@@ -35,7 +30,7 @@ static void hop(int left, int right, int fpu)
     if (read(left, &token, 1) != 1)
         _exit(2);
     if (fpu)
-        use_fpu();
+        fpu_use_once();
     if (write(right, &token, 1) != 1)
         _exit(3);
 }
@@ -76,7 +71,7 @@ int main(int argc, char** argv)
         if (write(g_ring[0][1], &token, 1) != 1 || read(g_ring[procs - 1][0], &token, 1) != 1)
             bench_fail("the ring broke");
         if (fpu)
-            use_fpu();
+            fpu_use_once();
     }
     bench_end(&span);
     /* The release round: each child passes the token on and exits. */

@@ -23,11 +23,12 @@ struct TrapFrame {
 };
 
 /// A thread's FP/SIMD registers (the kernel itself never uses them:
-/// -mgeneral-regs-only), saved and restored by every context switch.
+/// -mgeneral-regs-only), saved and restored by the switch (arch/arm64/fpu.h).
 struct FpState {
     uint64_t q[64] = {}; ///< q0-q31, 128 bits each, low half first.
     uint64_t fpcr = 0;
     uint64_t fpsr = 0;
+    bool used = false; ///< The thread has used FP/SIMD since exec (eager restores only then).
 };
 
 /// The saved state of a thread that is not running.
