@@ -63,6 +63,7 @@ book: deps configure
 
 bench: deps build
 	$(PYTHON) tools/bench --build $(BUILD) $(ARGS)
+	$(PYTHON) tools/bench-superpages --build $(BUILD)
 
 format:
 	git ls-files '*.cpp' '*.h' | xargs clang-format -i

@@ -536,6 +536,81 @@ Errno pmap_protect(Pmap* pmap, uintptr_t start, uintptr_t end, unsigned prot)
     return k_ok;
 }
 
+namespace {
+
+// Whether the @p pages entries from @p first can become one mapping of
+// @p size bytes: every page valid, physically contiguous from an aligned
+// start, with the same attributes (rights, memory type, the BTI guard bit
+// if Toll used it).
+bool uniform(const uint64_t* first, unsigned pages, uint64_t size)
+{
+    bool ok = (*first & k_desc_valid) && (*first & k_desc_address) % size == 0;
+    for (unsigned i = 1; ok && i < pages; ++i)
+        ok = (first[i] & k_desc_valid) &&
+             (first[i] & k_desc_address) == (*first & k_desc_address) + i * k_page_size &&
+             (first[i] & k_leaf_attributes) == (*first & k_leaf_attributes);
+    return ok;
+}
+
+// Promotes the k_run_pages entries from @p first, mapping user addresses
+// from @p base, to a contiguous run: true if it did; false, counted in
+// vm.pmap.l3c.p_failures and changing nothing, if the entries cannot form
+// one.
+bool promote_run(Pmap* pmap, uint64_t* first, uint64_t base)
+{
+    // LAB superpages BEGIN: check that the run's k_run_pages entries from first are valid, map consecutive frames from a k_run_size-aligned one, and carry equal k_leaf_attributes (else count g_l3c_failures, return false); then, with InterruptsOff, break (store 0 in each, flush_range over the run), make (store each again with k_contiguous), count g_l3c_promotions, return true
+    bool ok = (*first & k_desc_valid) && (*first & k_desc_address) % k_run_size == 0;
+    for (unsigned i = 1; ok && i < k_run_pages; ++i)
+        ok = (first[i] & k_desc_valid) &&
+             (first[i] & k_desc_address) == (*first & k_desc_address) + i * k_page_size &&
+             (first[i] & k_leaf_attributes) == (*first & k_leaf_attributes);
+    if (!ok) {
+        g_l3c_failures.add();
+        return false;
+    }
+    uint64_t bits = *first & ~(k_desc_address | k_contiguous);
+    PhysAddr pa = *first & k_desc_address;
+    InterruptsOff off;
+    for (unsigned i = 0; i < k_run_pages; ++i)
+        store_entry(&first[i], 0);
+    flush_range(pmap, base, k_run_size);
+    for (unsigned i = 0; i < k_run_pages; ++i)
+        store_entry(&first[i], (pa + i * k_page_size) | bits | k_contiguous);
+    g_l3c_promotions.add();
+    return true;
+    // LAB superpages STUB
+    // (void)pmap;
+    // (void)first;
+    // (void)base;
+    // return false;
+    // LAB superpages END
+}
+
+// Promotes the full level-3 table of @p l2e, mapping user addresses from
+// @p base, to a block; false, counted, if its pages cannot form one.
+bool promote_block(Pmap* pmap, uint64_t* l2e, uint64_t base)
+{
+    uint64_t* first = table(*l2e);
+    if (!uniform(first, k_entries, k_l2_block)) {
+        g_l2_failures.add();
+        return false;
+    }
+    uint64_t bits = *first & ~(k_desc_address | k_contiguous);
+    PhysAddr pa = *first & k_desc_address;
+    // The level-3 table is kept for a later demotion. The walk cache may
+    // hold the table entry and the TLB any of its pages: invalidate all.
+    PhysAddr l3_pa = *l2e & k_desc_address;
+    InterruptsOff off;
+    store_entry(l2e, 0);
+    flush_range(pmap, base, k_l2_block);
+    store_entry(l2e, pa | block_bits(bits));
+    saved_l3(table_of(l2e), base) = l3_pa;
+    g_l2_promotions.add();
+    return true;
+}
+
+} // namespace
+
 bool pmap_promote(Pmap* pmap, uintptr_t va, unsigned psind)
 {
     uint64_t size = pmap_page_size(psind);
@@ -545,43 +620,12 @@ bool pmap_promote(Pmap* pmap, uintptr_t va, unsigned psind)
     uint64_t* l2e = l2_slot(pmap, base);
     if (!l2e || !is_table(*l2e))
         return false; // nothing to promote, or a block already
-    uint64_t* l3 = table(*l2e);
-    uint64_t* first = &l3[l3_index(base)];
-    unsigned pages = unsigned(size / k_page_size);
-    if (psind == k_psind_run && (*first & k_contiguous))
+    if (psind == k_psind_block)
+        return promote_block(pmap, l2e, base);
+    uint64_t* first = &table(*l2e)[l3_index(base)];
+    if (*first & k_contiguous)
         return false; // a run already
-    // Every page valid, physically contiguous from an aligned start, with the
-    // same attributes (rights, memory type, BTI guard bit if Toll used it).
-    bool ok = (*first & k_desc_valid) && (*first & k_desc_address) % size == 0;
-    for (unsigned i = 1; ok && i < pages; ++i)
-        ok = (first[i] & k_desc_valid) &&
-             (first[i] & k_desc_address) == (*first & k_desc_address) + i * k_page_size &&
-             (first[i] & k_leaf_attributes) == (*first & k_leaf_attributes);
-    if (!ok) {
-        (psind == k_psind_run ? g_l3c_failures : g_l2_failures).add();
-        return false;
-    }
-    uint64_t bits = *first & ~(k_desc_address | k_contiguous);
-    PhysAddr pa = *first & k_desc_address;
-    InterruptsOff off;
-    if (psind == k_psind_run) {
-        for (unsigned i = 0; i < pages; ++i)
-            store_entry(&first[i], 0);
-        flush_range(pmap, base, size);
-        for (unsigned i = 0; i < pages; ++i)
-            store_entry(&first[i], (pa + i * k_page_size) | bits | k_contiguous);
-        g_l3c_promotions.add();
-        return true;
-    }
-    // The level-3 table is kept for a later demotion. The walk cache may
-    // hold the table entry and the TLB any of its pages: invalidate all.
-    PhysAddr l3_pa = *l2e & k_desc_address;
-    store_entry(l2e, 0);
-    flush_range(pmap, base, size);
-    store_entry(l2e, pa | block_bits(bits));
-    saved_l3(table_of(l2e), base) = l3_pa;
-    g_l2_promotions.add();
-    return true;
+    return promote_run(pmap, first, base);
 }
 
 bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot, unsigned* psind)

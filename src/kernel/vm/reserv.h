@@ -29,9 +29,9 @@ size_t reserv_alignment(size_t length);
 /// Returns the page for user address @p va (page aligned) of @p space, in
 /// the region [@p region_start, @p region_end), taken from the reservation
 /// that covers it; makes that reservation first if none does and a whole
-/// aligned stretch fits in the region. The page is not cleared. Returns
-/// PhysAllocator::k_none if no reservation applies or none can be made; the
-/// caller then allocates a page the ordinary way.
+/// aligned stretch fits in the region. The page is not cleared. Returns the
+/// allocator's "no page" value if no reservation applies or none can be
+/// made; the caller then allocates a page the ordinary way.
 PhysAddr reserv_alloc_page(VmSpace* space, uintptr_t va, uintptr_t region_start,
                            uintptr_t region_end);
 

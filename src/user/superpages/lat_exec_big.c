@@ -5,10 +5,10 @@
  * runs with a 4 KB granule, a contiguous run with 16 KB. Toll loads every
  * page at exec, so each exec pays for mapping all of it: faults, descriptor
  * stores, TLB invalidations, instruction-cache syncs, page-table pages.
- * With -r it instead execs itself once and reports how many TLB entries the
- * new image's mappings need (Toll's call 1004, a walk of its tables) and how
- * many page-table pages they take.
- * Usage: lat_exec_big [-n execs] [-r] */
+ * After the timed loop it execs itself once more and reports how many TLB
+ * entries the new image's mappings need (Toll's call 1004, a walk of its
+ * tables) and how many page-table pages they take.
+ * Usage: lat_exec_big [-n execs] */
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -73,20 +73,10 @@ int main(int argc, char** argv)
                      (long long)tables - (long long)bench_number(argv[2], "page tables"), "pages");
         return 0;
     }
-    int reach = argc >= 2 && strcmp(argv[argc - 1], "-r") == 0;
     uint64_t execs;
-    bench_iterations(reach ? argc - 1 : argc, argv, k_default_execs, &execs);
+    bench_iterations(argc, argv, k_default_execs, &execs);
     bench_init("lat_exec_big");
     const char* path = "/bin/lat_exec_big";
-    if (reach) {
-        /* The parent's own tables, so that the child can subtract them. */
-        unsigned long long tables = 0;
-        counter_get("vm.pmap.page_tables", &tables);
-        char text[24];
-        snprintf(text, sizeof text, "%llu", tables);
-        fork_exec_wait(path, k_reach_flag, text);
-        return 0;
-    }
     fork_exec_wait(path, k_child_flag, NULL); /* warm-up, and proof that the path is right */
     struct BenchSpan span;
     bench_begin(&span);
@@ -94,5 +84,12 @@ int main(int argc, char** argv)
         fork_exec_wait(path, k_child_flag, NULL);
     bench_end(&span);
     bench_report("lat_exec_big.fork_exec_exit", &span, execs);
+    /* The reach of one fresh image, with the parent's own page-table pages
+     * passed along so that the child can subtract them. */
+    unsigned long long tables = 0;
+    counter_get("vm.pmap.page_tables", &tables);
+    char text[24];
+    snprintf(text, sizeof text, "%llu", tables);
+    fork_exec_wait(path, k_reach_flag, text);
     return 0;
 }
