@@ -5,6 +5,13 @@ add_test(NAME grading.regions
 add_test(NAME grading.labs_consistent COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/grade --check)
 add_test(NAME grading.build_tools
   COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/grading/test_build.py)
+# What the grader writes and tells, without a build.
+add_test(NAME grading.reports
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/grading/test_reports.py)
+# The sandbox in each mode the machine offers (bubblewrap, and the dedicated
+# user it falls back to), against small hostile commands.
+add_test(NAME grading.sandbox
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/grading/test_sandbox.py)
 # The grader's compiler cache lives beside the scratch folders, which each run
 # empties, so that a second run finds it warm.
 set(TOLL_GRADING_CACHE ${CMAKE_BINARY_DIR}/grading-ccache)
@@ -15,9 +22,16 @@ add_test(NAME grading.hostile_batch
 # COST: the longest tests start first, so the short ones fill in beside them.
 set_tests_properties(grading.hostile_batch PROPERTIES TIMEOUT 600 PROCESSORS 2 COST 10000)
 set_tests_properties(grading.regions grading.labs_consistent grading.build_tools
-  PROPERTIES TIMEOUT 60)
+  grading.reports grading.sandbox PROPERTIES TIMEOUT 60)
+# The Gradescope package, unpacked into a simulated autograder root, grades a
+# flat upload of the reference there (with the batch's warm compiler cache).
+add_test(NAME grading.gradescope
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/grading/test_gradescope.py
+          --work ${CMAKE_BINARY_DIR}/grading-gradescope --cache ${TOLL_GRADING_CACHE})
+set_tests_properties(grading.gradescope PROPERTIES TIMEOUT 300 PROCESSORS 1 COST 4000)
 # The tests import the tools' library as the package `lib` (tools/lib).
 set_tests_properties(grading.regions grading.build_tools grading.hostile_batch
+  grading.reports grading.sandbox grading.gradescope
   PROPERTIES ENVIRONMENT PYTHONPATH=${CMAKE_SOURCE_DIR}/tools)
 
 # Every other lab: its reference scores full marks and its starter builds and

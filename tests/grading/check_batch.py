@@ -8,6 +8,7 @@ score and a clear reason within its timeouts. Exit status 0 only if all hold.
 """
 
 import argparse
+import csv
 import json
 import os
 import shutil
@@ -30,12 +31,26 @@ EXPECT = {
                     "ignored": ["tests/unit/test_lib.cpp", "src/kernel/kern/kern_ktests.cpp",
                                 "labs/lab-demo/rubric.toml"]},
     "nocompile": {"build_fails": "error"},
-    "loop": {"kernel_broken": "did not finish within"},
-    "triple": {"kernel_broken": "triple fault"},
-    "panic": {"kernel_broken": "panicked: hostile submission gives up"},
+    "loop": {"kernel_broken": "did not finish within",
+             "notice": "taken from format.cpp at the top of the submission"},
+    "triple": {"kernel_broken": "triple fault", "notice": "is a symbolic link"},
+    "panic": {"kernel_broken": "panicked: hostile submission gives up",
+              "audit": ["toll::panic"]},
     "flood": {"kernel_broken": "the console printed more than"},
-    "forged": {"forged": "without this run's nonce"},
+    "forged": {"forged": "without this run's nonce", "audit": ["record-shaped strings"]},
+    # Contained: graded exactly like the starter, nothing of it survives.
+    "escape": {"like_starter": True, "item_says": {"unit.format": "more than the grader keeps"},
+               "audit": ["fork [processes]", "fopen [files]"]},
+    # Not stoppable by the nonce: the audit must show it in one line.
+    "forger": {"audit": ["LOOK AT THIS SUBMISSION", "param_get", "[command line]", "poweroff",
+                         "[power-off]", "kprintf", "[console]", "record-shaped strings"]},
+    "copy_a": {"all_pass_but": {"loop_100k": "'measurements' must be a table"}},
+    "copy_b": {"build_fails": "copy_b stops here"},
 }
+# The same attacks run under the fallback (a dedicated user, no namespaces).
+FALLBACK = ("reference", "escape")
+# Lines that must never reach a report: files of the grading machine.
+SECRET_FILES = ("/etc/passwd", "/etc/hostname")
 
 
 class Checker:
@@ -62,6 +77,34 @@ class Checker:
         self.expect(abs(sum(t["score"] for t in tests.values()) - results["score"]) < 1e-9, name,
                     "the score is not the sum of the items")
         self.expect("GRADER ERROR" not in report, name, "the grader reported its own error")
+        self.expect("Sandbox: " in report and "protection" in results.get("extra_data", {}),
+                    name, "the report does not say which sandbox was in force")
+        for t in results["tests"]:
+            self.expect(t.get("visibility") in ("visible", "hidden", "after_due_date",
+                                                "after_published"), name,
+                        f"{t['name']} has no visibility")
+        self.expect(isinstance(results.get("execution_time"), (int, float)), name,
+                    "no execution_time")
+        self.check_no_secrets(name, report + json.dumps(results))
+        flagged = "LOOK AT THIS SUBMISSION" in report
+        self.expect(flagged == ("audit" in rule), name,
+                    "the audit " + ("missed the forger" if "audit" in rule else
+                                    "flags a submission that does nothing suspicious"))
+        for words in rule.get("audit", []):
+            audit = next((l for l in report.splitlines() if l.startswith("Audit:")), "")
+            self.expect(words in audit, name, f"the audit line lacks {words!r}: {audit}")
+        if "notice" in rule:
+            self.expect(rule["notice"] in report and rule["notice"] in results["output"], name,
+                        f"the report does not tell the student {rule['notice']!r}")
+        for item, words in rule.get("item_says", {}).items():
+            self.expect(words in tests[item]["output"], name, f"{item} does not say {words!r}")
+        if "all_pass_but" in rule:
+            for n, t in tests.items():
+                why = rule["all_pass_but"].get(n)
+                self.expect((t["status"] == "passed") == (why is None), name,
+                            f"{n}: {t['status']}")
+                if why:
+                    self.expect(why in t["output"], name, f"{n} does not say {why!r}")
         passed = {n for n, t in tests.items() if t["status"] == "passed"}
         for n, t in tests.items():
             self.expect(t["score"] == (self.items[n].points if n in passed else 0), name,
@@ -83,6 +126,9 @@ class Checker:
             self.expect(results["score"] == 0, name, "a build failure must score 0")
             self.expect(build["status"] == "failed" and rule["build_fails"] in build["output"],
                         name, "the build output must show the compiler's error")
+            if rule.get("build_says"):
+                self.expect(rule["build_says"] in build["output"], name,
+                            f"the build does not say {rule['build_says']!r}: {build['output'][:300]}")
         if "kernel_broken" in rule or "forged" in rule:
             for n, i in self.items.items():
                 if i.kind == "ctest":
@@ -92,10 +138,135 @@ class Checker:
                 elif i.covers:
                     self.expect(n not in passed, name, f"forged records earned {n}")
             ran = [t for n, t in tests.items() if self.items[n].kind != "ctest"
-                   and not t["output"].startswith("not run")]
+                   and t["extra_data"]["status"] != "skipped"]
             key = rule.get("kernel_broken") or rule.get("forged")
             self.expect(ran and all(key in t["output"] for t in ran if t["status"] != "passed"),
                         name, f"every kernel item that ran must say {key!r}")
+
+
+    def check_no_secrets(self, name, text):
+        for path in SECRET_FILES:
+            try:
+                with open(path) as f:
+                    lines = [l.strip() for l in f if len(l.strip()) >= 8]
+            except OSError:
+                continue
+            for line in lines:
+                self.expect(line not in text, name, f"a line of {path} is in the report")
+        # The reference solution of the lab (the grader's own copy) must stay unseen.
+        reference = "const char* table = upper ? \"0123456789ABCDEF\""
+        if name in ("escape", "starter"):
+            self.expect(reference not in text, name, "the reference solution is in the report")
+
+
+def leftover_processes(work, uids):
+    """Live processes started for the batch: running as a sandbox uid, or
+    whose command line or working folder lies in the scratch folder."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                status = f.read()
+            if "\nState:\tZ" in status:
+                continue
+            uid = int(status.split("\nUid:\t")[1].split()[0])
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except (OSError, IndexError, ValueError):
+            continue
+        if int(pid) == os.getpid():
+            continue
+        if uid in uids or cwd.startswith(work) or (work in cmd and "check_batch" not in cmd):
+            found.append(f"{pid} (uid {uid}): {cmd[:120]}")
+    return found
+
+
+def check_containment(checker, out, work, results_before):
+    """After the batch: nothing it started runs, nothing was written outside
+    the reports, and no results.json changed after the grader wrote it."""
+    time.sleep(1.0)  # an escaped process would have rewritten results by now
+    from lib import lab_sandbox
+    uids = set(range(lab_sandbox.DEFAULT_UID_BASE, lab_sandbox.DEFAULT_UID_BASE +
+                     lab_sandbox.UID_POOL))
+    left = leftover_processes(work, uids)
+    checker.expect(not left, "containment", f"processes outlived the grader: {left}")
+    for pid in left:  # never leave them behind, even when the test fails
+        try:
+            os.kill(int(pid.split()[0]), 9)
+        except (OSError, ValueError):
+            pass
+    checker.expect(not os.path.exists(os.path.join(out, "escaped.txt")), "containment",
+                   "student code wrote into the output folder")
+    for path, text in results_before.items():
+        with open(path) as f:
+            checker.expect(f.read() == text, "containment", f"{path} changed after grading")
+    size = sum(os.path.getsize(os.path.join(b, f)) for b, _, fs in os.walk(out) for f in fs)
+    checker.expect(size < 20 << 20, "containment", f"the reports take {size} bytes")
+
+
+def check_batch_reports(checker, out, made, rubric):
+    """The batch's own reports: one JUnit file with unique names per student
+    and points, and the similarity report pairing the copies."""
+    suites = ET.parse(os.path.join(out, "junit.xml")).getroot()
+    names = [c.get("name") for c in suites.iter("testcase")]
+    checker.expect(len(names) == len(set(names)), "junit", "test names repeat across students")
+    checker.expect(len(names) == len(made) * (len(rubric.items) + 1), "junit",
+                   f"{len(names)} test cases for {len(made)} students")
+    checker.expect(all(c.find("properties/property[@name='points']") is not None
+                       for c in suites.iter("testcase")), "junit", "a test case has no points")
+    if "copy_a" in made:
+        with open(os.path.join(out, "similarity.csv")) as f:
+            rows = list(csv.reader(f))[1:]
+        top = [r for r in rows if float(r[0]) >= 0.999 and "(reference)" not in r[1:3]]
+        pairs = {tuple(sorted(r[1:3])) for r in top}
+        checker.expect(("copy_a", "copy_b") in pairs, "similarity",
+                       f"copy_a and copy_b are not paired at 1.000: {rows[:3]}")
+        others = [r for r in rows if ("copy_a" in r[1:3]) != ("copy_b" in r[1:3])
+                  and {"copy_a", "copy_b"} & set(r[1:3]) and float(r[0]) > 0.5]
+        checker.expect(not others, "similarity", f"the copies resemble others: {others[:3]}")
+
+
+def check_shards_and_resume(checker, cmd, out, work, made):
+    """Resuming grades nothing again; two shards, resumed from the batch's
+    results, merge into the batch's gradebook."""
+    start = time.monotonic()
+    text = subprocess.run(cmd + ["--resume"], capture_output=True, text=True).stdout
+    checker.expect(text.count("already graded") == len(made), "resume",
+                   f"a resumed batch graded again: {text[-500:]}")
+    shards = []
+    for i in (1, 2):
+        shard_out = os.path.join(work, f"shard{i}")
+        shutil.copytree(out, shard_out)
+        for n in os.listdir(shard_out):  # each shard keeps only its own students' results
+            if n.endswith((".csv", ".txt", ".xml")):
+                os.unlink(os.path.join(shard_out, n))
+        text = subprocess.run(cmd[:cmd.index("--out")] + ["--out", shard_out, "--resume",
+                                                          "--shard", f"{i}/2"] +
+                              cmd[cmd.index("--out") + 2:], capture_output=True, text=True).stdout
+        checker.expect(f"shard {i}/2" in text, "shards", text[-300:])
+        with open(os.path.join(shard_out, "summary.csv")) as f:
+            shards.append(len(f.read().splitlines()) - 1)
+        for n in os.listdir(shard_out):
+            if os.path.isdir(os.path.join(shard_out, n)) and f"{n}:" not in text:
+                shutil.rmtree(os.path.join(shard_out, n))  # not this shard's
+    checker.expect(sum(shards) == len(made) and min(shards) > 0, "shards",
+                   f"the shards hold {shards} of {len(made)}")
+    merged = os.path.join(work, "merged")
+    status = subprocess.call(cmd[:cmd.index("--batch")] + ["--merge",
+                             os.path.join(work, "shard1"), os.path.join(work, "shard2"),
+                             "--out", merged])
+    checker.expect(status == 0, "merge", f"tools/grade --merge exited {status}")
+
+    def scores(path):
+        with open(path) as f:
+            return sorted(tuple(r[:3]) for r in csv.reader(f))
+    checker.expect(scores(os.path.join(merged, "summary.csv")) ==
+                   scores(os.path.join(out, "summary.csv")), "merge",
+                   "the merged gradebook differs from the batch's")
+    names = [c.get("name") for c in ET.parse(os.path.join(merged, "junit.xml")).iter("testcase")]
+    checker.expect(len(names) == len(set(names)) and names, "merge", "merged JUnit names repeat")
+    print(f"check_batch: resume, two shards and the merge took {time.monotonic() - start:.1f} s")
 
 
 def plain_batch(rubric, batch):
@@ -126,7 +297,7 @@ def main(argv):
     rubric = lab_rubric.find(ROOT, args.lab)
     batch, out = os.path.join(args.work, "batch"), os.path.join(args.work, "out")
     if args.lab == hostile.LAB and not args.plain:
-        made = hostile.make_batch(ROOT, batch, os.path.join(args.work, "scratch"))
+        made = hostile.make_batch(ROOT, batch, os.path.join(args.work, "scratch"), out)
     else:
         made = plain_batch(rubric, batch)
     start = time.monotonic()
@@ -138,6 +309,16 @@ def main(argv):
     status = subprocess.call(cmd)
     print(f"check_batch: the batch of {len(made)} took {time.monotonic() - start:.1f} s")
     checker = Checker(rubric)
+    results_before = {}
+    for name in made:
+        path = os.path.join(out, name, "results.json")
+        if os.path.exists(path):
+            with open(path) as f:
+                results_before[path] = f.read()
+    if not args.plain:
+        check_containment(checker, out, os.path.abspath(args.work), results_before)
+        check_batch_reports(checker, out, made, rubric)
+        check_shards_and_resume(checker, cmd, out, args.work, made)
     checker.expect(status == 0, "batch", f"tools/grade exited {status}")
     with open(os.path.join(out, "summary.csv")) as f:
         rows = f.read().splitlines()

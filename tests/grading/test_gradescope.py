@@ -1,0 +1,121 @@
+#!/usr/bin/python3
+"""The Gradescope package of the demonstration lab, run as Gradescope would:
+tools/grade --package writes the zip, which is unpacked into a simulated
+autograder root (source/, submission/, results/), and run_autograder grades
+a flat upload of the reference there. Its results.json must follow
+Gradescope's specification, say that the files were found at the top, and
+carry no score at all when the grader fails."""
+
+import argparse
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+# tools/lib, through PYTHONPATH=tools (ctest sets it).
+from lib import lab_package  # noqa: E402
+
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+
+
+def unpack(zip_path, dest):
+    with zipfile.ZipFile(zip_path) as z:
+        for info in z.infolist():
+            path = z.extract(info, dest)
+            mode = (info.external_attr >> 16) & 0o777
+            if mode:
+                os.chmod(path, mode)
+
+
+def check_results(results, failures, expect_score):
+    def expect(cond, what):
+        if not cond:
+            failures.append(what)
+    if expect_score is None:
+        expect("score" not in results, "a failed grading must carry no score")
+        expect(all("score" not in t for t in results.get("tests", [])),
+               "a failed grading's tests must carry no score")
+        expect("Grader error" in results.get("output", ""), "the output must say grader error")
+        return
+    expect(results.get("score") == expect_score, f"score {results.get('score')}")
+    expect(isinstance(results.get("execution_time"), (int, float)), "no execution_time")
+    expect(results.get("visibility") in VISIBILITIES, "no top-level visibility")
+    for t in results["tests"]:
+        expect(t.get("status") in ("passed", "failed"), f"{t['name']}: status {t.get('status')}")
+        expect(t.get("visibility") in VISIBILITIES, f"{t['name']}: no visibility")
+        expect(isinstance(t.get("score"), (int, float)) and "max_score" in t,
+               f"{t['name']}: no score")
+        expect(isinstance(t.get("output"), str), f"{t['name']}: no output")
+    expect("uploaded without its folders" in results.get("output", ""),
+           "the student is not told the files were found at the top of the upload")
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--work", required=True)
+    p.add_argument("--cache", required=True)
+    args = p.parse_args(argv)
+    shutil.rmtree(args.work, ignore_errors=True)
+    top = os.path.join(args.work, "autograder")
+    os.makedirs(os.path.join(top, "submission"))
+    os.chmod(args.work, 0o755)
+    failures = []
+
+    zip_path = os.path.join(args.work, "autograder.zip")
+    subprocess.run([sys.executable, os.path.join(ROOT, "tools", "grade"), "--package",
+                    "gradescope", "--lab", "demo", "--out", zip_path], check=True)
+    unpack(zip_path, os.path.join(top, "source"))
+    source = os.path.join(top, "source")
+    for name in ("setup.sh", "run_autograder"):
+        mode = os.stat(os.path.join(source, name)).st_mode
+        if not mode & stat.S_IXUSR:
+            failures.append(f"{name} is not executable")
+        if subprocess.run(["bash", "-n", os.path.join(source, name)]).returncode:
+            failures.append(f"{name} is not valid bash")
+    with open(os.path.join(source, "setup.sh")) as f:
+        setup = f.read()
+    for package in lab_package.grading_packages(ROOT):
+        if package not in setup:
+            failures.append(f"setup.sh does not install {package}")
+    if "--prepare" not in setup:
+        failures.append("setup.sh does not build the reference into the image")
+    if not os.path.isfile(os.path.join(source, "toll", "tools", "grade")):
+        failures.append("the package lacks the grader")
+
+    # A flat upload (no folders), as students often make.
+    for rel in ("src/lib/format.cpp", "labs/lab-demo/results.toml"):
+        shutil.copy(os.path.join(ROOT, rel), os.path.join(top, "submission"))
+    env = dict(os.environ, TOLL_AUTOGRADER_ROOT=top, TOLL_GRADE_CACHE=args.cache,
+               TOLL_GRADE_WORK=os.path.join(args.work, "scratch"))
+    status = subprocess.run([os.path.join(source, "run_autograder")], env=env).returncode
+    if status:
+        failures.append(f"run_autograder exited {status}")
+    with open(os.path.join(top, "results", "results.json")) as f:
+        check_results(json.load(f), failures, 11)
+
+    # A grader that cannot start writes a result with no score.
+    os.unlink(os.path.join(top, "results", "results.json"))
+    env["TOLL_GRADE_SANDBOX"] = "sideways"
+    status = subprocess.run([os.path.join(source, "run_autograder")], env=env,
+                            capture_output=True).returncode
+    if status == 0:
+        failures.append("run_autograder succeeded although the grader could not run")
+    with open(os.path.join(top, "results", "results.json")) as f:
+        check_results(json.load(f), failures, None)
+
+    for f in failures:
+        print(f"test_gradescope: FAIL {f}")
+    if failures:
+        return 1
+    print("test_gradescope: the package installs, grades and reports as Gradescope expects")
+    shutil.rmtree(args.work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

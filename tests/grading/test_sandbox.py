@@ -1,0 +1,180 @@
+#!/usr/bin/python3
+"""Tests of the grader's sandbox in each mode this machine offers (bubblewrap,
+and the fallback without namespaces: a dedicated user), with small hostile
+commands instead of whole gradings: a process that outlives its step, a
+build-time hang, a fork bomb, a huge file, an output flood, reads of the
+grading machine's files and writes outside the scratch folder."""
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+# tools/lib, through PYTHONPATH=tools (ctest sets it).
+from lib import lab_grade, lab_sandbox  # noqa: E402
+
+SH = "/bin/sh"
+
+
+def modes():
+    """The sandbox modes to test here: every one the machine can run."""
+    found = []
+    for mode in ("bwrap", "user"):
+        try:
+            lab_sandbox.Sandbox(mode)
+            found.append(mode)
+        except lab_sandbox.SandboxError as e:
+            print(f"test_sandbox: mode {mode} unavailable here: {e}")
+    return found
+
+
+class Modes(unittest.TestCase):
+    def setUp(self):
+        self.top = tempfile.mkdtemp(prefix="toll-sandbox-test-")
+        os.chmod(self.top, 0o755)
+        self.work = os.path.join(self.top, "work")      # what the sandbox may write
+        self.private = os.path.join(self.top, "private")  # the grader's own folder
+        os.makedirs(self.work)
+        os.makedirs(self.private)
+        with open(os.path.join(self.private, "secret"), "w") as f:
+            f.write("the reference solution\n")
+
+    def tearDown(self):
+        shutil.rmtree(self.top, ignore_errors=True)
+
+    def run_in(self, mode, script, timeout=20, **limits):
+        box = lab_sandbox.Sandbox(mode)
+        uid = box.acquire_uid()
+        try:
+            box.hand_over(self.work, uid)
+            log = os.path.join(self.private, "log")
+            out = box.run([SH, "-c", script], log, timeout, lab_sandbox.Limits(**limits),
+                          writable=[self.work], cwd=self.work, uid=uid)
+            with open(log, "rb") as f:
+                text = f.read().decode("utf-8", "replace")
+            return box, uid, out, text
+        finally:
+            box.release_uid(uid)
+
+    def test_a_process_that_outlives_its_step_is_killed(self):
+        for mode in modes():
+            with self.subTest(mode=mode):
+                marker = os.path.join(self.work, f"alive-{mode}")
+                script = (f"setsid sh -c 'while :; do touch {marker}; sleep 0.1; done' "
+                          f"</dev/null >/dev/null 2>&1 & echo started")
+                box, uid, out, text = self.run_in(mode, script)
+                self.assertEqual(out.status, 0, text)
+                time.sleep(0.5)
+                if os.path.exists(marker):
+                    os.unlink(marker)
+                time.sleep(0.5)
+                self.assertFalse(os.path.exists(marker), "the process outlived its step")
+                if uid is not None:
+                    self.assertEqual(lab_sandbox._processes_of(uid), [])
+
+    def test_a_hang_is_stopped_at_the_time_limit_with_all_its_children(self):
+        for mode in modes():
+            with self.subTest(mode=mode):
+                # As ninja does: the spinning child in a process group of its own.
+                script = "setsid sh -c 'while :; do :; done' & while :; do sleep 1; done"
+                start = time.monotonic()
+                box, uid, out, _ = self.run_in(mode, script, timeout=2)
+                self.assertTrue(out.timed_out)
+                self.assertLess(time.monotonic() - start, 10)
+                if uid is not None:
+                    self.assertEqual(lab_sandbox._processes_of(uid), [])
+
+    def test_limits(self):
+        for mode in modes():
+            with self.subTest(mode=mode):
+                bomb = ("python3 -c 'import os, time\nn = 0\ntry:\n    for i in range(200):\n"
+                        "        if os.fork() == 0:\n            time.sleep(3)\n"
+                        "            os._exit(0)\n        n += 1\nexcept OSError:\n    pass\n"
+                        "print(\"forked\", n)'")
+                _, _, out, text = self.run_in(mode, bomb, processes=64)
+                forked = int(text.split("forked")[1].split()[0])
+                self.assertLess(forked, 64, text)
+                _, _, out, text = self.run_in(
+                    mode, "head -c 50000000 /dev/zero > big; ls -l big", file_bytes=1 << 20)
+                big = os.path.join(self.work, "big")
+                self.assertLessEqual(os.path.getsize(big), 1 << 20)
+                _, _, out, text = self.run_in(mode, "yes flood | head -c 5000000",
+                                              output_bytes=100000)
+                self.assertTrue(out.truncated)
+                self.assertLess(len(text), 101000)
+                self.assertIn("output cut by the grader after 100000 bytes", text)
+                self.assertEqual(out.output_bytes, 5000000)
+
+    def test_a_compiler_reading_dev_zero_stops_at_the_build_memory_limit(self):
+        with open(os.path.join(self.work, "zero.cpp"), "w") as f:
+            f.write('#include "/dev/zero"\n')
+        for mode in modes():
+            for compiler in ("g++", "clang++"):
+                with self.subTest(mode=mode, compiler=compiler):
+                    start = time.monotonic()
+                    _, _, out, text = self.run_in(
+                        mode, f"{compiler} -c zero.cpp -o zero.o", timeout=120,
+                        memory_bytes=lab_grade.BUILD_MEMORY)
+                    self.assertFalse(out.timed_out)
+                    self.assertLess(time.monotonic() - start, 60)
+                    if compiler == "g++":  # clang reads a device as an empty file
+                        self.assertNotEqual(out.status, 0)
+                        self.assertRegex(text.lower(), "out of memory|bad_alloc|cannot allocate")
+
+    def test_only_the_scratch_folder_is_writable(self):
+        for mode in modes():
+            with self.subTest(mode=mode):
+                target = os.path.join(self.private, "written")
+                _, _, out, text = self.run_in(
+                    mode, f"echo x > {target}; echo y > {self.work}/mine; cat {self.private}/secret")
+                self.assertFalse(os.path.exists(target), "wrote outside the scratch folder")
+                self.assertTrue(os.path.exists(os.path.join(self.work, "mine")))
+                if mode == "bwrap":
+                    self.assertNotIn("the reference solution", text)
+
+    def test_the_machine_is_invisible_under_bubblewrap(self):
+        if "bwrap" not in modes():
+            self.skipTest("bubblewrap cannot make namespaces here")
+        with open("/etc/passwd") as f:
+            first = f.readline().strip()
+        _, _, out, text = self.run_in(
+            "bwrap", f"cat /etc/passwd /etc/hostname; ls {ROOT}; hostname; "
+                     "cat /proc/1/cmdline; echo; (exec 3<>/dev/tcp/127.0.0.1/22) 2>&1; "
+                     "python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 80), 2)'")
+        self.assertNotIn(first, text)
+        self.assertIn("toll-grade", text)  # its own host name
+        self.assertNotIn("tools/grade", text)
+        self.assertIn("Network is unreachable", text)
+
+    def test_the_fallback_is_forced_by_the_environment(self):
+        if os.geteuid() != 0:
+            self.skipTest("the dedicated-user fallback needs root")
+        os.environ["TOLL_GRADE_SANDBOX"] = "user"
+        try:
+            box = lab_sandbox.Sandbox()
+        finally:
+            del os.environ["TOLL_GRADE_SANDBOX"]
+        self.assertEqual(box.mode, "user")
+        self.assertIn("dedicated unprivileged user", box.describe())
+        self.assertIn("readable by every user", box.describe())
+
+
+class Words(unittest.TestCase):
+    def test_a_build_timeout_names_the_last_step(self):
+        text = "[1/3] Building CXX object a.o\n[2/3] Generating test list of toll-unit\n"
+        self.assertEqual(lab_grade.last_build_step(text), "Generating test list of toll-unit")
+        self.assertEqual(lab_grade.last_build_step("nothing"), "")
+
+    def test_none_must_be_asked_for(self):
+        box = lab_sandbox.Sandbox("none")
+        self.assertIn("NONE", box.describe())
+        with self.assertRaises(lab_sandbox.SandboxError):
+            lab_sandbox.Sandbox("sideways")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,141 @@
+"""The Gradescope autograder package of a lab (tools/grade --package gradescope).
+
+Gradescope unpacks the zip into /autograder/source, runs setup.sh there once
+(as root, on its Ubuntu base image) to build the autograder image, then runs
+run_autograder for every submission with the student's upload in
+/autograder/submission, and shows /autograder/results/results.json. The zip
+holds this checkout (the grader and the reference) under toll/, so the
+students never see it: Gradescope keeps the source out of their reach.
+"""
+
+import importlib.machinery
+import importlib.util
+import os
+import shlex
+import stat
+import zipfile
+
+from . import lab_regions
+
+SETUP = """#!/usr/bin/env bash
+# setup.sh: Gradescope runs this once, as root, in /autograder/source, to make
+# the autograder image for lab {lab} of Toll. It installs what grading needs
+# (the GRADING list of toll/tools/deps) and builds the reference once, so that
+# every submission's build finds a warm compiler cache.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+here=/autograder/source
+dpkg --add-architecture i386
+apt-get update
+missing=""
+for package in {packages}; do
+    apt-get install -y --no-install-recommends "$package" || missing="$missing $package"
+done
+# Ubuntu keeps clang 14's runtime in libclang-common-14-dev.
+if [[ " $missing " == *" libclang-rt-14-dev "* ]] &&
+        apt-get install -y --no-install-recommends libclang-common-14-dev; then
+    missing=${{missing/ libclang-rt-14-dev/}}
+fi
+# The grader needs Python 3.11 (tomllib); older releases have it as python3.11.
+python=python3
+if ! python3 -c 'import tomllib' 2>/dev/null; then
+    apt-get install -y --no-install-recommends python3.11
+    python=python3.11
+fi
+echo "$python" > "$here/python"
+if [ -n "$missing" ]; then
+    echo "setup.sh: these packages could not be installed:$missing" >&2
+    exit 1
+fi
+"$python" "$here/toll/tools/grade" --lab {lab} --prepare --work /autograder/work \\
+    --cache /autograder/cache
+"""
+
+RUN = """#!/usr/bin/env bash
+# run_autograder: Gradescope runs this for every submission of lab {lab}.
+# It grades /autograder/submission and writes /autograder/results/results.json
+# (TOLL_AUTOGRADER_ROOT replaces /autograder, for testing the package).
+root=${{TOLL_AUTOGRADER_ROOT:-/autograder}}
+here="$root/source"
+python=$(cat "$here/python" 2>/dev/null || echo python3)
+mkdir -p "$root/results"
+"$python" "$here/toll/tools/grade" --lab {lab} --autograder "$root" \\
+    --work "${{TOLL_GRADE_WORK:-$root/work}}" --cache "${{TOLL_GRADE_CACHE:-$root/cache}}"
+status=$?
+if [ ! -s "$root/results/results.json" ]; then
+    # The grader could not even start: a result with no score, saying so.
+    cat > "$root/results/results.json" <<'EOF'
+{{"output": "Grader error (please tell the staff; this is not a grade): the autograder did not run.", "tests": [], "extra_data": {{"grader_error": "run_autograder: tools/grade wrote no results"}}}}
+EOF
+fi
+exit $status
+"""
+
+
+def grading_packages(root):
+    """The GRADING list of tools/deps, read from the script itself."""
+    path = os.path.join(root, "tools", "deps")
+    loader = importlib.machinery.SourceFileLoader("toll_deps", path)
+    spec = importlib.util.spec_from_loader("toll_deps", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return list(module.GRADING)
+
+
+def _add(z, name, text, executable=False):
+    info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+    mode = 0o755 if executable else 0o644
+    info.external_attr = (stat.S_IFREG | mode) << 16
+    info.compress_type = zipfile.ZIP_DEFLATED
+    z.writestr(info, text)
+
+
+def write_gradescope(root, rubric, out_zip):
+    """Writes the autograder zip of @p rubric's lab to @p out_zip."""
+    packages = " ".join(shlex.quote(p) for p in grading_packages(root))
+    lab = shlex.quote(rubric.lab)
+    with zipfile.ZipFile(out_zip, "w") as z:
+        _add(z, "setup.sh", SETUP.format(lab=lab, packages=packages), True)
+        _add(z, "run_autograder", RUN.format(lab=lab), True)
+        for rel in lab_regions.source_files(root):
+            path = os.path.join(root, rel)
+            with open(path, "rb") as f:
+                data = f.read()
+            _add(z, "toll/" + rel, data, os.access(path, os.X_OK))
+
+
+WORKFLOW = """# Grades lab {lab} on every push, the way the course's grader will: the
+# report is in the run's log and in the grade-report artifact. Written by
+# tools/mklab; it grades against this repository's own copy of the tests, so
+# keep them as they came.
+name: grade lab {lab}
+on: [push, workflow_dispatch]
+jobs:
+  grade:
+    runs-on: ubuntu-latest
+    container: debian:12
+    timeout-minutes: 30
+    steps:
+      - name: Install git and Python
+        run: apt-get update && apt-get install -y --no-install-recommends git ca-certificates python3
+      - uses: actions/checkout@v4
+      - name: Install Toll's dependencies
+        run: python3 tools/deps
+      - name: Grade
+        run: python3 tools/grade --lab {lab} . --out grade-report
+      - uses: actions/upload-artifact@v4
+        if: always()
+        with:
+          name: grade-report
+          path: grade-report
+"""
+WORKFLOW_PATH = ".github/workflows/grade.yml"
+
+
+def write_classroom_workflow(starter, lab):
+    """Puts the GitHub Classroom workflow of @p lab into the starter tree."""
+    path = os.path.join(starter, WORKFLOW_PATH)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(WORKFLOW.format(lab=lab))
+    return WORKFLOW_PATH

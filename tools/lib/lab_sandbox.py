@@ -1,0 +1,336 @@
+"""The sandbox the grader runs student code in: every build, host test and
+emulator run of a submission goes through Sandbox.run().
+
+Two layers, each used where the machine allows it:
+
+* bubblewrap (`bwrap`): a fresh PID namespace (every process it started dies
+  when the command ends or is killed), no network, a private /tmp, a read-only
+  /usr and only the scratch tree writable. The grader's checkout, its output
+  folder, other students' trees and the rest of the machine (/etc/passwd,
+  /home, ...) are not in the sandbox's file system at all.
+* a dedicated unprivileged user (as root only): the command runs as a uid of
+  its own (one per scratch slot), so it cannot write the grader's files, and
+  after the command ends every process of that uid is killed.
+
+Both come with resource limits (CPU seconds, address space, file size, number
+of processes) and a cap on the output kept, beyond which the log ends with a
+clear mark. Which protection was in force is said by describe() and goes into
+every report. TOLL_GRADE_SANDBOX (auto, bwrap, user, none) forces a mode,
+which the tests use to exercise the fallback.
+"""
+
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import threading
+import time
+
+# The first uid of the dedicated users (one per slot: base, base+1, ...).
+# Debian leaves 60000-64999 to be allocated on demand; nothing here uses it.
+DEFAULT_UID_BASE = 64100
+UID_POOL = 32
+# Inside bubblewrap, the student's code sees itself as this uid.
+INSIDE_UID = 1000
+
+TRUNCATION_MARK = "\n[... output cut by the grader after {limit} bytes; {dropped} more byte(s) dropped ...]\n"
+
+# Files of /etc the tools need: alternatives (cc, c++, ld links) and the
+# dynamic loader's cache. Nothing else of /etc is visible.
+ETC_NEEDED = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d")
+# Top-level folders of a merged-/usr system (links into /usr) or real folders.
+TOP_LEVEL = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+PRLIMIT = "/usr/bin/prlimit"  # util-linux, in every Debian system
+SYSTEM_PYTHON = "/usr/bin/python3"  # readable by the dedicated users
+
+
+class SandboxError(Exception):
+    """The requested protection is not available on this machine."""
+
+
+class Limits:
+    """Resource limits of one sandboxed command."""
+
+    def __init__(self, cpu_seconds=600, memory_bytes=3 << 30, file_bytes=64 << 20,
+                 processes=256, output_bytes=1 << 20):
+        self.cpu_seconds = cpu_seconds
+        self.memory_bytes = memory_bytes
+        self.file_bytes = file_bytes
+        self.processes = processes
+        self.output_bytes = output_bytes
+
+    def describe(self):
+        return (f"{self.cpu_seconds} s CPU per process, {self.memory_bytes >> 20} MiB of address "
+                f"space, files up to {self.file_bytes >> 20} MiB, {self.processes} processes, "
+                f"{self.output_bytes >> 10} KiB of output kept")
+
+
+class Outcome:
+    """How a sandboxed command ended."""
+
+    def __init__(self):
+        self.status = None      # exit status; None when stopped at the time limit
+        self.seconds = 0.0
+        self.output_bytes = 0   # what the command printed, kept or not
+        self.truncated = False
+        self.leftovers = 0      # processes killed after the command ended
+
+    @property
+    def timed_out(self):
+        return self.status is None
+
+    def limit_signal(self):
+        """The resource limit that killed the command, in words, or ''."""
+        if self.status is None or self.status >= 0:
+            return ""
+        return {signal.SIGXCPU: "the CPU time limit", signal.SIGXFSZ: "the file size limit",
+                signal.SIGKILL: "a kill (the CPU or memory limit?)"}.get(-self.status, "")
+
+
+def _as_user(uid):
+    """Popen arguments that start a command as @p uid (none for None)."""
+    if uid is None:
+        return {}
+    return {"user": uid, "group": uid, "extra_groups": []}
+
+
+def _bwrap_works(uid):
+    """True when bubblewrap can make its namespaces here (as @p uid when given)."""
+    bwrap = shutil.which("bwrap")
+    if not bwrap:
+        return False
+    try:
+        r = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/usr",
+                            "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+                            "--symlink", "usr/lib64", "/lib64", "/usr/bin/true"],
+                           capture_output=True, timeout=20, **_as_user(uid))
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return r.returncode == 0
+
+
+def _processes_of(uid):
+    """Pids of the live processes whose real or effective uid is @p uid."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/status") as f:
+                for line in f:
+                    if line.startswith("State:") and line.split()[1] in "ZX":
+                        break  # a zombie runs nothing; reaping it is its parent's job
+                    if line.startswith("Uid:"):
+                        ids = line.split()[1:3]
+                        if str(uid) in ids:
+                            found.append(int(name))
+                        break
+        except OSError:
+            continue
+    return found
+
+
+def kill_user(uid):
+    """Kills every process of @p uid (from a process that takes that uid, so
+    kill(-1) reaches exactly them); returns how many there were."""
+    count = len(_processes_of(uid))
+    for _ in range(50):
+        if not _processes_of(uid):
+            return count
+        subprocess.run([SYSTEM_PYTHON, "-c", "import os, signal; os.kill(-1, signal.SIGKILL)"],
+                       stdin=subprocess.DEVNULL, capture_output=True, **_as_user(uid))
+        time.sleep(0.02)
+    return count
+
+
+class Sandbox:
+    """Runs commands of one grader with the strongest protection available.
+
+    @p mode: "auto" (bubblewrap where user namespaces work, plus a dedicated
+    user when running as root), "bwrap", "user" (root only: the dedicated
+    user without namespaces) or "none" (limits only; must be asked for).
+    """
+
+    def __init__(self, mode="auto", uid_base=None):
+        mode = os.environ.get("TOLL_GRADE_SANDBOX") or mode
+        if mode not in ("auto", "bwrap", "user", "none"):
+            raise SandboxError(f"unknown sandbox mode {mode!r} (auto, bwrap, user or none)")
+        self.root = os.geteuid() == 0
+        self.uid_base = int(os.environ.get("TOLL_GRADE_UID") or uid_base or DEFAULT_UID_BASE)
+        if mode == "user" and not self.root:
+            raise SandboxError("the dedicated-user sandbox needs the grader to run as root")
+        self.users = self.root and mode in ("auto", "bwrap", "user")
+        self.bwrap = None
+        self._lock = threading.Lock()
+        self._free = list(range(self.uid_base, self.uid_base + UID_POOL))
+        if self.users:
+            self._check_uids()
+        if mode in ("auto", "bwrap"):
+            if _bwrap_works(self.uid_base if self.users else None):
+                self.bwrap = shutil.which("bwrap")
+            elif mode == "bwrap":
+                raise SandboxError("bubblewrap is missing or cannot create user namespaces here "
+                                   "(install the Debian package bubblewrap; in a container, "
+                                   "allow user namespaces)")
+        if mode == "auto" and not self.bwrap and not self.users:
+            raise SandboxError(
+                "no sandbox is available: bubblewrap cannot create namespaces here and the "
+                "grader is not root (so it cannot run student code as a dedicated user). "
+                "Install bubblewrap, run the grader as root, or pass --sandbox none to grade "
+                "without protection (only for code you trust)")
+        self.mode = "bwrap" if self.bwrap else ("user" if self.users else "none")
+
+    def _check_uids(self):
+        for uid in range(self.uid_base, self.uid_base + UID_POOL):
+            try:
+                owner = pwd.getpwuid(uid).pw_name
+            except KeyError:
+                owner = None
+            if owner and owner != "nobody":
+                raise SandboxError(f"uid {uid} belongs to user {owner}: the grader needs "
+                                   f"{UID_POOL} unused uids from {self.uid_base} "
+                                   f"(set TOLL_GRADE_UID to another base)")
+
+    def describe(self):
+        """One line on the protection in force, for reports."""
+        if self.mode == "bwrap":
+            who = (f", as a dedicated unprivileged user (uid {self.uid_base}+)"
+                   if self.users else "")
+            return ("bubblewrap: own PID, network, IPC and mount namespaces (no network; only "
+                    "the scratch tree writable; the grader's files and other submissions "
+                    f"invisible){who}; resource limits")
+        if self.mode == "user":
+            return (f"a dedicated unprivileged user (uid {self.uid_base}+) whose processes are "
+                    "all killed after each step, and resource limits (no namespaces: files "
+                    "readable by every user of this machine were readable)")
+        return ("NONE: student code ran as the grader's own user with resource limits only "
+                "(--sandbox none)")
+
+    def acquire_uid(self):
+        """A dedicated uid for one grading (None when not switching users)."""
+        if not self.users:
+            return None
+        with self._lock:
+            if not self._free:
+                raise SandboxError(f"more than {UID_POOL} gradings at once")
+            uid = self._free.pop(0)
+        kill_user(uid)  # anything a killed grader left behind
+        return uid
+
+    def release_uid(self, uid):
+        if uid is None:
+            return
+        kill_user(uid)
+        with self._lock:
+            self._free.append(uid)
+
+    def hand_over(self, path, uid):
+        """Makes the tree at @p path writable by the sandbox's user @p uid."""
+        if uid is None:
+            return
+        for base, dirs, files in os.walk(path):
+            for name in [base] + [os.path.join(base, n) for n in dirs + files]:
+                try:
+                    os.lchown(name, uid, uid)
+                except OSError:
+                    pass
+
+    def bwrap_args(self, writable, readable, cwd):
+        args = [self.bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+                "--unshare-uts", "--unshare-cgroup-try", "--uid", str(INSIDE_UID),
+                "--gid", str(INSIDE_UID), "--hostname", "toll-grade", "--die-with-parent",
+                "--new-session", "--ro-bind", "/usr", "/usr"]
+        for top in TOP_LEVEL:
+            if os.path.islink(top):
+                args += ["--symlink", os.readlink(top), top]
+            elif os.path.isdir(top):
+                args += ["--ro-bind", top, top]
+        for path in ETC_NEEDED:
+            args += ["--ro-bind-try", path, path]
+        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+        for path in readable:
+            args += ["--ro-bind", path, path]
+        for path in writable:
+            args += ["--bind", path, path]
+        args += ["--chdir", cwd or (writable[0] if writable else "/tmp")]
+        return args
+
+    def run(self, cmd, log_path, timeout, limits, writable=(), readable=(), cwd=None, env=None,
+            uid=None):
+        """Runs @p cmd with output (stdout and stderr, at most
+        limits.output_bytes of it) in @p log_path, stopping it after @p
+        timeout seconds. Only @p writable folders can be written (and, under
+        bubblewrap, only they and @p readable are visible besides /usr).
+        @p uid is the dedicated user from acquire_uid(). Returns an Outcome."""
+        writable = [os.path.abspath(p) for p in writable]
+        readable = [os.path.abspath(p) for p in readable]
+        full = list(cmd)
+        if self.bwrap:
+            full = self.bwrap_args(writable, readable, cwd) + ["--"] + full
+        env = dict(env or minimal_env())
+        # prlimit sets the limits on itself and runs the command: nothing of
+        # Python runs between fork and exec (the grader has threads).
+        full = [PRLIMIT, f"--cpu={limits.cpu_seconds}", f"--as={limits.memory_bytes}",
+                f"--fsize={limits.file_bytes}", f"--nproc={limits.processes}", "--core=0",
+                "--"] + full
+
+        out = Outcome()
+        start = time.monotonic()
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, cwd=None if self.bwrap else cwd,
+                                    env=env, start_new_session=True, umask=0o022,
+                                    **_as_user(uid))
+            reader = threading.Thread(target=_copy_limited, args=(proc.stdout, log, limits, out))
+            reader.start()
+            try:
+                out.status = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                out.status = None
+            finally:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)  # bwrap's own, or a plain process group
+                except (ProcessLookupError, PermissionError):
+                    pass
+                if proc.poll() is None:
+                    proc.kill()
+                proc.wait()
+                if uid is not None:
+                    out.leftovers = kill_user(uid)
+                reader.join(timeout=10)
+                proc.stdout.close()  # also frees a reader a leftover keeps waiting (no sandbox)
+        out.seconds = time.monotonic() - start
+        return out
+
+
+def _copy_limited(pipe, log, limits, out):
+    """Copies @p pipe to @p log up to the output limit, then drains the rest."""
+    kept = 0
+    try:
+        while True:
+            chunk = pipe.read1(65536)
+            if not chunk:
+                break
+            out.output_bytes += len(chunk)
+            room = limits.output_bytes - kept
+            if room > 0:
+                log.write(chunk[:room])
+                kept += min(room, len(chunk))
+            else:
+                out.truncated = True
+    except (OSError, ValueError):
+        pass
+    if out.truncated:
+        log.write(TRUNCATION_MARK.format(limit=limits.output_bytes,
+                                         dropped=out.output_bytes - kept).encode())
+    log.flush()
+
+
+def minimal_env(extra=None):
+    """An environment that tells student code nothing about the grader: no
+    paths of the grading machine, no user's settings."""
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
+           "LANG": "C.UTF-8", "TERM": "dumb"}
+    env.update(extra or {})
+    return env
