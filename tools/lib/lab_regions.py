@@ -106,6 +106,12 @@ def source_files(root):
     not a git work tree.
     """
     try:
+        # Only when @p root is a work tree's top: a copy inside another
+        # repository's ignored build folder would list nothing.
+        top = subprocess.run(["git", "-C", root, "rev-parse", "--show-toplevel"],
+                             capture_output=True, check=True, text=True).stdout.strip()
+        if os.path.realpath(top) != os.path.realpath(root):
+            raise subprocess.CalledProcessError(1, "git")
         out = subprocess.run(["git", "-C", root, "ls-files", "-z", "--cached", "--others",
                               "--exclude-standard"], capture_output=True, check=True).stdout
         names = sorted({n for n in out.decode().split("\0") if n})
@@ -116,8 +122,11 @@ def source_files(root):
     found = []
     for base, dirs, files in os.walk(root):
         rel = os.path.relpath(base, root)
-        dirs[:] = sorted(d for d in dirs if d != ".git" and not (rel == "." and d.startswith("build")))
+        dirs[:] = sorted(d for d in dirs if d not in (".git", "__pycache__")
+                         and not (rel == "." and d.startswith("build")))
         for f in files:
+            if f.endswith(".pyc"):
+                continue
             p = os.path.normpath(os.path.join(rel, f))
             if not os.path.islink(os.path.join(root, p)):
                 found.append(p)
