@@ -169,6 +169,20 @@ class Words(unittest.TestCase):
         self.assertEqual(lab_grade.last_build_step(text), "Generating test list of toll-unit")
         self.assertEqual(lab_grade.last_build_step("nothing"), "")
 
+    def test_two_graders_never_share_a_uid(self):
+        if os.geteuid() != 0:
+            self.skipTest("dedicated users need root")
+        a, b = lab_sandbox.Sandbox("user"), lab_sandbox.Sandbox("user")
+        ua, ub = a.acquire_uid(), b.acquire_uid()
+        try:
+            self.assertNotEqual(ua, ub, "one grader would kill the other's processes")
+        finally:
+            a.release_uid(ua)
+            b.release_uid(ub)
+        again = b.acquire_uid()
+        self.assertEqual(again, ua, "a released uid is free again")
+        b.release_uid(again)
+
     def test_none_must_be_asked_for(self):
         box = lab_sandbox.Sandbox("none")
         self.assertIn("NONE", box.describe())

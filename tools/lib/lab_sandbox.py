@@ -19,6 +19,7 @@ every report. TOLL_GRADE_SANDBOX (auto, bwrap, user, none) forces a mode,
 which the tests use to exercise the fallback.
 """
 
+import fcntl
 import os
 import pwd
 import shutil
@@ -31,6 +32,8 @@ import time
 # Debian leaves 60000-64999 to be allocated on demand; nothing here uses it.
 DEFAULT_UID_BASE = 64100
 UID_POOL = 32
+# One lock file per uid in use, shared by every grader on the machine.
+UID_LOCKS = "/tmp/toll-grade-uids"
 # Inside bubblewrap, the student's code sees itself as this uid.
 INSIDE_UID = 1000
 
@@ -163,7 +166,7 @@ class Sandbox:
         self.users = self.root and mode in ("auto", "bwrap", "user")
         self.bwrap = None
         self._lock = threading.Lock()
-        self._free = list(range(self.uid_base, self.uid_base + UID_POOL))
+        self._held = {}  # uid -> the descriptor holding its lock
         if self.users:
             self._check_uids()
         if mode in ("auto", "bwrap"):
@@ -208,22 +211,33 @@ class Sandbox:
                 "(--sandbox none)")
 
     def acquire_uid(self):
-        """A dedicated uid for one grading (None when not switching users)."""
+        """A dedicated uid for one grading (None when not switching users).
+        Each is held with a lock file, so that two graders on one machine
+        (two batches, two labs' checks) never share one: a grader kills
+        every process of its uid."""
         if not self.users:
             return None
-        with self._lock:
-            if not self._free:
-                raise SandboxError(f"more than {UID_POOL} gradings at once")
-            uid = self._free.pop(0)
-        kill_user(uid)  # anything a killed grader left behind
-        return uid
+        os.makedirs(UID_LOCKS, mode=0o755, exist_ok=True)
+        for uid in range(self.uid_base, self.uid_base + UID_POOL):
+            fd = os.open(os.path.join(UID_LOCKS, str(uid)), os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # another grading holds it
+                os.close(fd)
+                continue
+            with self._lock:
+                self._held[uid] = fd
+            kill_user(uid)  # anything a killed grader left behind
+            return uid
+        raise SandboxError(f"all {UID_POOL} sandbox uids from {self.uid_base} are in use")
 
     def release_uid(self, uid):
         if uid is None:
             return
         kill_user(uid)
         with self._lock:
-            self._free.append(uid)
+            fd = self._held.pop(uid)
+        os.close(fd)
 
     def hand_over(self, path, uid):
         """Makes the tree at @p path writable by the sandbox's user @p uid."""
