@@ -28,9 +28,11 @@
 #include "arch/i386/trap_stub.h"
 
 # Adds one to a 64-bit kernel counter (only while the kernel's CR3 is loaded).
+# Through %ss, which in kernel mode always holds the kernel's flat data
+# segment: the counter may be bumped while %ds still holds the user's.
 .macro count counter
-    addl $1, \counter + COUNTER_VALUE
-    adcl $0, \counter + COUNTER_VALUE + 4
+    addl $1, %ss:\counter + COUNTER_VALUE
+    adcl $0, %ss:\counter + COUNTER_VALUE + 4
 .endm
 
 # Saves the registers below the hardware frame and loads the kernel's data
@@ -76,21 +78,26 @@ isolated_trap_stubs:
 # save the registers there directly. The user's %eax waits below the frame
 # on the trampoline stack (SCRATCH) while %eax carries the CR3.
 #define SCRATCH (TOP - HW_FRAME - 4)
+#
+# Until save_registers loads the kernel's data segments, %ds is the user's
+# (possibly a null or short TLS selector), so every memory operand here goes
+# through %ss, which the CPU loaded from TSS.ss0; the same holds on the way
+# out once the user's %ds is back.
 isolated_common:
     cmpl $TOP - HW_FRAME, %esp
     jne trap_common
-# LAB 4x4 BEGIN: on entry from user mode (32-bit), keep the user's %eax at SCRATCH, load the kernel's CR3 (trampoline_vars + TV_KERNEL_CR3), switch to the top of the thread's kernel stack (trampoline_vars + TV_KSTACK_TOP) and push there the HW_FRAME bytes at the top of the trampoline stack (TOP), in the same order
-    movl %eax, SCRATCH
-    movl trampoline_vars + TV_KERNEL_CR3, %eax
+# LAB 4x4 BEGIN: on entry from user mode (32-bit), with every memory operand through %ss (the user's %ds is still loaded), keep the user's %eax at SCRATCH, load the kernel's CR3 (trampoline_vars + TV_KERNEL_CR3), switch to the top of the thread's kernel stack (trampoline_vars + TV_KSTACK_TOP) and push there the HW_FRAME bytes at the top of the trampoline stack (TOP), in the same order
+    movl %eax, %ss:SCRATCH
+    movl %ss:trampoline_vars + TV_KERNEL_CR3, %eax
     movl %eax, %cr3
-    movl trampoline_vars + TV_KSTACK_TOP, %esp
-    pushl TOP - 4                       # ss
-    pushl TOP - 8                       # esp
-    pushl TOP - 12                      # eflags
-    pushl TOP - 16                      # cs
-    pushl TOP - 20                      # eip
-    pushl TOP - 24                      # error code
-    pushl TOP - 28                      # vector
+    movl %ss:trampoline_vars + TV_KSTACK_TOP, %esp
+    pushl %ss:TOP - 4                   # ss
+    pushl %ss:TOP - 8                   # esp
+    pushl %ss:TOP - 12                  # eflags
+    pushl %ss:TOP - 16                  # cs
+    pushl %ss:TOP - 20                  # eip
+    pushl %ss:TOP - 24                  # error code
+    pushl %ss:TOP - 28                  # vector
 # LAB 4x4 END
     jmp isolated_saved
 
@@ -102,21 +109,21 @@ isolated_common:
     .globl isolated_syscall_entry
 isolated_syscall_entry:
 # LAB 4x4 BEGIN: the same for int $0x80, whose frame has no error code or vector yet: push the five words the CPU pushed, then 0 and the vector (0x80)
-    movl %eax, SCRATCH
-    movl trampoline_vars + TV_KERNEL_CR3, %eax
+    movl %eax, %ss:SCRATCH
+    movl %ss:trampoline_vars + TV_KERNEL_CR3, %eax
     movl %eax, %cr3
-    movl trampoline_vars + TV_KSTACK_TOP, %esp
-    pushl TOP - 4                       # ss
-    pushl TOP - 8                       # esp
-    pushl TOP - 12                      # eflags
-    pushl TOP - 16                      # cs
-    pushl TOP - 20                      # eip
+    movl %ss:trampoline_vars + TV_KSTACK_TOP, %esp
+    pushl %ss:TOP - 4                   # ss
+    pushl %ss:TOP - 8                   # esp
+    pushl %ss:TOP - 12                  # eflags
+    pushl %ss:TOP - 16                  # cs
+    pushl %ss:TOP - 20                  # eip
     pushl $0                            # error code
     pushl $0x80                         # vector
 # LAB 4x4 END
 isolated_saved:
 # LAB 4x4 BEGIN: get the user's %eax back from SCRATCH and count the CR3 load in i386_cr3_loads and i386_tlb_full_flushes
-    movl SCRATCH, %eax
+    movl %ss:SCRATCH, %eax
     count i386_cr3_loads
     count i386_tlb_full_flushes
 # LAB 4x4 END
@@ -147,7 +154,7 @@ isolated_return:
     popl %ds
     popal
     movl $TOP - 24, %esp
-    movl trampoline_vars + TV_USER_CR3, %eax
+    movl %ss:trampoline_vars + TV_USER_CR3, %eax
     movl %eax, %cr3
     popl %eax
     iret

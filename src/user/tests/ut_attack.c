@@ -486,6 +486,29 @@ static void tls_pulled_from_under_ds(void)
     RAW_EXIT(es == 0 && fs == 0 && ds != 0 ? 0 : 3);
 }
 
+/* A null %ds and %es are legal in user mode: a system call made with them
+ * must not use them in the kernel's entry or exit (which would fault in
+ * kernel mode on a CPU that checks, as Bochs does), and they come back. */
+static void null_data_segments_at_syscall(void)
+{
+    unsigned ds, es;
+    long r;
+    __asm__ volatile("movl %%ds, %%esi\n\t"
+                     "xorl %%edx, %%edx\n\t"
+                     "movl %%edx, %%ds\n\t"
+                     "movl %%edx, %%es\n\t"
+                     "movl $20, %%eax\n\t" /* getpid */
+                     "int $0x80\n\t"
+                     "movl %%ds, %1\n\t"
+                     "movl %%es, %2\n\t"
+                     "movl %%esi, %%ds\n\t"
+                     "movl %%esi, %%es"
+                     : "=a"(r), "=r"(ds), "=r"(es)
+                     :
+                     : "edx", "esi", "memory");
+    RAW_EXIT(r > 0 && ds == 0 && es == 0 ? 0 : 3);
+}
+
 /* Forged rt_sigreturn frames: struct rt_sigframe with its ucontext's
  * sigcontext at byte 144 + 20, the mask after it. */
 enum { k_sc = 164, k_sc_words = 22 };
@@ -641,6 +664,7 @@ static void attack_i386(void)
     CHECK_EQ(run_child(tls_exact_limit), 0);
     CHECK_EQ(run_child(tls_pulled_from_under_ss), KILLED_BY(SIGSEGV));
     CHECK_EQ(run_child(tls_pulled_from_under_ds), 0);
+    CHECK_EQ(run_child(null_data_segments_at_syscall), 0);
     CHECK_EQ(run_child(forged_bad_data_segments), 0);
     CHECK_EQ(run_child(forged_iopl), KILLED_BY(SIGSEGV));
     CHECK_EQ(run_child(forged_kernel_cs), KILLED_BY(SIGSEGV));
