@@ -1,6 +1,7 @@
 // Threads on arm64 and the CPU bring-up the core asks for (kernel/arch/cpu.h):
 // first switch frames of new threads, the user frames, and the switch itself.
 #include "kernel/arch/context.h"
+#include "arch/arm64/asid.h"
 #include "arch/arm64/fpu.h"
 #include "arch/arm64/gic.h"
 #include "arch/arm64/mmu.h"
@@ -63,6 +64,7 @@ void cpu_init()
     // controller, the user-access fault fixups, the system calls, the preemption point on trap
     // exit, and the clock.
     arm64::mmu_init();
+    arm64::asid::init();
     arm64::gic_init();
     arm64::uaccess_init();
     arm64::syscalls_init();

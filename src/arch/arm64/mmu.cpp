@@ -30,17 +30,17 @@ void mmu_init()
             (unsigned long long)(k_page_size >> 10), k_va_bits, (unsigned long long)k_kernel_base);
 }
 
-void set_user_table(vm::PhysAddr l1_phys)
+void set_user_table(vm::PhysAddr l1_phys, unsigned asid, bool flush)
 {
     g_table_loads.add();
-    g_tlbi_all.add();
+    // TTBR0_EL1: the table's address, the ASID in bits [63:48].
+    constexpr unsigned k_ttbr_asid_shift = 48;
     asm volatile("dsb ishst\n"
                  "msr ttbr0_el1, %0\n"
-                 "isb\n"
-                 "tlbi vmalle1\n"
-                 "dsb nsh\n"
-                 "isb" ::"r"(l1_phys)
+                 "isb" ::"r"(l1_phys | uint64_t(asid) << k_ttbr_asid_shift)
                  : "memory");
+    if (flush)
+        invalidate_all();
 }
 
 void invalidate_page(uint64_t va)

@@ -87,8 +87,9 @@ vm::PhysAddr empty_user_table_phys();
 /// table) and reports the granule.
 void mmu_init();
 
-/// Loads TTBR0_EL1 with @p l1_phys and flushes the TLB (Toll uses no ASIDs).
-void set_user_table(vm::PhysAddr l1_phys);
+/// Loads TTBR0_EL1 with @p l1_phys and ASID @p asid (vm.pmap.ttbr0_loads),
+/// and flushes the whole TLB if @p flush (asid.cpp decides).
+void set_user_table(vm::PhysAddr l1_phys, unsigned asid, bool flush);
 
 /// Invalidates the TLB entries for the page at @p va (every ASID)
 /// (vm.pmap.tlbi.page).

@@ -1,6 +1,7 @@
 // In-kernel tests of the arm64 MMU: the kernel lives in TTBR1, the pmap maps
 // and protects user pages through the real tables, and user copies survive
 // bad pointers.
+#include "arch/arm64/asid.h"
 #include "arch/arm64/mmu.h"
 #include "kernel/arch/kmem.h"
 #include "kernel/arch/pmap.h"
@@ -178,14 +179,15 @@ uint64_t count(const char* name)
 } // namespace
 
 // Each cost is counted where it is paid: a descriptor store, a
-// page-table page, a TTBR0 load with its full TLB flush, a TLBI by page for a
-// live mapping that changes, an icache sync for a page that becomes
-// executable, and an abort (the arm64 page fault) in a user copy.
+// page-table page, a TTBR0 load (with a full TLB flush only when ASIDs are
+// off), a TLBI by page for a live mapping that changes, an icache sync for a
+// page that becomes executable, an abort (the arm64 page fault) in a user
+// copy, and a TLBI by ASID when the pmap is destroyed (ASIDs on).
 KTEST("arm64.pmap.counters_count_the_work")
 {
-    const char* names[] = {"vm.pmap.pte_stores",   "vm.pmap.ptp_allocs",    "vm.pmap.ttbr0_loads",
-                           "vm.pmap.tlbi.all",     "vm.pmap.tlbi.page",     "vm.pmap.icache_syncs",
-                           "cpu.traps.page_fault", "arm64.traps.data_abort"};
+    const char* names[] = {"vm.pmap.pte_stores",   "vm.pmap.ptp_allocs",     "vm.pmap.ttbr0_loads",
+                           "vm.pmap.tlbi.all",     "vm.pmap.tlbi.page",      "vm.pmap.icache_syncs",
+                           "cpu.traps.page_fault", "arm64.traps.data_abort", "vm.pmap.tlbi.asid"};
     constexpr size_t k_n = sizeof names / sizeof names[0];
     uint64_t before[k_n], after[k_n];
     for (size_t i = 0; i < k_n; ++i)
@@ -196,7 +198,7 @@ KTEST("arm64.pmap.counters_count_the_work")
         return;
     vm::PhysAddr page = vm::phys_allocator().alloc(0);
     vm::Pmap* previous = vm::pmap_current();
-    vm::pmap_activate(pmap); // a TTBR0 load and its flush (and again on the way back)
+    vm::pmap_activate(pmap); // a TTBR0 load (and again on the way back)
     KEXPECT_EQ(vm::pmap_enter(pmap, k_test_va, page, vm::k_prot_read), k_ok); // 2 tables, 3 stores
     vm::pmap_protect(pmap, k_test_va, k_test_va + k_page_size,
                      vm::k_prot_read | vm::k_prot_exec);     // 1 store, 1 TLBI, 1 sync
@@ -204,14 +206,59 @@ KTEST("arm64.pmap.counters_count_the_work")
     char buf[4];
     KEXPECT_EQ(sys::copyin(buf, k_test_va, sizeof buf), k_efault); // 1 data abort
     vm::pmap_activate(previous);
-    for (size_t i = 0; i < k_n; ++i)
-        after[i] = count(names[i]);
     vm::phys_allocator().free(page, 0);
     vm::pmap_destroy(pmap);
+    for (size_t i = 0; i < k_n; ++i)
+        after[i] = count(names[i]);
     // 5 descriptor stores: 3 leaf, 2 table (level 2, level 3); two activations.
-    const uint64_t expected[k_n] = {5, 3, 2, 2, 2, 1, 1, 1};
+    const uint64_t flushes = asid::enabled() ? 0 : 2, by_asid = asid::enabled() ? 1 : 0;
+    const uint64_t expected[k_n] = {5, 3, 2, flushes, 2, 1, 1, 1, by_asid};
     for (size_t i = 0; i < k_n; ++i)
         KEXPECT_EQ(after[i] - before[i], expected[i]);
+}
+
+} // namespace toll::arm64
+
+namespace toll::arm64 {
+
+// ASIDs: two live pmaps get distinct non-zero ASIDs, which TTBR0 carries; a
+// pmap changed while another runs keeps its ASID but has the ASID's TLB
+// entries invalidated (one TLBI ASIDE1) before it runs again.
+KTEST("arm64.asid.distinct_tagged_and_renewed")
+{
+    if (!asid::enabled())
+        return;
+    vm::Pmap* a = vm::pmap_create();
+    vm::Pmap* b = vm::pmap_create();
+    KEXPECT(a && b);
+    if (!a || !b)
+        return;
+    vm::PhysAddr page = vm::phys_allocator().alloc(0);
+    vm::Pmap* previous = vm::pmap_current();
+    auto ttbr_asid = [] {
+        uint64_t ttbr0;
+        asm volatile("mrs %0, ttbr0_el1" : "=r"(ttbr0));
+        return unsigned(ttbr0 >> 48);
+    };
+    vm::pmap_activate(a);
+    unsigned asid_a = ttbr_asid();
+    KEXPECT_EQ(vm::pmap_enter(a, k_test_va, page, vm::k_prot_read | vm::k_prot_write), k_ok);
+    vm::pmap_activate(b);
+    unsigned asid_b = ttbr_asid();
+    // A change to a's valid entry while b is live: the TLB may hold the old one.
+    vm::pmap_protect(a, k_test_va, k_test_va + k_page_size, vm::k_prot_read);
+    uint64_t by_asid = count("vm.pmap.tlbi.asid");
+    vm::pmap_activate(a);
+    by_asid = count("vm.pmap.tlbi.asid") - by_asid;
+    unsigned asid_a2 = ttbr_asid();
+    vm::pmap_activate(previous);
+    KEXPECT(asid_a != 0 && asid_b != 0 && asid_a != asid_b);
+    KEXPECT_EQ(asid_a2, asid_a);
+    KEXPECT_EQ(by_asid, 1u);
+    KEXPECT_EQ(vm::pmap_remove_page(a, k_test_va), page);
+    vm::phys_allocator().free(page, 0);
+    vm::pmap_destroy(a);
+    vm::pmap_destroy(b);
 }
 
 } // namespace toll::arm64

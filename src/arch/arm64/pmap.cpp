@@ -6,6 +6,7 @@
 // the hardware operations are in mmu.cpp and maintenance.cpp, so the host
 // tests compile this file over simulated memory and check every store.
 #include "kernel/arch/pmap.h"
+#include "arch/arm64/asid.h"
 #include "arch/arm64/maintenance.h"
 #include "arch/arm64/mmu.h"
 #include "kernel/arch/cpu.h"
@@ -22,6 +23,9 @@ namespace toll::vm {
 /// bookkeeping (see saved_l3()).
 struct Pmap {
     uint64_t entries[arm64::k_entries];
+    /// In the page after the table: the pmap's ASID and its generation
+    /// (arch/arm64/asid.h).
+    uint64_t asid_context;
 };
 
 namespace {
@@ -173,18 +177,23 @@ unsigned prot_of(uint64_t leaf)
     return prot;
 }
 
-// TLB maintenance is needed only for the live address space: switching
-// TTBR0 flushes the whole TLB (no ASIDs).
+// TLB maintenance by address is needed only for the live address space.
+// Another pmap's entries may sit in the TLB under its ASID: it gives the
+// ASID up instead, and is given a new one when it next runs.
 void flush(Pmap* pmap, uint64_t va)
 {
     if (pmap == g_current)
         invalidate_page(va);
+    else
+        asid::forget(pmap->asid_context);
 }
 
 void flush_range(Pmap* pmap, uint64_t va, uint64_t length)
 {
     if (pmap == g_current)
         invalidate_range(va, length);
+    else
+        asid::forget(pmap->asid_context);
 }
 
 // The level-2 entry of user address @p va, allocating the level-2 table if
@@ -363,10 +372,15 @@ size_t pmap_page_size(unsigned psind)
 
 Pmap* pmap_create()
 {
-    PhysAddr l1 = alloc_table();
+    // An order-1 block: the level-1 table, then the page of asid_context.
+    static_assert(sizeof(Pmap) <= 2 * k_page_size);
+    PhysAddr l1 = phys_allocator().alloc(1);
     if (l1 == PhysAllocator::k_none)
         return nullptr;
-    return static_cast<Pmap*>(phys_to_virt(l1)); // zeroed: nothing mapped
+    memset(phys_to_virt(l1), 0, sizeof(Pmap)); // nothing mapped, no ASID yet
+    g_page_tables.add();
+    g_ptp_allocs.add();
+    return static_cast<Pmap*>(phys_to_virt(l1));
 }
 
 void pmap_destroy(Pmap* pmap)
@@ -386,7 +400,9 @@ void pmap_destroy(Pmap* pmap)
         phys_allocator().free(pmap->entries[i] & k_desc_address, 1);
         g_page_tables.value--;
     }
-    free_table(virt_to_phys(pmap));
+    asid::release(pmap->asid_context); // TLBI by ASID: nothing of it stays cached
+    phys_allocator().free(virt_to_phys(pmap), 1);
+    g_page_tables.value--;
 }
 
 Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot, unsigned psind)
@@ -692,7 +708,10 @@ void pmap_activate(Pmap* pmap)
     if (pmap == g_current)
         return; // same address space: no table load, no TLB flush
     g_current = pmap;
-    set_user_table(pmap ? virt_to_phys(pmap) : empty_user_table_phys());
+    if (pmap)
+        asid::activate(virt_to_phys(pmap), pmap->asid_context);
+    else
+        asid::activate_none();
 }
 
 Pmap* pmap_current()

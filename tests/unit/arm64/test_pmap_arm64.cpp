@@ -124,6 +124,32 @@ void sync_icache_range(const void* start, size_t length)
 
 } // namespace toll::arm64
 
+// ASIDs (arch/arm64/asid.h), modelled conservatively: every activation
+// empties the TLB, as a switch without ASIDs does.
+namespace toll::arm64::asid {
+
+void activate(PhysAddr l1_phys, uint64_t&)
+{
+    set_user_table(l1_phys);
+}
+
+void activate_none()
+{
+    set_user_table(k_empty_user_table);
+}
+
+void forget(uint64_t& context)
+{
+    context = 0;
+}
+
+void release(uint64_t& context)
+{
+    context = 0;
+}
+
+} // namespace toll::arm64::asid
+
 namespace toll::arch {
 
 bool interrupts_disable()
