@@ -47,3 +47,15 @@ add_test(NAME book.repository_stands_alone.finds_planted
   COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/book/stands_alone.py --self-test)
 set_tests_properties(book.repository_stands_alone book.repository_stands_alone.finds_planted
   PROPERTIES TIMEOUT 60 LABELS "book;fast")
+
+# The HTML in a real browser: headless Chromium opens every page and fails
+# on a broken link, a missing image, a JavaScript error or an empty page;
+# the second test plants one defect of each kind and requires all to be
+# found. Without Chromium both report SKIP (exit 77), never PASS.
+add_test(NAME book.browser
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/book/browser_check.py ${CMAKE_BINARY_DIR}/book/html)
+add_test(NAME book.browser.finds_planted
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/book/browser_check.py --self-test)
+set_tests_properties(book.browser book.browser.finds_planted PROPERTIES TIMEOUT 180 LABELS book
+  SKIP_RETURN_CODE 77)
+set_tests_properties(book.browser PROPERTIES FIXTURES_REQUIRED book_html)
