@@ -18,7 +18,7 @@ set_tests_properties(bench.linux_determinism PROPERTIES TIMEOUT 300 LABELS bench
 
 # Key path lengths within tests/bench/budgets.toml.
 add_test(NAME bench.budgets
-  COMMAND ${TOLL_BENCH} --quick --config 3/1 --config 3/1-pti --config 4/4
+  COMMAND ${TOLL_BENCH} --quick --config 3/1 --config 3/1-pti --config 4/4 --config arm64-4k
           --budgets ${CMAKE_SOURCE_DIR}/tests/bench/budgets.toml
           --out ${CMAKE_BINARY_DIR}/bench-budgets)
 

@@ -99,3 +99,15 @@ add_test(NAME system.arm64.qemu.asid_off.flushes_every_switch
                  -- --build ${CMAKE_BINARY_DIR} --arch arm64 --deterministic
                     --cmdline "arm64.asid=off run=ut_forkexec,ut_cow,ut_pipe,fpu_iso,lat_ctx -n 50 2 0")
 set_tests_properties(system.arm64.qemu.asid_off.flushes_every_switch PROPERTIES TIMEOUT 90)
+
+# tools/run never ignores an option silently: one that cannot apply fails
+# with a message saying why (no boot needed).
+add_test(NAME tools.run.granule_is_arm64_only
+         COMMAND ${TOLL_PYTHON} ${TOLL_RUN} --build ${CMAKE_BINARY_DIR} --arch i386 --granule 16K)
+add_test(NAME tools.run.arm64_counter_frequency_is_not_negotiable
+         COMMAND ${TOLL_PYTHON} ${TOLL_RUN} --build ${CMAKE_BINARY_DIR} --arch arm64
+                 --cpu max,cntfrq=62500000 --cmdline "test=none")
+set_tests_properties(tools.run.granule_is_arm64_only PROPERTIES LABELS fast
+  PASS_REGULAR_EXPRESSION "--granule chooses an arm64 kernel")
+set_tests_properties(tools.run.arm64_counter_frequency_is_not_negotiable PROPERTIES LABELS fast
+  PASS_REGULAR_EXPRESSION "sets the counter frequency itself")
