@@ -111,3 +111,14 @@ set_tests_properties(tools.run.granule_is_arm64_only PROPERTIES LABELS fast
   PASS_REGULAR_EXPRESSION "--granule chooses an arm64 kernel")
 set_tests_properties(tools.run.arm64_counter_frequency_is_not_negotiable PROPERTIES LABELS fast
   PASS_REGULAR_EXPRESSION "sets the counter frequency itself")
+
+# The shell on arm64's console: a pipeline typed at its prompt runs.
+toll_system_test(arm64.qemu.user.shell_pipeline --arch arm64 --cmdline "run=/bin/sh"
+                 --input "echo piped through cat | cat\\nexit\\n" --expect-output "piped through cat")
+# A 16 KB kernel on a CPU without the 16 KB granule (QEMU's cortex-a72) says
+# so instead of hanging with the MMU half set up.
+add_test(NAME system.arm64.qemu.16k.refuses_cpu_without_granule
+         COMMAND ${TOLL_PYTHON} ${TOLL_RUN} --build ${CMAKE_BINARY_DIR} --arch arm64 --granule 16K
+                 --cpu cortex-a72 --timeout 30 --cmdline "test=none")
+set_tests_properties(system.arm64.qemu.16k.refuses_cpu_without_granule PROPERTIES TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "uses the 16 KB granule, which this CPU lacks")
