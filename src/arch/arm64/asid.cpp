@@ -65,6 +65,11 @@ void assign(uint64_t& context)
         g_rollovers.add();
         ++g_generation;
         g_next = 1;
+        // Park TTBR0 on the empty table under the reserved ASID 0 first:
+        // until the next load, the old table could still be walked
+        // (speculatively) and refill entries under an old ASID that the new
+        // generation is about to hand to another process.
+        set_user_table(empty_user_table_phys(), 0, false);
         invalidate_all();
     }
     context = (g_generation << k_context_shift) | g_next++;

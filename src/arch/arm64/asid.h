@@ -1,5 +1,5 @@
-// Address-space identifiers on arm64 (Arm ARM D8.14, "Translation Lookaside
-// Buffer maintenance" and TTBR0_EL1.ASID): each process's TLB entries are
+// Address-space identifiers on arm64 (Arm ARM, "Translation Lookaside
+// Buffers" and TTBR0_EL1.ASID): each process's TLB entries are
 // tagged with its ASID (its pages are non-global, nG), so switching TTBR0
 // needs no TLB flush. ASIDs are handed out in order and recycled all at once
 // when they run out (a rollover: a new generation and one full flush).
