@@ -150,6 +150,13 @@ void syscall_restart(TrapFrame& f, const ThreadContext& ctx)
     f.x[0] = ctx.syscall_saved;
 }
 
+bool user_frame_vet(TrapFrame&, ThreadContext&)
+{
+    // Nothing to vet: arm64 has no segment state, and rt_sigreturn keeps
+    // only the PSTATE bits a program may hold (signal_frame_pop).
+    return true;
+}
+
 long syscall_return_value(const TrapFrame& f)
 {
     return static_cast<long>(f.x[0]);

@@ -131,7 +131,9 @@ void syscall_dispatch(arch::TrapFrame& f)
     long result;
     if (number < k_table_size) {
         SyscallArgs args{{f.x[0], f.x[1], f.x[2], f.x[3], f.x[4], f.x[5]}, &f};
-        result = finish_syscall(g_table[number], g_table[number](args), args.a[0]);
+        result = g_table[number](args);
+        if (result == -k_erestartsys)
+            result = syscall_interrupted(g_table[number], args.a[0]);
     } else {
         result = sys_unknown(number);
     }

@@ -206,6 +206,7 @@ bool signal_frame_pop(TrapFrame& f, ThreadContext& ctx, bool rt, uint64_t* mask)
         memcpy(fx + k_mxcsr_offset, &mxcsr, sizeof mxcsr);
     }
     restore_context(f, sc);
+    ctx.exit_work |= k_exit_check_frame; // every value came from the program
     i386::fpu::signal_restore(ctx, sc.fpstate ? fx : nullptr);
     return true;
 }
@@ -215,6 +216,11 @@ void syscall_restart(TrapFrame& f, const ThreadContext& ctx)
     constexpr uint32_t k_int_0x80_length = 2; // CD 80
     f.eip -= k_int_0x80_length;
     f.eax = static_cast<uint32_t>(ctx.syscall_saved);
+}
+
+bool user_frame_vet(TrapFrame& f, ThreadContext& ctx)
+{
+    return i386::user_frame_check(f, ctx.tls);
 }
 
 long syscall_return_value(const TrapFrame& f)

@@ -4,6 +4,7 @@
 #include "arch/i386/cpu.h"
 #include "arch/i386/trap.h"
 #include "kernel/arch/cpu.h"
+#include "kernel/arch/signal.h"
 #include "kernel/proc/thread.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
@@ -77,7 +78,9 @@ long sys_set_thread_area(const SyscallArgs& a)
     d.entry_number = k_gdt_user_tls;
     if (copyout(a.a[0], &d, sizeof d) != k_ok)
         return -k_efault;
-    proc::current()->context.tls = tls;
+    arch::ThreadContext& ctx = proc::current()->context;
+    ctx.tls = tls;
+    ctx.exit_work |= arch::k_exit_check_frame; // a saved selector may name what just went
     gdt_set_user_tls(tls);
     // A segment register of this thread may hold the TLS selector of a slot
     // just emptied: the check of every frame on its way back to user mode
@@ -179,7 +182,9 @@ void syscall_dispatch(arch::TrapFrame& f)
     long result;
     if (number < k_table_size && g_table[number]) {
         SyscallArgs args{{f.ebx, f.ecx, f.edx, f.esi, f.edi, f.ebp}, &f};
-        result = finish_syscall(g_table[number], g_table[number](args), number);
+        result = g_table[number](args);
+        if (result == -k_erestartsys)
+            result = syscall_interrupted(g_table[number], number);
     } else {
         result = sys_unknown(number);
     }

@@ -259,11 +259,7 @@ extern "C" void i386_trap(toll::arch::TrapFrame* frame)
         if (!from_user)
             panic("unexpected vector %u in the kernel", f.vector);
     }
-    if (from_user) {
-        if (!user_frame_check(f, proc::current()->context.tls))
-            proc::force_signal(k_sigsegv, f.vector, "segment register cannot be restored", f.eip,
-                               0);
+    if (from_user)
         proc::return_to_user_checks(f);
-    }
     proc::sched_preempt_point(from_user);
 }

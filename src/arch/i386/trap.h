@@ -52,11 +52,11 @@ void uaccess_init();
 /// Decodes a system call from @p frame, runs it and stores the result in eax.
 void syscall_dispatch(arch::TrapFrame& frame);
 
-/// Checks a frame about to return to user mode against the thread's TLS
-/// segment @p tls: a data segment register that names no usable segment is
-/// nulled, EFLAGS loses the bits a program may not hold (IOPL, VM, VIF, VIP;
-/// IF is set). Returns false, with CS and SS reset to the user segments, when
-/// CS or SS could not be restored: the program must get SIGSEGV.
+/// Checks a user frame @p frame before it is resumed (arch::user_frame_vet),
+/// against the thread's TLS segment @p tls: a data segment register that
+/// names no usable segment is nulled, EFLAGS loses the bits a program may
+/// not hold (IOPL, VM, VIF, VIP; IF is set). Returns false, with CS and SS
+/// reset to the user segments, when CS or SS could not be restored.
 bool user_frame_check(arch::TrapFrame& frame, const arch::TlsSegment& tls);
 
 /// The serial port's receive interrupt: feeds the console line discipline.

@@ -54,6 +54,20 @@ bool stack_selector_ok(uint32_t sel, const arch::TlsSegment& tls)
 
 bool user_frame_check(arch::TrapFrame& f, const arch::TlsSegment& tls)
 {
+    // Almost every frame holds what a program normally has: the user code
+    // and data segments, null, or its TLS selector, and clean flags. This
+    // runs on every system call, so that case costs a few compares.
+    const uint32_t tls_selector = tls.present() ? selector(k_gdt_user_tls, 3) : 0;
+    auto usual = [tls_selector](uint32_t sel) {
+        sel &= k_selector_bits;
+        return sel == 0 || sel == k_user_ds || sel == tls_selector;
+    };
+    constexpr uint32_t k_checked_flags =
+        k_eflags_if | k_eflags_iopl | arch::TrapFrame::k_eflags_vm | k_eflags_vif | k_eflags_vip;
+    if ((f.cs & k_selector_bits) == k_user_cs && (f.user_ss & k_selector_bits) == k_user_ds &&
+        usual(f.ds) && usual(f.es) && usual(f.fs) && usual(f.gs) &&
+        (f.eflags & k_checked_flags) == k_eflags_if)
+        return true;
     uint32_t* data_segments[] = {&f.ds, &f.es, &f.fs, &f.gs};
     for (uint32_t* seg : data_segments)
         if (!data_selector_ok(*seg, tls))

@@ -12,6 +12,22 @@ struct SignalDelivery;
 
 namespace toll::arch {
 
+/// ThreadContext::exit_work bits. k_exit_restart: the last system call was
+/// interrupted by a signal (it returned ERESTARTSYS) and runs again or
+/// returns EINTR on the way out. k_exit_check_frame: the user frame may no
+/// longer be restorable, because the program wrote it (sigreturn) or changed
+/// a descriptor it names (i386's set_thread_area); a frame the CPU saved at a
+/// trap holds only what the CPU had loaded, so these are the only two ways.
+/// k_exit_suspend: sigsuspend is returning, its temporary mask to be undone.
+/// k_exit_signal: the process has a pending signal (set with the pending
+/// bit, cleared when none is left).
+constexpr uint8_t k_exit_restart = 1, k_exit_check_frame = 2, k_exit_suspend = 4, k_exit_signal = 8;
+
+/// Checks a frame marked k_exit_check_frame before it is resumed: whatever
+/// the program may not hold is made safe, and false means the frame cannot
+/// be resumed at all (the program gets SIGSEGV).
+bool user_frame_vet(TrapFrame& frame, ThreadContext& ctx);
+
 /// Saves the interrupted user state of @p frame (and @p ctx's FPU registers)
 /// in a signal frame on the user stack and points @p frame at the handler of
 /// @p delivery, returning through its restorer. Returns false when the frame

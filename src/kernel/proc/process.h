@@ -26,7 +26,7 @@ struct Process {
     uint64_t close_on_exec = 0; ///< bit n: descriptor n closes at execve (FD_CLOEXEC)
     bool zombie = false;
     int wait_status = 0; ///< Linux encoding: exit code << 8, or the signal number
-    Signals signals;     ///< actions, mask, pending signals (signal.h)
+    Signals signals;     ///< actions, mask, pending signals
     uintptr_t clear_child_tid = 0;
     bool orphan = false; ///< its parent exited: nobody will wait for it
     char name[16] = {};
@@ -67,6 +67,18 @@ long wait_child(int pid, int* status, int options);
 /// kill(): sends @p signal to process @p pid (-1: every process but init and
 /// the caller). Signal 0 only checks that the target exists. Returns 0 or -errno.
 long kill(int pid, int signal);
+
+/// Called on every return to user mode with the frame about to be resumed.
+/// The usual return, with no signal pending and nothing to finish, costs one
+/// test of the thread's exit work (a k_exit_* bit for each kind); anything
+/// else goes to return_to_user_work. A pending signal that is blocked takes
+/// that path too and finds nothing.
+inline void return_to_user_checks(arch::TrapFrame& frame)
+{
+    Thread* t = current();
+    if (t->context.exit_work && t->process)
+        return_to_user_work(*t->process, t->context, frame);
+}
 
 /// Calls @p visit for every process in existence (zombies included).
 void for_each_process(void (*visit)(Process& process, void* context), void* context);

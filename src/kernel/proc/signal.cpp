@@ -1,15 +1,13 @@
 // Signals: generation (kill, faults, a child's exit, a broken pipe), the
 // default actions Linux gives each signal, and delivery on the way back to
 // user mode. The architecture writes and reads the signal frame itself
-// (arch::signal_frame_push/pop); everything else is here.
+// (arch::signal_frame_push/pop); the system calls are in sys/sys_signal.cpp.
 #include "kernel/proc/signal.h"
 #include "kernel/arch/signal.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
 #include "kernel/proc/process.h"
-#include "kernel/sys/syscalls.h"
-#include "kernel/sys/uaccess.h"
 #include "lib/string.h"
 
 namespace toll::proc {
@@ -146,6 +144,8 @@ void signal_send(Process& p, int sig, const SigInfo& info)
     if (!(s.pending & sig_bit(sig))) // the first of a kind is kept; they do not queue
         s.info[sig - 1] = info;
     s.pending |= sig_bit(sig);
+    if (p.thread)
+        p.thread->context.exit_work |= arch::k_exit_signal;
     kick(p);
 }
 
@@ -192,6 +192,7 @@ void force_signal(int sig, unsigned vector, const char* what, uintptr_t pc, uint
     // ILL_ILLOPC, FPE_INTDIV, BUS_ADRALN, TRAP_BRKPT.
     p->signals.info[sig - 1] = SigInfo{k_segv_maperr, 0, 0, address};
     p->signals.pending |= sig_bit(sig);
+    current()->context.exit_work |= arch::k_exit_signal;
 }
 
 void terminate_by_fault(int sig, unsigned vector, const char* what, uintptr_t pc, uintptr_t address)
@@ -209,13 +210,17 @@ bool interrupted()
     return p && (p->signals.pending & ~p->signals.blocked);
 }
 
-void return_to_user_checks(arch::TrapFrame& frame)
+namespace {
+
+// return_to_user_checks' work when there is some.
+void deliver(Process* p, arch::ThreadContext& ctx, arch::TrapFrame& frame)
 {
-    Process* p = current_process();
-    if (!p)
-        return;
     Signals& s = p->signals;
-    arch::ThreadContext& ctx = current()->context;
+    if (ctx.exit_work & arch::k_exit_check_frame) {
+        ctx.exit_work &= ~arch::k_exit_check_frame;
+        if (!arch::user_frame_vet(frame, ctx))
+            force_signal(k_sigsegv, 0, "frame cannot be restored", frame.pc(), 0);
+    }
     for (;;) {
         SigSet ready = s.pending & ~s.blocked;
         if (!ready)
@@ -242,8 +247,8 @@ void return_to_user_checks(arch::TrapFrame& frame)
         }
         // A handler. A system call it interrupted either runs again after
         // it (SA_RESTART) or returns EINTR.
-        if (ctx.syscall_restartable) {
-            ctx.syscall_restartable = false;
+        if (ctx.exit_work & arch::k_exit_restart) {
+            ctx.exit_work &= ~arch::k_exit_restart;
             if (a.flags & k_sa_restart)
                 arch::syscall_restart(frame, ctx);
         }
@@ -261,14 +266,26 @@ void return_to_user_checks(arch::TrapFrame& frame)
         return;
     }
     // Nothing ran in user mode: an interrupted call simply runs again.
-    if (ctx.syscall_restartable) {
-        ctx.syscall_restartable = false;
+    if (ctx.exit_work & arch::k_exit_restart) {
+        ctx.exit_work &= ~arch::k_exit_restart;
         arch::syscall_restart(frame, ctx);
     }
     if (s.suspend_active) { // sigsuspend woke for a signal that needed no handler
         s.blocked = s.suspend_saved;
         s.suspend_active = false;
     }
+}
+
+} // namespace
+
+void return_to_user_work(Process& p, arch::ThreadContext& ctx, arch::TrapFrame& frame)
+{
+    ctx.exit_work &= ~arch::k_exit_suspend; // s.suspend_active says the rest
+    deliver(&p, ctx, frame);
+    // k_exit_signal stays while anything is pending, blocked signals too, so
+    // that unblocking one needs no other bookkeeping.
+    if (!p.signals.pending)
+        ctx.exit_work &= ~arch::k_exit_signal;
 }
 
 bool notify_parent_of_exit(Process& child, int wait_status)
@@ -294,180 +311,3 @@ void signals_exec_reset(Process& p)
 }
 
 } // namespace toll::proc
-
-namespace toll::sys {
-namespace {
-
-using proc::SigSet;
-
-// Linux's struct sigaction as rt_sigaction reads and writes it (the kernel's
-// layout, include/linux/signal_types.h: handler, flags, restorer, mask).
-struct LinuxSigaction {
-    uintptr_t handler;
-    unsigned long flags;
-    uintptr_t restorer;
-    uint32_t mask[2];
-};
-static_assert(sizeof(LinuxSigaction) == 3 * sizeof(uintptr_t) + 8);
-
-constexpr uintptr_t k_sigset_size = sizeof(SigSet); // rt_*'s sigsetsize argument
-constexpr SigSet k_unblockable = proc::sig_bit(proc::k_sigkill) | proc::sig_bit(proc::k_sigstop);
-
-SigSet set_from(const uint32_t words[2])
-{
-    return SigSet(words[0]) | SigSet(words[1]) << 32;
-}
-
-} // namespace
-
-long sys_tkill(const SyscallArgs& a)
-{
-    // Toll's processes have one thread each, whose id is the pid.
-    if (static_cast<long>(a.a[0]) <= 0)
-        return -k_einval;
-    return proc::kill(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]));
-}
-
-long sys_tgkill(const SyscallArgs& a)
-{
-    if (static_cast<long>(a.a[0]) <= 0 || static_cast<long>(a.a[1]) <= 0)
-        return -k_einval;
-    if (a.a[0] != a.a[1])
-        return -k_esrch; // no thread of that group has that id
-    return proc::kill(static_cast<int>(a.a[1]), static_cast<int>(a.a[2]));
-}
-
-long finish_syscall(SyscallHandler handler, long result, uintptr_t overwritten)
-{
-    arch::ThreadContext& ctx = proc::current()->context;
-    bool restores_frame = handler == sys_rt_sigreturn || handler == sys_sigreturn;
-    ctx.syscall_restartable = result == -k_erestartsys && !restores_frame;
-    if (!ctx.syscall_restartable)
-        return result;
-    ctx.syscall_saved = overwritten;
-    return -k_eintr;
-}
-
-long sys_rt_sigaction(const SyscallArgs& a)
-{
-    int sig = static_cast<int>(a.a[0]);
-    if (a.a[3] != k_sigset_size || sig < 1 || sig > proc::k_nsig)
-        return -k_einval;
-    proc::Process* p = proc::current_process();
-    LinuxSigaction in;
-    if (a.a[1]) {
-        if (copyin(&in, a.a[1], sizeof in) != k_ok)
-            return -k_efault;
-        if (sig == proc::k_sigkill || sig == proc::k_sigstop)
-            return -k_einval;
-    }
-    if (a.a[2]) {
-        const proc::SigAction& old = p->signals.actions[sig - 1];
-        LinuxSigaction out{
-            old.handler,
-            static_cast<unsigned long>(old.flags),
-            old.restorer,
-            {static_cast<uint32_t>(old.mask), static_cast<uint32_t>(old.mask >> 32)}};
-        if (copyout(a.a[2], &out, sizeof out) != k_ok)
-            return -k_efault;
-    }
-    if (a.a[1]) {
-        // Flags Linux knows but Toll has no use for (SA_ONSTACK without an
-        // alternate stack, SA_RESTORER) are kept and reported back; unknown
-        // bits are kept too, as Linux does, but mean nothing.
-        proc::SigAction& act = p->signals.actions[sig - 1];
-        act = proc::SigAction{in.handler, in.flags & 0xFFFFFFFFu, in.restorer,
-                              set_from(in.mask) & ~k_unblockable};
-        // Setting SIG_IGN (or a default that ignores) drops what is pending.
-        if (in.handler == proc::k_sig_ign ||
-            (in.handler == proc::k_sig_dfl &&
-             (sig == proc::k_sigchld || sig == proc::k_sigurg || sig == proc::k_sigwinch)))
-            p->signals.pending &= ~proc::sig_bit(sig);
-    }
-    return 0;
-}
-
-long sys_rt_sigprocmask(const SyscallArgs& a)
-{
-    constexpr uintptr_t k_block = 0, k_unblock = 1, k_setmask = 2;
-    uintptr_t how = a.a[0];
-    if (a.a[3] != k_sigset_size)
-        return -k_einval;
-    proc::Signals& s = proc::current_process()->signals;
-    SigSet set = 0;
-    if (a.a[1]) {
-        if (how > k_setmask)
-            return -k_einval;
-        if (copyin(&set, a.a[1], sizeof set) != k_ok)
-            return -k_efault;
-    }
-    if (a.a[2] && copyout(a.a[2], &s.blocked, sizeof s.blocked) != k_ok)
-        return -k_efault;
-    if (a.a[1]) {
-        if (how == k_block)
-            s.blocked |= set;
-        else if (how == k_unblock)
-            s.blocked &= ~set;
-        else
-            s.blocked = set;
-        s.blocked &= ~k_unblockable;
-    }
-    return 0;
-}
-
-long sys_rt_sigpending(const SyscallArgs& a)
-{
-    if (a.a[1] > k_sigset_size)
-        return -k_einval;
-    proc::Signals& s = proc::current_process()->signals;
-    SigSet pending = s.pending & s.blocked;
-    return copyout(a.a[0], &pending, a.a[1]) == k_ok ? 0 : -k_efault;
-}
-
-long sys_rt_sigsuspend(const SyscallArgs& a)
-{
-    if (a.a[1] != k_sigset_size)
-        return -k_einval;
-    SigSet set;
-    if (copyin(&set, a.a[0], sizeof set) != k_ok)
-        return -k_efault;
-    proc::Signals& s = proc::current_process()->signals;
-    s.suspend_saved = s.blocked;
-    s.suspend_active = true;
-    s.blocked = set & ~k_unblockable;
-    while (!proc::interrupted())
-        proc::sleep_on(&s);
-    return -k_eintr; // the handler's frame saves the old mask (mask_to_save)
-}
-
-long sys_pause(const SyscallArgs&)
-{
-    proc::Signals& s = proc::current_process()->signals;
-    while (!proc::interrupted())
-        proc::sleep_on(&s);
-    return -k_eintr;
-}
-
-long sys_rt_sigreturn(const SyscallArgs& a)
-{
-    SigSet mask;
-    arch::ThreadContext& ctx = proc::current()->context;
-    if (!arch::signal_frame_pop(*a.frame, ctx, true, &mask))
-        proc::terminate_by_fault(proc::k_sigsegv, 0, "bad signal frame at sigreturn", a.frame->pc(),
-                                 0);
-    proc::current_process()->signals.blocked = mask & ~k_unblockable;
-    return arch::syscall_return_value(*a.frame); // the restored register, unchanged
-}
-
-long sys_sigreturn(const SyscallArgs& a)
-{
-    SigSet mask;
-    arch::ThreadContext& ctx = proc::current()->context;
-    if (!arch::signal_frame_pop(*a.frame, ctx, false, &mask))
-        proc::terminate_by_fault(proc::k_sigsegv, 0, "bad signal frame at sigreturn", a.frame->pc(),
-                                 0);
-    proc::current_process()->signals.blocked = mask & ~k_unblockable;
-    return arch::syscall_return_value(*a.frame);
-}
-
-} // namespace toll::sys

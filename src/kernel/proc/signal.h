@@ -130,11 +130,12 @@ void force_signal(int sig, unsigned vector, const char* what, uintptr_t pc, uint
 [[noreturn]] void terminate_by_fault(int sig, unsigned vector, const char* what, uintptr_t pc,
                                      uintptr_t address);
 
-/// Called on every return to user mode with the frame about to be resumed:
-/// delivers the first pending unblocked signal (default action, or a handler
-/// frame built by the architecture) and finishes an interrupted system call
-/// (restarted, or EINTR).
-void return_to_user_checks(arch::TrapFrame& frame);
+/// The work of return_to_user_checks when there is some: for the
+/// running process @p p, whose thread's context is @p ctx, delivers the
+/// first pending unblocked signal (its default action, or a handler frame
+/// built by the architecture), vets a frame marked k_exit_check_frame and
+/// finishes an interrupted system call (restarted, or EINTR).
+void return_to_user_work(Process& p, arch::ThreadContext& ctx, arch::TrapFrame& frame);
 
 /// True if a signal waits that should end a blocking system call: blocking
 /// loops return -k_erestartsys (or EINTR) when it is.

@@ -64,12 +64,12 @@ long sys_pause(const SyscallArgs&);
 long sys_rt_sigreturn(const SyscallArgs&);
 long sys_sigreturn(const SyscallArgs&); ///< i386's frame for handlers without SA_SIGINFO
 
-/// For the dispatchers, with what @p handler returned: a call interrupted
-/// by a signal (-k_erestartsys) becomes -EINTR, and the running thread
-/// records @p overwritten, the register the result will overwrite, so the
-/// way out can restart the call instead (SA_RESTART, or no handler ran).
-/// sigreturn's result is the restored register and passes untouched.
-long finish_syscall(SyscallHandler handler, long result, uintptr_t overwritten);
+/// For the dispatchers, when @p handler returned -k_erestartsys (a call
+/// interrupted by a signal): returns -EINTR and records in the running
+/// thread @p overwritten, the register the result will overwrite, so that
+/// the way out can restart the call instead (SA_RESTART, or no handler
+/// ran). sigreturn's result is the restored register and passes untouched.
+long syscall_interrupted(SyscallHandler handler, uintptr_t overwritten);
 
 // Time (sys_proc.cpp)
 long sys_nanosleep(const SyscallArgs&);

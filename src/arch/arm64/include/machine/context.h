@@ -33,10 +33,11 @@ struct FpState {
 
 /// The saved state of a thread that is not running.
 struct ThreadContext {
-    /// The last system call was interrupted by a signal (it returned
-    /// ERESTARTSYS): it runs again or returns EINTR on the way out.
-    bool syscall_restartable = false;
-    uintptr_t syscall_saved = 0; ///< the register its result overwrote
+    /// Work for the way back to user mode, a bit each (kernel/arch/signal.h:
+    /// k_exit_restart, k_exit_check_frame), so that the usual return tests
+    /// one byte.
+    uint8_t exit_work = 0;
+    uintptr_t syscall_saved = 0; ///< k_exit_restart: the register the result overwrote
     uint64_t sp = 0;             ///< Kernel stack pointer saved by the switch.
     uint64_t kstack_top = 0;     ///< Top of the thread's kernel stack.
     TrapFrame* frame = nullptr;  ///< The user trap frame at the top of the kernel stack.

@@ -47,10 +47,11 @@ struct FpuSlot {
 
 /// The saved state of a thread that is not running.
 struct ThreadContext {
-    /// The last system call was interrupted by a signal (it returned
-    /// ERESTARTSYS): it runs again or returns EINTR on the way out.
-    bool syscall_restartable = false;
-    uintptr_t syscall_saved = 0; ///< the register its result overwrote
+    /// Work for the way back to user mode, a bit each (kernel/arch/signal.h:
+    /// k_exit_restart, k_exit_check_frame), so that the usual return tests
+    /// one byte.
+    uint8_t exit_work = 0;
+    uintptr_t syscall_saved = 0; ///< k_exit_restart: the register the result overwrote
     uint32_t esp = 0;            ///< Kernel stack pointer saved by context_switch.
     uint32_t kstack_top = 0;     ///< Where a trap from user mode starts its frame.
     TrapFrame* frame = nullptr;  ///< The user trap frame at the top of the kernel stack.

@@ -1,0 +1,191 @@
+// The signal system calls: sigaction, the mask, sigpending, sigsuspend and
+// pause, tkill/tgkill, and sigreturn, which hands the saved frame back to
+// the architecture (kernel/arch/signal.h). The subsystem itself is
+// kernel/proc/signal.cpp.
+#include "kernel/arch/signal.h"
+#include "kernel/kern/errno.h"
+#include "kernel/proc/process.h"
+#include "kernel/proc/signal.h"
+#include "kernel/proc/thread.h"
+#include "kernel/sys/syscalls.h"
+#include "kernel/sys/uaccess.h"
+
+namespace toll::sys {
+namespace {
+
+using proc::SigSet;
+
+// Linux's struct sigaction as rt_sigaction reads and writes it (the kernel's
+// layout, include/linux/signal_types.h: handler, flags, restorer, mask).
+struct LinuxSigaction {
+    uintptr_t handler;
+    unsigned long flags;
+    uintptr_t restorer;
+    uint32_t mask[2];
+};
+static_assert(sizeof(LinuxSigaction) == 3 * sizeof(uintptr_t) + 8);
+
+constexpr uintptr_t k_sigset_size = sizeof(SigSet); // rt_*'s sigsetsize argument
+constexpr SigSet k_unblockable = proc::sig_bit(proc::k_sigkill) | proc::sig_bit(proc::k_sigstop);
+
+SigSet set_from(const uint32_t words[2])
+{
+    return SigSet(words[0]) | SigSet(words[1]) << 32;
+}
+
+} // namespace
+
+long sys_tkill(const SyscallArgs& a)
+{
+    // Toll's processes have one thread each, whose id is the pid.
+    if (static_cast<long>(a.a[0]) <= 0)
+        return -k_einval;
+    return proc::kill(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]));
+}
+
+long sys_tgkill(const SyscallArgs& a)
+{
+    if (static_cast<long>(a.a[0]) <= 0 || static_cast<long>(a.a[1]) <= 0)
+        return -k_einval;
+    if (a.a[0] != a.a[1])
+        return -k_esrch; // no thread of that group has that id
+    return proc::kill(static_cast<int>(a.a[1]), static_cast<int>(a.a[2]));
+}
+
+long syscall_interrupted(SyscallHandler handler, uintptr_t overwritten)
+{
+    if (handler == sys_rt_sigreturn || handler == sys_sigreturn)
+        return -k_erestartsys; // the restored register, whatever it holds
+    arch::ThreadContext& ctx = proc::current()->context;
+    ctx.exit_work |= arch::k_exit_restart; // return_to_user_checks consumes it
+    ctx.syscall_saved = overwritten;
+    return -k_eintr;
+}
+
+long sys_rt_sigaction(const SyscallArgs& a)
+{
+    int sig = static_cast<int>(a.a[0]);
+    if (a.a[3] != k_sigset_size || sig < 1 || sig > proc::k_nsig)
+        return -k_einval;
+    proc::Process* p = proc::current_process();
+    LinuxSigaction in;
+    if (a.a[1]) {
+        if (copyin(&in, a.a[1], sizeof in) != k_ok)
+            return -k_efault;
+        if (sig == proc::k_sigkill || sig == proc::k_sigstop)
+            return -k_einval;
+    }
+    if (a.a[2]) {
+        const proc::SigAction& old = p->signals.actions[sig - 1];
+        LinuxSigaction out{
+            old.handler,
+            static_cast<unsigned long>(old.flags),
+            old.restorer,
+            {static_cast<uint32_t>(old.mask), static_cast<uint32_t>(old.mask >> 32)}};
+        if (copyout(a.a[2], &out, sizeof out) != k_ok)
+            return -k_efault;
+    }
+    if (a.a[1]) {
+        // Flags Linux knows but Toll has no use for (SA_ONSTACK without an
+        // alternate stack, SA_RESTORER) are kept and reported back; unknown
+        // bits are kept too, as Linux does, but mean nothing.
+        proc::SigAction& act = p->signals.actions[sig - 1];
+        act = proc::SigAction{in.handler, in.flags & 0xFFFFFFFFu, in.restorer,
+                              set_from(in.mask) & ~k_unblockable};
+        // Setting SIG_IGN (or a default that ignores) drops what is pending.
+        if (in.handler == proc::k_sig_ign ||
+            (in.handler == proc::k_sig_dfl &&
+             (sig == proc::k_sigchld || sig == proc::k_sigurg || sig == proc::k_sigwinch)))
+            p->signals.pending &= ~proc::sig_bit(sig);
+    }
+    return 0;
+}
+
+long sys_rt_sigprocmask(const SyscallArgs& a)
+{
+    constexpr uintptr_t k_block = 0, k_unblock = 1, k_setmask = 2;
+    uintptr_t how = a.a[0];
+    if (a.a[3] != k_sigset_size)
+        return -k_einval;
+    proc::Signals& s = proc::current_process()->signals;
+    SigSet set = 0;
+    if (a.a[1]) {
+        if (how > k_setmask)
+            return -k_einval;
+        if (copyin(&set, a.a[1], sizeof set) != k_ok)
+            return -k_efault;
+    }
+    if (a.a[2] && copyout(a.a[2], &s.blocked, sizeof s.blocked) != k_ok)
+        return -k_efault;
+    if (a.a[1]) {
+        if (how == k_block)
+            s.blocked |= set;
+        else if (how == k_unblock)
+            s.blocked &= ~set;
+        else
+            s.blocked = set;
+        s.blocked &= ~k_unblockable;
+    }
+    return 0;
+}
+
+long sys_rt_sigpending(const SyscallArgs& a)
+{
+    if (a.a[1] > k_sigset_size)
+        return -k_einval;
+    proc::Signals& s = proc::current_process()->signals;
+    SigSet pending = s.pending & s.blocked;
+    return copyout(a.a[0], &pending, a.a[1]) == k_ok ? 0 : -k_efault;
+}
+
+long sys_rt_sigsuspend(const SyscallArgs& a)
+{
+    if (a.a[1] != k_sigset_size)
+        return -k_einval;
+    SigSet set;
+    if (copyin(&set, a.a[0], sizeof set) != k_ok)
+        return -k_efault;
+    proc::Signals& s = proc::current_process()->signals;
+    s.suspend_saved = s.blocked;
+    s.suspend_active = true;
+    proc::current()->context.exit_work |= arch::k_exit_suspend;
+    s.blocked = set & ~k_unblockable;
+    while (!proc::interrupted())
+        proc::sleep_on(&s);
+    return -k_eintr; // the handler's frame saves the old mask (mask_to_save)
+}
+
+long sys_pause(const SyscallArgs&)
+{
+    proc::Signals& s = proc::current_process()->signals;
+    while (!proc::interrupted())
+        proc::sleep_on(&s);
+    return -k_eintr;
+}
+
+namespace {
+
+// sigreturn and rt_sigreturn: the frame is the program's; a bad one kills it.
+long do_sigreturn(const SyscallArgs& a, bool rt)
+{
+    SigSet mask;
+    if (!arch::signal_frame_pop(*a.frame, proc::current()->context, rt, &mask))
+        proc::terminate_by_fault(proc::k_sigsegv, 0, "bad signal frame at sigreturn", a.frame->pc(),
+                                 0);
+    proc::current_process()->signals.blocked = mask & ~k_unblockable;
+    return arch::syscall_return_value(*a.frame); // the restored register, unchanged
+}
+
+} // namespace
+
+long sys_rt_sigreturn(const SyscallArgs& a)
+{
+    return do_sigreturn(a, true);
+}
+
+long sys_sigreturn(const SyscallArgs& a)
+{
+    return do_sigreturn(a, false);
+}
+
+} // namespace toll::sys
