@@ -432,6 +432,8 @@ VmSpace* vmspace_fork(VmSpace* parent)
     if (!child)
         return nullptr;
     bool share = fork_shares_pages();
+    // Only where superpages exist can a mapping be one (i386 skips the lookup).
+    bool superpages = share && reserv_enabled();
     child->brk_start = parent->brk_start;
     child->brk = parent->brk;
     Region** tail = &child->regions;
@@ -448,8 +450,9 @@ VmSpace* vmspace_fork(VmSpace* parent)
              va = pmap_next_mapped(parent->pmap, va + k_page_size, r->end)) {
             PhysAddr from;
             unsigned psind = 0;
-            if (share && !r->shared && pmap_extract(parent->pmap, va, &from, nullptr, &psind) &&
-                psind > 0 && va % pmap_page_size(psind) == 0 &&
+            if (superpages && !r->shared &&
+                pmap_extract(parent->pmap, va, &from, nullptr, &psind) && psind > 0 &&
+                va % pmap_page_size(psind) == 0 &&
                 fork_superpage(parent, child, va, from, r->prot, psind)) {
                 va += pmap_page_size(psind) - k_page_size; // the whole superpage is done
                 continue;
