@@ -5,6 +5,8 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 ARGS ?=
 CMDLINE ?=
+# Extra CMake options for the first configure, e.g. -DTOLL_WERROR=ON (.ci/run).
+CMAKE_ARGS ?=
 PYTHON := /usr/bin/python3
 
 .PHONY: all deps configure build qemu qemu-arm64 bochs qemu-gdb qemu-gdb-arm64 check check-fast book bench clean format
@@ -22,7 +24,7 @@ export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_NOHASHDIR ?= 1
 
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) $(GENERATOR) $(LAUNCHER) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B $(BUILD) $(GENERATOR) $(LAUNCHER) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
 
 configure: $(BUILD)/CMakeCache.txt
 

@@ -63,6 +63,10 @@ set(CMAKE_ASM_COMPILE_OBJECT
 set(TOLL_COMMON_FLAGS ${TOLL_PATH_FLAGS} -ffreestanding -fno-exceptions -fno-rtti -fno-threadsafe-statics
     -nostdlib -fno-pic -fno-stack-protector -fno-delete-null-pointer-checks
     -fno-omit-frame-pointer -g -O2 -Wall -Wextra -Wno-unused-parameter)
+# CI builds fail on any warning (the top-level option TOLL_WERROR).
+if(TOLL_WERROR)
+  list(APPEND TOLL_COMMON_FLAGS -Werror)
+endif()
 
 # toll_kernel_flags(<target>): compile <target> as freestanding kernel code.
 function(toll_kernel_flags target)
@@ -79,6 +83,7 @@ function(toll_user_program name)
   target_compile_options(${name} PRIVATE ${TOLL_PATH_FLAGS} --target=${TOLL_USER_TRIPLE} -static -nostdinc
     "SHELL:-isystem ${TOLL_CLANG_RESOURCE_DIR}/include" "SHELL:-isystem ${TOLL_MUSL_INCLUDE}"
     -fno-pic -fno-stack-protector -O2 -g -Wall -Wextra -Wno-unused-parameter
+    $<$<BOOL:${TOLL_WERROR}>:-Werror>
     $<$<COMPILE_LANGUAGE:CXX>:-std=c++20 -fno-exceptions -fno-rtti -nostdinc++>)
   target_include_directories(${name} PRIVATE ${TOLL_SOURCE_ROOT}/user/include)
   target_link_options(${name} PRIVATE -m ${TOLL_LLD_EMULATION} -static --no-pie

@@ -20,3 +20,12 @@ set_tests_properties(lint.layering.detects_violations PROPERTIES
   "other_port.cpp:3: includes arch/arm64/cpu.h.*reaches_up.cpp:3: includes kernel/proc/process.h.*: 2 include"
   FAIL_REGULAR_EXPRESSION "allowed.cpp")
 set_tests_properties(lint.layering lint.layering.detects_violations PROPERTIES LABELS fast TIMEOUT 60)
+
+# clang-tidy with the checks of .clang-tidy over the core and both ports,
+# each file compiled as its kernel build compiles it.
+add_test(NAME lint.tidy COMMAND ${TOLL_PYTHON} ${TOLL_LINT} tidy --build ${CMAKE_BINARY_DIR})
+add_test(NAME lint.tidy.detects_bugs
+  COMMAND ${TOLL_PYTHON} ${TOLL_LINT} tidy ${CMAKE_SOURCE_DIR}/tests/lint/tidy_bug.cpp)
+set_tests_properties(lint.tidy.detects_bugs PROPERTIES
+  PASS_REGULAR_EXPRESSION "tidy_bug.cpp:7:5: error: .*bugprone-suspicious-memset-usage")
+set_tests_properties(lint.tidy lint.tidy.detects_bugs PROPERTIES TIMEOUT 120)
