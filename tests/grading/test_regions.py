@@ -45,7 +45,8 @@ class Regions(unittest.TestCase):
         regions = [r for r in lab_regions.parse_regions("x.cpp", CPP) if r.lab == "a"]
         out = lab_regions.stub_text(CPP, regions)
         self.assertNotIn("x * 2", out)
-        self.assertIn("    // TODO(lab a): return twice x\n    return 0;\n    // LAB a END", out)
+        self.assertIn("    // LAB a BEGIN: return twice x\n    // TODO(lab a): write this part, "
+                      "as the hint above says\n    return 0;\n    // LAB a END", out)
         self.assertIn("secret();", out)  # lab b stays solved
         self.assertIn("// LAB a BEGIN", out)
 
@@ -53,7 +54,36 @@ class Regions(unittest.TestCase):
         (r,) = lab_regions.parse_regions("x.S", ASM)
         out = lab_regions.stub_text(ASM, [r])
         self.assertNotIn("movl", out)
-        self.assertIn("# TODO(lab a): load the stack", out)
+        self.assertIn("# LAB a BEGIN: load the stack\n    # TODO(lab a):", out)
+
+    def test_a_hint_continued_on_hint_lines_reaches_the_starter_whole_and_once(self):
+        text = ("    // LAB a BEGIN: a hint too long\n"
+                "    // LAB a HINT: for one line, which names\n"
+                "    // LAB a HINT: add() at its end\n"
+                "    solution();\n"
+                "    // LAB a END\n")
+        (r,) = lab_regions.parse_regions("x.cpp", text)
+        self.assertEqual(r.hint, "a hint too long for one line, which names add() at its end")
+        out = lab_regions.stub_text(text, [r])
+        self.assertNotIn("solution", out)
+        self.assertIn("// LAB a HINT: add() at its end\n    // TODO(lab a)", out)
+        self.assertEqual(out.count("add()"), 1)
+
+    def test_no_starter_hint_is_cut_or_doubled(self):
+        # Every region of every lab: the starter keeps the hint's lines (BEGIN
+        # and HINT) whole, and shows the hint no more often than the reference.
+        with tempfile.TemporaryDirectory() as out:
+            labs = sorted({r.lab for r in lab_regions.find_regions(ROOT)})
+            for lab in labs:
+                for r in lab_regions.write_starter(ROOT, lab, os.path.join(out, lab)):
+                    with open(os.path.join(ROOT, r.path)) as f:
+                        reference = f.read()
+                    with open(os.path.join(out, lab, r.path)) as f:
+                        starter = f.read()
+                    hint_lines = "".join(reference.splitlines(keepends=True)[r.begin - 1:r.hint_end])
+                    with self.subTest(lab=lab, region=repr(r)):
+                        self.assertIn(hint_lines, starter)
+                        self.assertEqual(starter.count(r.hint[:40]), reference.count(r.hint[:40]))
 
     def test_bad_markers_are_errors(self):
         bad = {
@@ -63,6 +93,8 @@ class Regions(unittest.TestCase):
             "no hint": "// LAB a BEGIN\n// LAB a END\n",
             "wrong end": "// LAB a BEGIN: h\n// LAB b END\n",
             "two stubs": "// LAB a BEGIN: h\n// LAB a STUB\n// LAB a STUB\n// LAB a END\n",
+            "stray hint": "// LAB a BEGIN: h\nx;\n// LAB a HINT: late\n// LAB a END\n",
+            "empty hint": "// LAB a BEGIN: h\n// LAB a HINT:\n// LAB a END\n",
         }
         for what, text in bad.items():
             with self.subTest(what), self.assertRaises(lab_regions.RegionError):

@@ -5,14 +5,17 @@ linker scripts its markers are `//` comments; in assembly (.S), CMake, Python,
 TOML and shell they are `#` comments:
 
     <c> LAB <id> BEGIN: <hint for the student>
+    <c> LAB <id> HINT: <the hint continued> (optional, repeatable)
     ... the reference solution ...
     <c> LAB <id> STUB
     <c> ... optional lines that make the starter compile, commented out ...
     <c> LAB <id> END
 
-A starter replaces the solution with the hint as a TODO and the STUB lines
-with their comment prefix removed. The markers stay, so students see where
-to write.
+A hint too long for one line continues on HINT lines right after BEGIN, so
+that it stays within the column limit and still reaches the starter whole.
+A starter replaces the solution with a TODO line and the STUB lines with
+their comment prefix removed. The markers and the hint stay, once, so
+students see where to write and what.
 """
 
 import os
@@ -29,7 +32,7 @@ COMMENT_BY_NAME = {"CMakeLists.txt": "#", "Makefile": "#"}
 
 MARKER = re.compile(
     r"^(?P<indent>[ \t]*)(?P<comment>//|#)[ \t]*LAB[ \t]+(?P<lab>[A-Za-z0-9_.-]+)[ \t]+"
-    r"(?P<kind>BEGIN|STUB|END)\b(?::[ \t]*(?P<hint>.*?))?[ \t]*$")
+    r"(?P<kind>BEGIN|HINT|STUB|END)\b(?::[ \t]*(?P<hint>.*?))?[ \t]*$")
 
 # Folders whose files only talk about markers (documentation, the grader's
 # own tests) and never hold a region.
@@ -43,9 +46,10 @@ class RegionError(Exception):
 class Region:
     """One lab region of one file; line numbers count from 1."""
 
-    def __init__(self, path, lab, hint, begin, stub, end, indent, comment):
+    def __init__(self, path, lab, hint, begin, stub, end, indent, comment, hint_end=None):
         self.path, self.lab, self.hint = path, lab, hint
         self.begin, self.stub, self.end = begin, stub, end  # marker line numbers (stub may be None)
+        self.hint_end = hint_end or begin  # the last line of the hint (BEGIN or its last HINT)
         self.indent, self.comment = indent, comment
 
     def __repr__(self):
@@ -83,16 +87,24 @@ def parse_regions(path, text):
             if not m.group("hint"):
                 raise RegionError(f"{where}: LAB {lab} BEGIN needs a hint: 'BEGIN: <hint>'")
             open_marker, open_line, stub_line = m, number, None
+            hint, hint_end = m.group("hint"), number
             continue
         if not open_marker or open_marker.group("lab") != lab:
             raise RegionError(f"{where}: LAB {lab} {kind} without a matching BEGIN")
+        if kind == "HINT":
+            if hint_end != number - 1:
+                raise RegionError(f"{where}: LAB {lab} HINT must follow its BEGIN or another HINT")
+            if not m.group("hint"):
+                raise RegionError(f"{where}: LAB {lab} HINT needs text: 'HINT: <more hint>'")
+            hint, hint_end = hint + " " + m.group("hint"), number
+            continue
         if kind == "STUB":
             if stub_line:
                 raise RegionError(f"{where}: a second STUB in one region")
             stub_line = number
             continue
-        regions.append(Region(path, lab, open_marker.group("hint"), open_line, stub_line, number,
-                              open_marker.group("indent"), want))
+        regions.append(Region(path, lab, hint, open_line, stub_line, number,
+                              open_marker.group("indent"), want, hint_end))
         open_marker = None
     if open_marker:
         raise RegionError(f"{path}: LAB {open_marker.group('lab')} BEGIN without an END")
@@ -151,8 +163,8 @@ def stub_text(text, regions):
     lines = text.splitlines(keepends=True)
     out, cursor = [], 0
     for r in sorted(regions, key=lambda r: r.begin):
-        out.extend(lines[cursor:r.begin])  # up to and including BEGIN
-        out.append(f"{r.indent}{r.comment} TODO(lab {r.lab}): {r.hint}\n")
+        out.extend(lines[cursor:r.hint_end])  # up to and including BEGIN and its HINT lines
+        out.append(f"{r.indent}{r.comment} TODO(lab {r.lab}): write this part, as the hint above says\n")
         if r.stub:
             for line in lines[r.stub:r.end - 1]:
                 out.append(uncomment(line, r.comment))

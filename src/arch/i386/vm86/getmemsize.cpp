@@ -174,8 +174,9 @@ ProbeOptions probe_options_from_cmdline()
 size_t e820_walk(ProbeResult& r)
 {
     size_t accepted = 0;
-    // LAB vm86 BEGIN: call INT 15h AX=E820h until the BIOS says stop (CF, EAX != 'SMAP' or EBX =
-    // 0), adding each enabled entry with add(); count the calls with account(r.e820, cost)
+    // LAB vm86 BEGIN: call INT 15h AX=E820h until the BIOS says stop (CF, EAX != 'SMAP' or
+    // LAB vm86 HINT: EBX = 0), adding each enabled entry with add(); count the calls with
+    // LAB vm86 HINT: account(r.e820, cost)
     uint32_t continuation = 0;
     for (unsigned call = 0; call < k_e820_max_calls; ++call) {
         auto* entry = reinterpret_cast<E820Entry*>(vm86_buffer());
