@@ -82,7 +82,7 @@ KTEST("arm64.uaccess.bad_pointers_give_efault")
     KEXPECT_EQ(sys::copyin(buf, k_user_limit, sizeof buf), k_efault);     // TTBR0's end
     KEXPECT_EQ(sys::copyin(buf, k_user_limit - 4, sizeof buf), k_efault); // crosses the top
     KEXPECT_EQ(sys::copyin(buf, ~uint64_t(0) - 8, 0x20), k_efault);       // wraps around
-    KEXPECT_EQ(sys::copyinstr(buf, 0x2000, sizeof buf), -static_cast<long>(k_efault));
+    KEXPECT_EQ(sys::copyinstr(buf, 0x2000, sizeof buf).error(), k_efault);
 }
 
 // The top of user space: the last page below the limit needs a level-1 entry
@@ -108,7 +108,7 @@ KTEST("arm64.uaccess.top_of_user_space")
     Errno out_over = sys::copyout(k_user_limit - sizeof text + 1, text, sizeof text);
     Errno in_over = sys::copyin(back, k_user_limit - 1, 2);
     Errno at_limit = sys::copyout(k_user_limit, text, 1);
-    long str = sys::copyinstr(back, k_user_limit - sizeof text, sizeof back);
+    Result<size_t> str = sys::copyinstr(back, k_user_limit - sizeof text, sizeof back);
     vm::pmap_activate(before);
     KEXPECT_EQ(out, k_ok);
     KEXPECT_EQ(in, k_ok);
@@ -116,7 +116,7 @@ KTEST("arm64.uaccess.top_of_user_space")
     KEXPECT_EQ(out_over, k_efault);
     KEXPECT_EQ(in_over, k_efault);
     KEXPECT_EQ(at_limit, k_efault);
-    KEXPECT_EQ(str, 6);
+    KEXPECT(str.ok() && str.value() == 6);
     KEXPECT_EQ(vm::pmap_remove_page(pmap, top), page);
     vm::phys_allocator().free(page, 0);
     vm::pmap_destroy(pmap);

@@ -64,9 +64,15 @@ bool copy_to_user(uintptr_t to, const void* from, size_t length)
     return arm64_copy_user(reinterpret_cast<void*>(to), from, length);
 }
 
-long copy_string_from_user(char* to, uintptr_t from, size_t size)
+Result<size_t> copy_string_from_user(char* to, uintptr_t from, size_t size)
 {
-    return arm64_copy_string_user(to, reinterpret_cast<const char*>(from), size);
+    // copy_user.S's protocol: the length, -1 on a fault, -2 without a NUL.
+    long n = arm64_copy_string_user(to, reinterpret_cast<const char*>(from), size);
+    if (n == -1)
+        return k_efault;
+    if (n < 0)
+        return k_enametoolong;
+    return static_cast<size_t>(n);
 }
 
 } // namespace toll::arch

@@ -59,7 +59,7 @@ KTEST("i386.uaccess.bad_pointers_give_efault")
     KEXPECT_EQ(sys::copyin(buf, KERNEL_BASE, sizeof buf), k_efault);     // kernel address
     KEXPECT_EQ(sys::copyin(buf, KERNEL_BASE - 4, sizeof buf), k_efault); // crosses the top
     KEXPECT_EQ(sys::copyin(buf, 0xFFFFFFF0u, 0x20), k_efault);           // wraps around
-    KEXPECT_EQ(sys::copyinstr(buf, 0x2000, sizeof buf), -static_cast<long>(k_efault));
+    KEXPECT_EQ(sys::copyinstr(buf, 0x2000, sizeof buf).error(), k_efault);
 }
 
 KTEST("i386.pmap.live_map_write_unmap")

@@ -69,9 +69,31 @@ bool fixup_user_access(arch::TrapFrame& f)
 
 namespace {
 
-// Maps the user page holding @p address (faulting it in if the VM allows)
-// into kernel window 0 and returns the kernel address of @p address there.
-uint8_t* window_for(uintptr_t address, bool write)
+// Slot 0 of the kernel window for one slow copy: map() points it at a user
+// page, and the destructor clears the entry, so that no kernel mapping of a
+// user page outlives the copy (the page may be freed and reused once the
+// copy is over). The TLB entry is not flushed there: every map() invalidates
+// before use, and the entry is not global, so the next CR3 load drops it.
+class [[nodiscard]] KernelWindow {
+  public:
+    KernelWindow() = default;
+    ~KernelWindow() { unmap(); }
+    KernelWindow(const KernelWindow&) = delete;
+    KernelWindow& operator=(const KernelWindow&) = delete;
+
+    /// Maps the user page holding @p address (faulting it in if the VM
+    /// allows) and returns the kernel address of @p address there, or
+    /// nullptr if the page cannot be had. (Out of line, as are all the
+    /// window's steps, so that the fast path's code is not touched.)
+    [[gnu::noinline]] static uint8_t* map(uintptr_t address, bool write);
+
+  private:
+    // No state: the guard is free to hold where the fast path's registers
+    // are busy, and clearing a clear entry is harmless.
+    [[gnu::noinline]] static void unmap() { *kernel_window_pte(0) = 0; }
+};
+
+uint8_t* KernelWindow::map(uintptr_t address, bool write)
 {
     proc::Process* p = proc::current_process();
     if (!p || !p->vm)
@@ -96,10 +118,11 @@ uint8_t* window_for(uintptr_t address, bool write)
 bool slow_copy(uint8_t* kernel, uintptr_t user, size_t length, bool to_user)
 {
     g_slow_copies.add();
+    KernelWindow window;
     while (length) {
         size_t in_page = vm::k_page_size - (user & (vm::k_page_size - 1));
         size_t n = length < in_page ? length : in_page;
-        uint8_t* w = window_for(user, to_user);
+        uint8_t* w = window.map(user, to_user);
         if (!w)
             return false;
         // Both sides are kernel addresses now: the string-move copy of
@@ -146,6 +169,19 @@ bool has_user_space()
 } // namespace toll::i386
 
 namespace toll::arch {
+namespace {
+
+// copy_user.S's protocol: the length, -1 on a fault, -2 without a NUL.
+Result<size_t> string_result(long n)
+{
+    if (n == -1)
+        return k_efault;
+    if (n < 0)
+        return k_enametoolong;
+    return static_cast<size_t>(n);
+}
+
+} // namespace
 
 using namespace toll::i386;
 
@@ -181,25 +217,26 @@ bool copy_to_user(uintptr_t to, const void* from, size_t length)
     return slow_copy(static_cast<uint8_t*>(const_cast<void*>(from)), to, length, true);
 }
 
-long copy_string_from_user(char* to, uintptr_t from, size_t size)
+Result<size_t> copy_string_from_user(char* to, uintptr_t from, size_t size)
 {
     if (!four_four())
-        return i386_copy_string_user(to, reinterpret_cast<const char*>(from), size);
+        return string_result(i386_copy_string_user(to, reinterpret_cast<const char*>(from), size));
     // Page by page through the window, stopping at the NUL.
     g_slow_copies.add();
+    KernelWindow window;
     size_t done = 0;
     while (done < size) {
-        uint8_t* w = window_for(from + done, false);
+        uint8_t* w = window.map(from + done, false);
         if (!w)
-            return -1;
+            return k_efault;
         size_t in_page = vm::k_page_size - ((from + done) & (vm::k_page_size - 1));
         for (size_t i = 0; i < in_page && done < size; ++i, ++done) {
             to[done] = static_cast<char>(w[i]);
             if (!w[i])
-                return static_cast<long>(done);
+                return done;
         }
     }
-    return -2;
+    return k_enametoolong;
 }
 
 } // namespace toll::arch

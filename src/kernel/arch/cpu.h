@@ -39,4 +39,19 @@ void kernel_image_range(uint64_t* start, uint64_t* end);
 /// Frequency of the scheduler clock interrupt, in Hz.
 unsigned clock_hz();
 
+/// Interrupts off for the lifetime of the guard, then back as they were: the
+/// core's form of interrupts_disable() ... interrupts_restore(), which no
+/// early return can leave with interrupts off. (Written here, on top of the
+/// two functions above; a port implements nothing for it.)
+class [[nodiscard]] InterruptsOff {
+  public:
+    InterruptsOff() : m_were_enabled(interrupts_disable()) {}
+    ~InterruptsOff() { interrupts_restore(m_were_enabled); }
+    InterruptsOff(const InterruptsOff&) = delete;
+    InterruptsOff& operator=(const InterruptsOff&) = delete;
+
+  private:
+    bool m_were_enabled;
+};
+
 } // namespace toll::arch

@@ -2,6 +2,7 @@
 // checks are done by the caller (kernel/sys/uaccess.cpp); these only survive
 // faults inside the range.
 #pragma once
+#include "kernel/kern/result.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,7 +15,8 @@ bool copy_from_user(void* to, uintptr_t from, size_t length);
 bool copy_to_user(uintptr_t to, const void* from, size_t length);
 
 /// Copies a NUL-terminated string of at most @p size bytes. Returns its
-/// length, -1 on a fault, -2 if no NUL was found within @p size bytes.
-long copy_string_from_user(char* to, uintptr_t from, size_t size);
+/// length (without the NUL); k_efault on a fault; k_enametoolong if no NUL
+/// was found within @p size bytes.
+Result<size_t> copy_string_from_user(char* to, uintptr_t from, size_t size);
 
 } // namespace toll::arch

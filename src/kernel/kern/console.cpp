@@ -45,7 +45,7 @@ void console_set_nonce(const char* nonce, unsigned length)
 
 void krecord(const char* fmt, ...)
 {
-    bool were_enabled = arch::interrupts_disable();
+    arch::InterruptsOff off; // one record, never interleaved with another
     // A record always starts on a line of its own, even if a program left a
     // partial line on the console.
     if (!g_at_line_start)
@@ -57,7 +57,6 @@ void krecord(const char* fmt, ...)
     kvprintf(fmt, args);
     va_end(args);
     console_sink(nullptr, "\n", 1);
-    arch::interrupts_restore(were_enabled);
 }
 
 } // namespace toll

@@ -394,13 +394,11 @@ int spawn(const char* path, const char* const* argv)
     }
     set_name(p, path);
     memcpy(t->name, p->name, sizeof t->name);
-    // Descriptors 0, 1 and 2: the console.
-    if (sys::File* console = sys::console_open()) {
-        for (int fd = 0; fd < 3; ++fd) {
-            sys::file_ref(console);
-            p->files[fd] = console;
-        }
-        sys::file_unref(console);
+    // Descriptors 0, 1 and 2: the console, one reference each (console_open's
+    // own reference goes when `console` does).
+    if (sys::FileRef console{sys::console_open()}) {
+        for (int fd = 0; fd < 3; ++fd)
+            p->files[fd] = console.share();
     }
     arch::context_init_user(t->context, t->kstack_base + k_kstack_size, pc, sp);
     g_execs.add();

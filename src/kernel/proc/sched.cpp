@@ -183,30 +183,27 @@ void make_runnable(Thread* t)
 
 void yield()
 {
-    bool were = arch::interrupts_disable();
+    arch::InterruptsOff off;
     if (g_current != g_idle)
         make_runnable(g_current);
     reschedule();
-    arch::interrupts_restore(were);
 }
 
 void sleep_on(const void* channel, uint64_t wake_tick)
 {
-    bool were = arch::interrupts_disable();
+    arch::InterruptsOff off;
     Thread* t = g_current;
     t->state = ThreadState::sleeping;
     t->wait_channel = channel;
     t->wake_tick = wake_tick;
     add_sleeper(t);
     reschedule();
-    arch::interrupts_restore(were);
 }
 
 void wakeup(const void* channel)
 {
-    bool were = arch::interrupts_disable();
+    arch::InterruptsOff off;
     wake_if([channel](Thread* t) { return t->wait_channel == channel; });
-    arch::interrupts_restore(were);
 }
 
 void thread_exit()

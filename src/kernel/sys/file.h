@@ -46,6 +46,43 @@ void file_ref(File* file);
 /// Drops a reference; the last one releases the file.
 void file_unref(File* file);
 
+/// Owns one reference to a File and drops it when it goes out of scope, so
+/// that no early return leaks one. share() hands out further references
+/// (for a descriptor table); release() gives up ownership without dropping.
+class [[nodiscard]] FileRef {
+  public:
+    /// Takes over the reference the caller holds on @p file (may be null).
+    explicit FileRef(File* file) : m_file(file) {}
+    ~FileRef()
+    {
+        if (m_file)
+            file_unref(m_file);
+    }
+    FileRef(const FileRef&) = delete;
+    FileRef& operator=(const FileRef&) = delete;
+
+    File* get() const { return m_file; }
+    explicit operator bool() const { return m_file != nullptr; }
+
+    /// A new reference to the same file, which the caller now owns.
+    File* share() const
+    {
+        file_ref(m_file);
+        return m_file;
+    }
+
+    /// Gives the owned reference to the caller.
+    File* release()
+    {
+        File* f = m_file;
+        m_file = nullptr;
+        return f;
+    }
+
+  private:
+    File* m_file;
+};
+
 /// Opens a path: /dev/console, /dev/zero, /dev/null, or a ramdisk file.
 Errno file_open(const char* path, int flags, File** out);
 

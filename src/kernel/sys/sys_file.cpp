@@ -144,9 +144,8 @@ long sys_writev(const SyscallArgs& a)
 long sys_open(const SyscallArgs& a)
 {
     char path[k_path_max];
-    long n = copyinstr(path, a.a[0], sizeof path);
-    if (n < 0)
-        return n;
+    if (Result<size_t> n = copyinstr(path, a.a[0], sizeof path); !n)
+        return -n.error();
     File* f;
     int flags = static_cast<int>(a.a[1]);
     if (Errno e = file_open(path, flags, &f); e != k_ok)
@@ -160,9 +159,8 @@ long sys_open(const SyscallArgs& a)
 long sys_access(const SyscallArgs& a)
 {
     char path[k_path_max];
-    long n = copyinstr(path, a.a[0], sizeof path);
-    if (n < 0)
-        return n;
+    if (Result<size_t> n = copyinstr(path, a.a[0], sizeof path); !n)
+        return -n.error();
     constexpr uintptr_t k_x_ok = 1, k_w_ok = 2, k_r_ok = 4;
     if (a.a[1] & ~(k_r_ok | k_w_ok | k_x_ok))
         return -k_einval;

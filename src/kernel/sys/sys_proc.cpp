@@ -36,13 +36,13 @@ long copy_vector(ExecArgs& ea, uintptr_t user_vector, const char** out)
                 break;
             if (i == k_exec_max_args)
                 return -k_e2big;
-            long n = copyinstr(ea.strings + ea.used, pointer, k_exec_strings - ea.used);
-            if (n == -k_enametoolong)
+            Result<size_t> n = copyinstr(ea.strings + ea.used, pointer, k_exec_strings - ea.used);
+            if (n.error() == k_enametoolong)
                 return -k_e2big;
-            if (n < 0)
-                return n;
+            if (!n)
+                return -n.error();
             out[i] = ea.strings + ea.used;
-            ea.used += static_cast<size_t>(n) + 1;
+            ea.used += n.value() + 1;
         }
     }
     out[i] = nullptr;
@@ -75,7 +75,8 @@ long sys_execve(const SyscallArgs& a)
     ExecArgs* ea = make<ExecArgs>();
     if (!ea)
         return -k_enomem;
-    long r = copyinstr(ea->path, a.a[0], sizeof ea->path);
+    Result<size_t> path = copyinstr(ea->path, a.a[0], sizeof ea->path);
+    long r = path ? 0 : -path.error();
     if (r >= 0)
         r = copy_vector(*ea, a.a[1], ea->argv);
     if (r >= 0)

@@ -13,9 +13,8 @@ namespace toll::sys {
 long sys_counter_get(const SyscallArgs& a)
 {
     char name[64];
-    long n = copyinstr(name, a.a[0], sizeof name);
-    if (n < 0)
-        return n;
+    if (Result<size_t> n = copyinstr(name, a.a[0], sizeof name); !n)
+        return -n.error();
     Counter* c = counter_find(name);
     if (!c)
         return -k_enoent;

@@ -42,23 +42,23 @@ Errno copyout(uintptr_t to, const void* from, size_t length)
     return k_ok;
 }
 
-long copyinstr(char* to, uintptr_t from, size_t size)
+Result<size_t> copyinstr(char* to, uintptr_t from, size_t size)
 {
     g_copyin_calls.add();
     uintptr_t limit = vm::user_space_limit();
     if (from >= limit) {
         g_copy_faults.add();
-        return -k_efault;
+        return k_efault;
     }
     size_t room = limit - from < size ? limit - from : size;
-    long n = arch::copy_string_from_user(to, from, room);
-    if (n == -1) {
+    Result<size_t> n = arch::copy_string_from_user(to, from, room);
+    if (n.error() == k_efault) {
         g_copy_faults.add();
-        return -k_efault;
+        return k_efault;
     }
-    if (n == -2)
-        return room < size ? -k_efault : -k_enametoolong;
-    g_copyin_bytes.add(static_cast<uint64_t>(n) + 1);
+    if (!n) // no NUL: a string running into the end of user space is a bad address
+        return room < size ? k_efault : k_enametoolong;
+    g_copyin_bytes.add(n.value() + 1);
     return n;
 }
 

@@ -3,6 +3,7 @@
 // fault while copying becomes EFAULT instead of a kernel panic.
 #pragma once
 #include "kernel/kern/errno.h"
+#include "kernel/kern/result.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,7 +21,8 @@ Errno copyin(void* to, uintptr_t from, size_t length);
 Errno copyout(uintptr_t to, const void* from, size_t length);
 
 /// Copies a NUL-terminated string of at most @p size bytes (NUL included)
-/// from user space. Returns its length, -k_efault, or -k_enametoolong.
-long copyinstr(char* to, uintptr_t from, size_t size);
+/// from user space. Returns its length (without the NUL), k_efault, or
+/// k_enametoolong.
+Result<size_t> copyinstr(char* to, uintptr_t from, size_t size);
 
 } // namespace toll::sys

@@ -8,6 +8,7 @@
 #include "arch/i386/io.h"
 #include "arch/i386/layout.h"
 #include "arch/i386/mmu.h"
+#include "arch/i386/trap.h"
 #include "arch/i386/vm86/emulate.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/kern/console.h"
@@ -220,91 +221,130 @@ void vm86_init()
     g_ready = true;
 }
 
+namespace {
+
+/// Marks the one vm86 call in progress for its lifetime: calls never nest
+/// and are never preempted (FreeBSD PR i386/38223: a preempted call left the
+/// machine on the monitor's stack and hung it).
+class [[nodiscard]] OneCall {
+  public:
+    OneCall()
+    {
+        TOLL_ASSERT(!g_in_call);
+        g_in_call = true;
+    }
+    ~OneCall() { g_in_call = false; }
+    OneCall(const OneCall&) = delete;
+    OneCall& operator=(const OneCall&) = delete;
+};
+
+/// The switch from the kernel's CPU state to the monitor's: the constructor
+/// saves CR3, TR, the GDT and IDT registers, page-directory entry 0 and the
+/// data segments, then swaps in the low page table and the monitor's GDT,
+/// TSS and IDT; the destructor puts every one of them back, on whatever path
+/// leaves the call.
+class [[nodiscard]] MonitorState {
+  public:
+    MonitorState()
+        : m_cr3(read_cr3()), m_tr(read_tr()), m_segments(read_segments()),
+          m_directory(reinterpret_cast<uint32_t*>((m_cr3 & k_pte_frame) + KERNEL_BASE)),
+          m_pde0(m_directory[0])
+    {
+        if (g_tr_left_loaded && m_tr == k_monitor_tss)
+            m_tr = 0;
+        asm volatile("sgdt %0\n\tsidt %1" : "=m"(m_gdt), "=m"(m_idt));
+        m_directory[0] = kernel_phys(g_low_page_table) | k_pte_present | k_pte_write | k_pte_user;
+        if (m_pde0 & k_pte_present)
+            load_cr3(m_cr3); // flush the old 0-4 MB translations
+        TableRegister monitor_gdt{sizeof g_gdt - 1, reinterpret_cast<uint32_t>(g_gdt)};
+        TableRegister monitor_idt{sizeof g_idt - 1, reinterpret_cast<uint32_t>(g_idt)};
+        asm volatile("lgdt %0\n\tlidt %1" : : "m"(monitor_gdt), "m"(monitor_idt) : "memory");
+        reload_ss();
+        load_tr(monitor_gdt, k_monitor_tss);
+    }
+
+    ~MonitorState()
+    {
+        // Both TSS descriptors are busy now; load_tr clears the busy bit of
+        // the kernel's before reloading it.
+        asm volatile("lgdt %0\n\tlidt %1" : : "m"(m_gdt), "m"(m_idt) : "memory");
+        reload_ss();
+        load_tr(m_gdt, m_tr);
+        g_tr_left_loaded = (m_tr & ~7u) == 0;
+        m_directory[0] = m_pde0;
+        load_cr3(m_cr3); // forget the low page table's translations
+        write_segments(m_segments);
+    }
+
+    MonitorState(const MonitorState&) = delete;
+    MonitorState& operator=(const MonitorState&) = delete;
+
+  private:
+    uint32_t m_cr3;
+    uint16_t m_tr;
+    SegmentRegisters m_segments;
+    uint32_t* m_directory;
+    uint32_t m_pde0;
+    TableRegister m_gdt, m_idt;
+};
+
+} // namespace
+
 bool vm86_intcall(uint8_t vector, Vm86Regs& regs, Vm86CallCost* cost)
 {
     if (!g_ready)
         panic("vm86_intcall(0x%x) before vm86_init: the monitor has no TSS or IDT yet", vector);
-    bool interrupts_were_on = arch::interrupts_disable();
-    // One call at a time, never preempted (FreeBSD PR i386/38223: a preempted
-    // call left the machine on the monitor's stack and hung it).
-    TOLL_ASSERT(!g_in_call);
-    g_in_call = true;
-    g_calls.add();
-
-    // What must be put back.
-    uint32_t cr3 = read_cr3();
-    uint16_t tr = read_tr();
-    if (g_tr_left_loaded && tr == k_monitor_tss)
-        tr = 0;
-    SegmentRegisters segments = read_segments();
-    TableRegister kernel_gdt, kernel_idt;
-    asm volatile("sgdt %0\n\tsidt %1" : "=m"(kernel_gdt), "=m"(kernel_idt));
-    auto* directory = reinterpret_cast<uint32_t*>((cr3 & k_pte_frame) + KERNEL_BASE);
-    uint32_t pde0 = directory[0];
-
-    // The program: INT vector; HLT.
-    uint8_t* code = vm86_memory(k_stop_code_phys);
-    code[0] = 0xCD;
-    code[1] = vector;
-    code[2] = 0xF4;
-
-    // Swap in the low page table, the monitor's GDT, TSS and IDT.
-    directory[0] = kernel_phys(g_low_page_table) | k_pte_present | k_pte_write | k_pte_user;
-    if (pde0 & k_pte_present)
-        load_cr3(cr3); // flush the old 0-4 MB translations
-    TableRegister monitor_gdt{sizeof g_gdt - 1, reinterpret_cast<uint32_t>(g_gdt)};
-    TableRegister monitor_idt{sizeof g_idt - 1, reinterpret_cast<uint32_t>(g_idt)};
-    asm volatile("lgdt %0\n\tlidt %1" : : "m"(monitor_gdt), "m"(monitor_idt) : "memory");
-    reload_ss();
-    load_tr(monitor_gdt, k_monitor_tss);
-
     Vm86Frame& f = frame_slot();
-    memset(&f, 0, sizeof f);
-    f.eax = regs.eax, f.ebx = regs.ebx, f.ecx = regs.ecx, f.edx = regs.edx;
-    f.esi = regs.esi, f.edi = regs.edi, f.ebp = regs.ebp;
-    f.ds = regs.ds, f.es = regs.es;
-    f.cs = k_stop_code_segment;
-    f.eip = 0;
-    f.eflags = k_vm86_entry_eflags;
-    f.ss = 0;
-    f.esp = k_stack_top;
-    g_state = Vm86State{};
-    g_state.stop_linear = k_stop_code_phys + k_int_length;
-    g_traps_this_call = 0;
-    g_call_failed = false;
+    bool failed;
+    {
+        // Undone in reverse order when the block ends: the kernel's state,
+        // then the call mark, then the interrupt flag.
+        arch::InterruptsOff interrupts_off;
+        OneCall one_call;
+        g_calls.add();
 
-    uint64_t start = rdtsc();
-    vm86_enter(&f);
-    uint64_t end = rdtsc();
+        // The program: INT vector; HLT.
+        uint8_t* code = vm86_memory(k_stop_code_phys);
+        code[0] = 0xCD;
+        code[1] = vector;
+        code[2] = 0xF4;
 
-    // Swap everything back. Both TSS descriptors are busy now; load_tr
-    // clears the busy bit of the kernel's before reloading it.
-    asm volatile("lgdt %0\n\tlidt %1" : : "m"(kernel_gdt), "m"(kernel_idt) : "memory");
-    reload_ss();
-    load_tr(kernel_gdt, tr);
-    g_tr_left_loaded = (tr & ~7u) == 0;
-    directory[0] = pde0;
-    load_cr3(cr3); // forget the low page table's translations
-    write_segments(segments);
+        MonitorState monitor;
+        memset(&f, 0, sizeof f);
+        f.eax = regs.eax, f.ebx = regs.ebx, f.ecx = regs.ecx, f.edx = regs.edx;
+        f.esi = regs.esi, f.edi = regs.edi, f.ebp = regs.ebp;
+        f.ds = regs.ds, f.es = regs.es;
+        f.cs = k_stop_code_segment;
+        f.eip = 0;
+        f.eflags = k_vm86_entry_eflags;
+        f.ss = 0;
+        f.esp = k_stack_top;
+        g_state = Vm86State{};
+        g_state.stop_linear = k_stop_code_phys + k_int_length;
+        g_traps_this_call = 0;
+        g_call_failed = false;
 
+        uint64_t start = rdtsc();
+        vm86_enter(&f);
+        uint64_t end = rdtsc();
+        if (cost) {
+            cost->cycles = end - start;
+            cost->traps = g_traps_this_call;
+        }
+        failed = g_call_failed;
+    }
     regs.eax = f.eax, regs.ebx = f.ebx, regs.ecx = f.ecx, regs.edx = f.edx;
     regs.esi = f.esi, regs.edi = f.edi, regs.ebp = f.ebp;
     regs.ds = static_cast<uint16_t>(f.ds), regs.es = static_cast<uint16_t>(f.es);
     regs.eflags = f.eflags;
-    if (cost) {
-        cost->cycles = end - start;
-        cost->traps = g_traps_this_call;
-    }
-    bool ok = !g_call_failed;
-    g_in_call = false;
-    arch::interrupts_restore(interrupts_were_on);
-    if (!ok) {
+    if (failed) {
         g_failures.add();
         kprintf("vm86: INT 0x%x abandoned: trap %u at %04x:%04x (%s)\n", vector, f.vector,
                 f.cs & 0xFFFF, f.eip & 0xFFFF,
-                f.vector == 13 ? vm86_trap_kind_name(g_state.last_kind) : "not #GP");
+                f.vector == k_vec_general_protection ? vm86_trap_kind_name(g_state.last_kind)
+                                                     : "not #GP");
     }
-    return ok;
+    return !failed;
 }
 
 } // namespace toll::i386
@@ -314,7 +354,7 @@ bool vm86_intcall(uint8_t vector, Vm86Regs& regs, Vm86CallCost* cost)
 extern "C" int vm86_trap(toll::i386::Vm86Frame* frame)
 {
     using namespace toll::i386;
-    constexpr uint32_t k_vec_gp = 13;
+    constexpr uint32_t k_vec_gp = k_vec_general_protection;
     Vm86Frame& f = *frame;
     if (!(f.eflags & k_vm86_flag_vm))
         toll::panic("trap %u in the vm86 monitor itself at eip 0x%x (error 0x%x)", f.vector, f.eip,
