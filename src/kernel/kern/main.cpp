@@ -84,14 +84,14 @@ void run_program(const char* command)
     }
     lib::snformat(path, sizeof path, "%s%s", strchr(argv[0], '/') ? "" : "/bin/", argv[0]);
     lib::snformat(name, sizeof name, "run:%s", argv[0]);
-    int pid = proc::spawn(path, argv);
-    if (pid < 0) {
+    Result<int> pid = proc::spawn(path, argv);
+    if (!pid) {
         char reason[64];
-        lib::snformat(reason, sizeof reason, "cannot start %s (errno %d)", path, -pid);
+        lib::snformat(reason, sizeof reason, "cannot start %s (errno %d)", path, pid.error());
         ktest::report(name, false, reason);
         return;
     }
-    int status = proc::wait_for(pid);
+    int status = proc::wait_for(pid.value());
     char reason[64];
     if ((status & 0x7F) != 0)
         lib::snformat(reason, sizeof reason, "killed by signal %d", status & 0x7F);
@@ -111,16 +111,16 @@ void run_program(const char* command)
 [[noreturn]] void run_init()
 {
     static const char* const argv[] = {"init", nullptr};
-    int pid = proc::spawn("/bin/init", argv);
-    if (pid < 0) {
+    Result<int> pid = proc::spawn("/bin/init", argv);
+    if (!pid) {
         static const char* const sh_argv[] = {"sh", nullptr};
         pid = proc::spawn("/bin/sh", sh_argv);
     }
-    if (pid < 0) {
-        kprintf("no /bin/init or /bin/sh in the ramdisk (errno %d); powering off\n", -pid);
+    if (!pid) {
+        kprintf("no /bin/init or /bin/sh in the ramdisk (errno %d); powering off\n", pid.error());
         arch::poweroff(false);
     }
-    int status = proc::wait_for(pid);
+    int status = proc::wait_for(pid.value());
     kprintf("init exited (status 0x%x); powering off\n", status);
     arch::poweroff(status == 0);
 }

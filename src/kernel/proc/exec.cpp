@@ -373,24 +373,24 @@ long exec(const char* path, const char* const* argv, const char* const* envp)
     return 0;
 }
 
-int spawn(const char* path, const char* const* argv)
+Result<int> spawn(const char* path, const char* const* argv)
 {
     Process* p = nullptr;
     Thread* t = thread_alloc("user");
     if (!t)
-        return -k_enomem;
+        return k_enomem;
     static const char* const k_env[] = {"PATH=/bin", "HOME=/", "TERM=dumb", nullptr};
     vm::VmSpace* space;
     uintptr_t pc, sp;
     if (Errno e = load_program(path, argv, k_env, &space, &pc, &sp); e != k_ok) {
         thread_free(t);
-        return -e;
+        return e;
     }
     p = make_process_for_spawn(t, space);
     if (!p) {
         vm::vmspace_destroy(space);
         thread_free(t);
-        return -k_eagain;
+        return k_eagain;
     }
     set_name(p, path);
     memcpy(t->name, p->name, sizeof t->name);

@@ -2,6 +2,7 @@
 // wait and kill, with Linux's wait-status encoding.
 #pragma once
 #include "kernel/kern/errno.h"
+#include "kernel/kern/result.h"
 #include "kernel/proc/signal.h"
 #include "kernel/proc/thread.h"
 #include "kernel/vm/vmspace.h"
@@ -40,8 +41,9 @@ Process* current_process();
 vm::VmSpace* current_vm();
 
 /// Creates the first user process running @p path with @p argv (NULL-ended)
-/// and makes it runnable. Returns its pid or a negative errno.
-int spawn(const char* path, const char* const* argv);
+/// and makes it runnable. Returns its pid, or why it could not (k_enomem,
+/// k_eagain, or load_program's error: k_enoent, k_enoexec, ...).
+Result<int> spawn(const char* path, const char* const* argv);
 
 /// Waits (in a kernel thread) for process @p pid to end; returns its wait status.
 int wait_for(int pid);

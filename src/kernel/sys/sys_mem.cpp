@@ -75,9 +75,10 @@ long sys_mmap_pages(const SyscallArgs& a)
         if ((flags & k_map_fixed_noreplace) && overlaps_any(space, address, address + length))
             return -k_eexist;
     } else {
-        address = vm::vmspace_find_hole(space, length);
-        if (!address)
-            return -k_enomem;
+        Result<uintptr_t> hole = vm::vmspace_find_hole(space, length);
+        if (!hole)
+            return -hole.error();
+        address = hole.value();
     }
     // MAP_SHARED anonymous memory is shared with the children forked later;
     // MAP_PRIVATE is copied (on write) for them.

@@ -289,7 +289,7 @@ Errno vmspace_protect(VmSpace* space, uintptr_t start, size_t length, unsigned p
     return k_ok;
 }
 
-uintptr_t vmspace_find_hole(VmSpace* space, size_t length)
+Result<uintptr_t> vmspace_find_hole(VmSpace* space, size_t length)
 {
     // Top-down from below the stack region, like Linux's legacy layout. A
     // region big enough for a reservation starts on that reservation's
@@ -298,7 +298,7 @@ uintptr_t vmspace_find_hole(VmSpace* space, size_t length)
     uintptr_t ceiling = user_space_limit() - k_user_stack_size - (16u << 20);
     for (;;) {
         if (ceiling < length + (16u << 20))
-            return 0;
+            return k_enomem;
         uintptr_t start = (ceiling - length) & ~(align - 1);
         Region* clash = nullptr;
         for (Region* r = space->regions; r; r = r->next)

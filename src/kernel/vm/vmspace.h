@@ -7,6 +7,7 @@
 #pragma once
 #include "kernel/arch/pmap.h"
 #include "kernel/kern/errno.h"
+#include "kernel/kern/result.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,8 +63,9 @@ Errno vmspace_unmap(VmSpace* space, uintptr_t start, size_t length);
 /// Changes the rights of [start, start+length); k_enomem if any of it is unmapped.
 Errno vmspace_protect(VmSpace* space, uintptr_t start, size_t length, unsigned prot);
 
-/// Finds a free, page-aligned hole of @p length below the stack; 0 if none.
-uintptr_t vmspace_find_hole(VmSpace* space, size_t length);
+/// Finds a free, page-aligned hole of @p length below the stack: its start,
+/// or k_enomem if there is none.
+Result<uintptr_t> vmspace_find_hole(VmSpace* space, size_t length);
 
 /// Decides whether a new anonymous mapping of @p length bytes may be made.
 /// Like Linux's heuristic overcommit, a request for more than the memory
