@@ -34,6 +34,13 @@ toll_system_test(i386.qemu.user.healthy_after_exhaustion --arch i386 --cmdline "
 toll_system_test(i386.qemu.user.shell_pipeline --arch i386 --cmdline "run=/bin/sh"
                  --input "echo piped through cat | cat\\nexit\\n" --expect-output "piped through cat")
 
+# ls at the shell prompt lists /bin (a program name only ls can print) and,
+# with -aF, the root's "." and ".." marked as directories (musl's readdir
+# over getdents64).
+toll_system_test(i386.qemu.user.shell_ls --arch i386 --cmdline "run=/bin/sh"
+                 --input "ls /bin\\nls -aF /\\nexit\\n" --expect-output "lat_pagefault"
+                 --expect-output "../")
+
 # i386 only (src/user/i386): random system calls from throwaway children
 # cannot take the kernel down, and isolation holds (every layout).
 foreach(split 3/1 3/1-pti 4/4)

@@ -71,6 +71,7 @@ constexpr Entry k_linux_calls[] = {
     {56, sys_openat},
     {57, sys_close},
     {59, sys_pipe2},
+    {61, sys_getdents64},
     {62, sys_lseek},
     {63, sys_read},
     {64, sys_write},

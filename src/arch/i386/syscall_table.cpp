@@ -133,6 +133,7 @@ constexpr Entry k_linux_calls[] = {
     {200, sys_getuid},
     {201, sys_getuid},
     {202, sys_getuid},
+    {220, sys_getdents64},
     {221, sys_fcntl},
     {224, sys_gettid},
     {243, sys_set_thread_area},

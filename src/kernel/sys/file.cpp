@@ -60,10 +60,20 @@ void file_unref(File* file)
 Errno file_open(const char* path, int flags, File** out)
 {
     if (const FileOps* dev = device_lookup(path)) {
+        if (flags & k_o_directory)
+            return k_enotdir;
         *out = file_new(dev, flags & (k_o_accmode | k_o_nonblock));
         return *out ? k_ok : k_enomem;
     }
     const proc::RamdiskFile* rf = proc::initrd_lookup(path);
+    if (!rf && path[0] == '/') {
+        // Not a file: perhaps a directory ("/", "/bin", "/bin/").
+        size_t length = strlen(path);
+        while (length > 0 && path[length - 1] == '/')
+            --length;
+        if (Errno e = dir_open(path, length, flags, out); e != k_enoent)
+            return e;
+    }
     if (!rf)
         return (flags & k_o_creat) ? k_erofs : k_enoent;
     if ((flags & k_o_accmode) != k_o_rdonly || (flags & (k_o_trunc | k_o_creat)))

@@ -83,8 +83,14 @@ class [[nodiscard]] FileRef {
     File* m_file;
 };
 
-/// Opens a path: /dev/console, /dev/zero, /dev/null, or a ramdisk file.
+/// Opens a path: /dev/console, /dev/zero, /dev/null, a ramdisk file or a
+/// ramdisk directory.
 Errno file_open(const char* path, int flags, File** out);
+
+/// Opens the ramdisk directory named by the first @p length bytes of
+/// @p path (0: the root) for getdents64. k_enoent if no file lies under it,
+/// k_eisdir if @p flags ask to write or create.
+Errno dir_open(const char* path, size_t length, int flags, File** out);
 
 /// Installs @p file in the lowest free descriptor of @p p at or above @p min.
 /// Returns the descriptor or -k_emfile (the reference is not consumed then).

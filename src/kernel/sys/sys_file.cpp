@@ -167,7 +167,7 @@ long sys_access(const SyscallArgs& a)
     File* f;
     if (Errno e = file_open(path, k_o_rdonly, &f); e != k_ok)
         return -e;
-    bool is_device = f->ops->mode != 0100000;
+    bool is_device = f->ops->mode == 020000;
     file_unref(f);
     return (a.a[1] & k_w_ok) && !is_device ? -k_erofs : 0;
 }
@@ -301,7 +301,9 @@ long sys_lseek(const SyscallArgs& a)
     File* f = fd_get(static_cast<int>(a.a[0]));
     if (!f)
         return -k_ebadf;
-    if (f->ops->mode != 0100000)
+    // Files and directories seek (a directory's offset counts entries).
+    constexpr int k_s_ifreg = 0100000, k_s_ifdir = 040000;
+    if (f->ops->mode != k_s_ifreg && f->ops->mode != k_s_ifdir)
         return -k_espipe;
     long offset = static_cast<long>(a.a[1]);
     long base;
@@ -313,6 +315,8 @@ long sys_lseek(const SyscallArgs& a)
         base = static_cast<long>(f->offset);
         break;
     case 2:
+        if (f->ops->mode == k_s_ifdir)
+            return -k_einval; // as Linux's ramfs: a directory has no end to seek from
         base = static_cast<long>(f->size);
         break;
     default:

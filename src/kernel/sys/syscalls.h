@@ -33,6 +33,7 @@ long sys_fcntl(const SyscallArgs&);
 long sys_access(const SyscallArgs&);
 long sys_faccessat(const SyscallArgs&);
 long sys_faccessat2(const SyscallArgs&); ///< faccessat with a flags word
+long sys_getdents64(const SyscallArgs&); ///< a directory's entries (dir.cpp)
 
 /// For the *at calls: 0 if @p path (a user pointer) can be resolved against
 /// @p dirfd (AT_FDCWD, or any descriptor for an absolute path), else -errno.
