@@ -115,10 +115,11 @@ set_tests_properties(tools.run.arm64_counter_frequency_is_not_negotiable PROPERT
 # The shell on arm64's console: a pipeline typed at its prompt runs.
 toll_system_test(arm64.qemu.user.shell_pipeline --arch arm64 --cmdline "run=/bin/sh"
                  --input "echo piped through cat | cat\\nexit\\n" --expect-output "piped through cat")
-# ls on arm64 too: the same source, musl and getdents64 (number 61 here).
-toll_system_test(arm64.qemu.user.shell_ls --arch arm64 --cmdline "run=/bin/sh"
-                 --input "ls /bin\\nls -aF /\\nexit\\n" --expect-output "lat_pagefault"
-                 --expect-output "../")
+# ls and wc on arm64 too: the same source, musl and getdents64 (number 61
+# here).
+toll_system_test(arm64.qemu.user.shell_utils --arch arm64 --cmdline "run=/bin/sh"
+                 --input "ls /bin\\nls -aF /\\necho one two three | wc\\nexit\\n"
+                 --expect-output "lat_pagefault" --expect-output "../" --expect-output "1 3 14")
 # A 16 KB kernel on a CPU without the 16 KB granule (QEMU's cortex-a72) says
 # so instead of hanging with the MMU half set up.
 add_test(NAME system.arm64.qemu.16k.refuses_cpu_without_granule

@@ -36,10 +36,10 @@ toll_system_test(i386.qemu.user.shell_pipeline --arch i386 --cmdline "run=/bin/s
 
 # ls at the shell prompt lists /bin (a program name only ls can print) and,
 # with -aF, the root's "." and ".." marked as directories (musl's readdir
-# over getdents64).
-toll_system_test(i386.qemu.user.shell_ls --arch i386 --cmdline "run=/bin/sh"
-                 --input "ls /bin\\nls -aF /\\nexit\\n" --expect-output "lat_pagefault"
-                 --expect-output "../")
+# over getdents64); wc counts a line, three words and 14 bytes from a pipe.
+toll_system_test(i386.qemu.user.shell_utils --arch i386 --cmdline "run=/bin/sh"
+                 --input "ls /bin\\nls -aF /\\necho one two three | wc\\nexit\\n"
+                 --expect-output "lat_pagefault" --expect-output "../" --expect-output "1 3 14")
 
 # i386 only (src/user/i386): random system calls from throwaway children
 # cannot take the kernel down, and isolation holds (every layout).
