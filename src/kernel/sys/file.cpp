@@ -73,6 +73,14 @@ Errno file_open(const char* path, int flags, File** out)
             --length;
         if (Errno e = dir_open(path, length, flags, out); e != k_enoent)
             return e;
+        // "/bin/sh/": a file named as if it were a directory.
+        char file[sizeof proc::RamdiskFile{}.path];
+        if (path[length] == '/' && length < sizeof file) {
+            memcpy(file, path, length);
+            file[length] = '\0';
+            if (proc::initrd_lookup(file))
+                return k_enotdir;
+        }
     }
     if (!rf)
         return (flags & k_o_creat) ? k_erofs : k_enoent;
