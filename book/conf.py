@@ -12,8 +12,9 @@ copyright = "the Toll authors"
 # tollnumbers: the :num: and :hw: roles and the check that no measured number
 # is typed by hand; tollfigures: figures drawn from book/figures/ at build
 # time; tollcommands: commands in the text that the build checks; tollcode:
-# code excerpts show lab regions as the starter does (README.rst).
-extensions = ["breathe", "sphinx.ext.todo", "tollnumbers", "tollfigures", "tollcommands", "tollcode"]
+# code excerpts show lab regions as the starter does; tolllabs: a handout's
+# grading table from its rubric (README.rst).
+extensions = ["breathe", "sphinx.ext.todo", "tollnumbers", "tollfigures", "tollcommands", "tollcode", "tolllabs"]
 
 root_doc = "index"
 exclude_patterns = ["_build", "Doxyfile", "README.rst", "ext", "figures"]
