@@ -77,7 +77,7 @@ namespace {
 class [[nodiscard]] KernelWindow {
   public:
     KernelWindow() = default;
-    ~KernelWindow() { unmap(); }
+    ~KernelWindow() { *g_slot = 0; }
     KernelWindow(const KernelWindow&) = delete;
     KernelWindow& operator=(const KernelWindow&) = delete;
 
@@ -88,10 +88,13 @@ class [[nodiscard]] KernelWindow {
     [[gnu::noinline]] static uint8_t* map(uintptr_t address, bool write);
 
   private:
-    // No state: the guard is free to hold where the fast path's registers
-    // are busy, and clearing a clear entry is harmless.
-    [[gnu::noinline]] static void unmap() { *kernel_window_pte(0) = 0; }
+    // No state: the guard costs the fast path no register, and clearing a
+    // clear entry is harmless. The entry's address is a link-time constant,
+    // looked up once.
+    static uint32_t* const g_slot;
 };
+
+uint32_t* const KernelWindow::g_slot = kernel_window_pte(0);
 
 uint8_t* KernelWindow::map(uintptr_t address, bool write)
 {
