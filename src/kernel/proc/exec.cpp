@@ -180,7 +180,7 @@ Errno load_segments(vm::VmSpace* space, const RamdiskFile& file, const Image& im
         uintptr_t end = static_cast<uintptr_t>(s.vaddr + s.memsz + k_mask) & ~k_mask;
         // A page shared with the previous segment keeps its contents and gets
         // the union of both segments' rights.
-        for (vm::Region* r = space->regions; r; r = r->next)
+        for (vm::Region* r = space->regions.first(); r; r = r->next)
             if (r->end > start && r->start < end) {
                 r->prot |= prot_of(s.flags);
                 vm::pmap_protect(space->pmap, start, start + vm::k_page_size, r->prot);
@@ -195,7 +195,7 @@ Errno load_segments(vm::VmSpace* space, const RamdiskFile& file, const Image& im
         if (end > highest)
             highest = end;
     }
-    for (vm::Region* r = space->regions; r; r = r->next)
+    for (vm::Region* r = space->regions.first(); r; r = r->next)
         if (Errno e = vm::pmap_protect(space->pmap, r->start, r->end, r->prot); e != k_ok)
             return e;
     space->brk_start = space->brk = highest;

@@ -19,14 +19,6 @@ uintptr_t page_round_up(uintptr_t v)
     return (v + k_page_mask) & ~k_page_mask;
 }
 
-bool overlaps_any(vm::VmSpace* space, uintptr_t start, uintptr_t end)
-{
-    for (vm::Region* r = space->regions; r; r = r->next)
-        if (r->start < end && start < r->end)
-            return true;
-    return false;
-}
-
 } // namespace
 
 long sys_brk(const SyscallArgs& a)
@@ -38,7 +30,8 @@ long sys_brk(const SyscallArgs& a)
         return static_cast<long>(space->brk);
     uintptr_t old_end = page_round_up(space->brk), new_end = page_round_up(want);
     if (new_end > old_end) {
-        if (!vm::vm_can_commit(new_end - old_end) || overlaps_any(space, old_end, new_end) ||
+        if (!vm::vm_can_commit(new_end - old_end) ||
+            vm::vmspace_overlaps(space, old_end, new_end) ||
             vm::vmspace_map(space, old_end, new_end - old_end,
                             vm::k_prot_read | vm::k_prot_write) != k_ok)
             return static_cast<long>(space->brk);
@@ -72,7 +65,8 @@ long sys_mmap_pages(const SyscallArgs& a)
             return -k_eperm; // as Linux refuses mappings below mmap_min_addr
         if (address + length < address || address + length > vm::user_space_limit())
             return -k_enomem;
-        if ((flags & k_map_fixed_noreplace) && overlaps_any(space, address, address + length))
+        if ((flags & k_map_fixed_noreplace) &&
+            vm::vmspace_overlaps(space, address, address + length))
             return -k_eexist;
     } else {
         Result<uintptr_t> hole = vm::vmspace_find_hole(space, length);

@@ -134,17 +134,19 @@ bool zero_fill(VmSpace* space, uintptr_t page, unsigned prot, uintptr_t region_s
 // Cuts regions so that no region straddles @p at.
 Errno split_at(VmSpace* space, uintptr_t at)
 {
-    for (Region* r = space->regions; r; r = r->next) {
-        if (r->start < at && at < r->end) {
-            Region* tail = make<Region>();
-            if (!tail)
-                return k_enomem;
-            *tail = Region{at, r->end, r->prot, r->next, r->shared};
-            r->end = at;
-            r->next = tail;
-            return k_ok;
-        }
-    }
+    Region* r = space->regions.find(at);
+    if (!r || r->start == at)
+        return k_ok;
+    Region* tail = make<Region>();
+    if (!tail)
+        return k_enomem;
+    tail->start = at;
+    tail->end = r->end;
+    tail->prot = r->prot;
+    tail->shared = r->shared;
+    r->end = at;
+    space->regions.end_changed(r);
+    space->regions.insert(tail);
     return k_ok;
 }
 
@@ -174,11 +176,12 @@ VmSpace* vmspace_create()
 
 void vmspace_destroy(VmSpace* space)
 {
-    while (Region* r = space->regions) {
+    for (Region* r = space->regions.first(); r;) {
+        Region* next = r->next;
         // Whole regions: no superpage straddles one, so nothing to demote.
         (void)free_pages(space, r->start, r->end);
-        space->regions = r->next;
-        destroy(r);
+        destroy(r); // the whole set goes: no need to keep the tree balanced
+        r = next;
     }
     reserv_release_space(space);
     pmap_destroy(space->pmap);
@@ -187,10 +190,13 @@ void vmspace_destroy(VmSpace* space)
 
 Region* vmspace_find(VmSpace* space, uintptr_t address)
 {
-    for (Region* r = space->regions; r; r = r->next)
-        if (r->start <= address && address < r->end)
-            return r;
-    return nullptr;
+    return space->regions.find(address);
+}
+
+bool vmspace_overlaps(VmSpace* space, uintptr_t start, uintptr_t end)
+{
+    Region* r = space->regions.first_ending_after(start);
+    return r && r->start < end;
 }
 
 Errno vmspace_unmap(VmSpace* space, uintptr_t start, size_t length)
@@ -204,14 +210,11 @@ Errno vmspace_unmap(VmSpace* space, uintptr_t start, size_t length)
         return e;
     if (Errno e = free_pages(space, start, end); e != k_ok)
         return e;
-    Region** link = &space->regions;
-    while (Region* r = *link) {
-        if (r->start >= start && r->end <= end) {
-            *link = r->next;
-            destroy(r);
-        } else {
-            link = &r->next;
-        }
+    for (Region* r = space->regions.first_ending_after(start); r && r->start < end;) {
+        Region* next = r->next;
+        space->regions.erase(r);
+        destroy(r);
+        r = next;
     }
     return k_ok;
 }
@@ -227,12 +230,10 @@ Errno vmspace_map(VmSpace* space, uintptr_t start, size_t length, unsigned prot)
         destroy(fresh);
         return e;
     }
-    *fresh = Region{start, start + length, prot, nullptr};
-    Region** link = &space->regions;
-    while (*link && (*link)->start < start)
-        link = &(*link)->next;
-    fresh->next = *link;
-    *link = fresh;
+    fresh->start = start;
+    fresh->end = start + length;
+    fresh->prot = prot;
+    space->regions.insert(fresh);
     return k_ok;
 }
 
@@ -255,12 +256,12 @@ Errno vmspace_protect(VmSpace* space, uintptr_t start, size_t length, unsigned p
         return k_einval;
     uintptr_t end = start + length;
     // Linux: ENOMEM if any page of the range is not mapped.
-    for (uintptr_t va = start; va < end;) {
-        Region* r = vmspace_find(space, va);
-        if (!r)
-            return k_enomem;
-        va = r->end;
-    }
+    uintptr_t covered = start;
+    for (Region* r = space->regions.find(start); r && r->start == covered && covered < end;
+         r = r->next)
+        covered = r->end;
+    if (covered < end)
+        return k_enomem;
     if (Errno e = split_at(space, start); e != k_ok)
         return e;
     if (Errno e = split_at(space, end); e != k_ok)
@@ -269,9 +270,8 @@ Errno vmspace_protect(VmSpace* space, uintptr_t start, size_t length, unsigned p
     // survive an mprotect back to readable.
     if (Errno e = pmap_protect(space->pmap, start, end, prot); e != k_ok)
         return e;
-    for (Region* r = space->regions; r; r = r->next)
-        if (r->start >= start && r->end <= end)
-            r->prot = prot;
+    for (Region* r = space->regions.find(start); r && r->start < end; r = r->next)
+        r->prot = prot;
     // A page still shared copy-on-write stays read-only: its first write
     // will copy it.
     if (prot & k_prot_write)
@@ -291,23 +291,20 @@ Errno vmspace_protect(VmSpace* space, uintptr_t start, size_t length, unsigned p
 
 Result<uintptr_t> vmspace_find_hole(VmSpace* space, size_t length)
 {
-    // Top-down from below the stack region, like Linux's legacy layout. A
-    // region big enough for a reservation starts on that reservation's
-    // alignment, so that its stretches can become superpages.
+    // Top-down from below the stack region, like Linux's legacy layout.
+    // Nothing goes below 16 MB, where the program's image is. A region big
+    // enough for a reservation starts on that reservation's alignment, so
+    // that its stretches can become superpages; when no aligned hole is
+    // left, any hole will do.
+    constexpr uintptr_t k_floor = 16u << 20;
+    uintptr_t ceiling = user_space_limit() - k_user_stack_size - k_floor;
     uintptr_t align = reserv_alignment(length);
-    uintptr_t ceiling = user_space_limit() - k_user_stack_size - (16u << 20);
-    for (;;) {
-        if (ceiling < length + (16u << 20))
-            return k_enomem;
-        uintptr_t start = (ceiling - length) & ~(align - 1);
-        Region* clash = nullptr;
-        for (Region* r = space->regions; r; r = r->next)
-            if (r->start < start + length && start < r->end)
-                clash = r;
-        if (!clash)
-            return start;
-        ceiling = clash->start;
-    }
+    uintptr_t start = space->regions.find_hole(length, k_floor, ceiling, align);
+    if (!start && align > k_page_size)
+        start = space->regions.find_hole(length, k_floor, ceiling);
+    if (!start)
+        return k_enomem;
+    return start;
 }
 
 bool vmspace_fault(VmSpace* space, uintptr_t address, bool write)
@@ -436,16 +433,17 @@ VmSpace* vmspace_fork(VmSpace* parent)
     bool superpages = share && reserv_enabled();
     child->brk_start = parent->brk_start;
     child->brk = parent->brk;
-    Region** tail = &child->regions;
-    for (Region* r = parent->regions; r; r = r->next) {
+    for (Region* r = parent->regions.first(); r; r = r->next) {
         Region* copy = make<Region>();
         if (!copy) {
             vmspace_destroy(child);
             return nullptr;
         }
-        *copy = Region{r->start, r->end, r->prot, nullptr, r->shared};
-        *tail = copy;
-        tail = &copy->next;
+        copy->start = r->start;
+        copy->end = r->end;
+        copy->prot = r->prot;
+        copy->shared = r->shared;
+        child->regions.insert(copy);
         for (uintptr_t va = pmap_next_mapped(parent->pmap, r->start, r->end); va < r->end;
              va = pmap_next_mapped(parent->pmap, va + k_page_size, r->end)) {
             PhysAddr from;

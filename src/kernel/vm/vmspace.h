@@ -8,24 +8,16 @@
 #include "kernel/arch/pmap.h"
 #include "kernel/kern/errno.h"
 #include "kernel/kern/result.h"
+#include "kernel/vm/region_tree.h"
 #include <stddef.h>
 #include <stdint.h>
 
 namespace toll::vm {
 
-/// A contiguous, page-aligned range of user addresses with the same rights.
-struct Region {
-    uintptr_t start;
-    uintptr_t end; ///< exclusive
-    unsigned prot;
-    Region* next;        ///< sorted by address
-    bool shared = false; ///< MAP_SHARED: fork maps the same pages, never copy-on-write
-};
-
 /// A process's address space.
 struct VmSpace {
     Pmap* pmap = nullptr;
-    Region* regions = nullptr;
+    RegionTree regions;
     uintptr_t brk_start = 0; ///< end of the program's data: where the heap starts
     uintptr_t brk = 0;       ///< current program break (page-rounded up in regions)
     size_t resident_pages = 0;
@@ -82,8 +74,11 @@ bool vm_can_commit(size_t length);
 /// its next write to each takes it back).
 VmSpace* vmspace_fork(VmSpace* parent);
 
-/// The region holding @p address, or nullptr.
+/// The region holding @p address, or nullptr. O(log regions).
 Region* vmspace_find(VmSpace* space, uintptr_t address);
+
+/// Whether any region overlaps [start, end). O(log regions).
+bool vmspace_overlaps(VmSpace* space, uintptr_t start, uintptr_t end);
 
 /// Makes the page holding @p address present, as a fault would: fills a
 /// demand-zero page, or, for a write to a page shared copy-on-write, copies
