@@ -3,6 +3,7 @@
 #include "host_kernel_stubs.h"
 #include "kernel/arch/kmem.h"
 #include "kernel/kern/panic.h"
+#include "kernel/vm/failpoint.h"
 #include "lib/format.h"
 #include <cstdarg>
 #include <cstdio>
@@ -23,6 +24,12 @@ void panic(const char* fmt, ...)
 
 void set_panic_hook(PanicHook)
 {
+}
+
+// The kernel's fault injector: never on the host (no global allocator there).
+bool vm::fail_alloc_now()
+{
+    return false;
 }
 
 namespace {

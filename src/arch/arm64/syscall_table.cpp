@@ -113,6 +113,7 @@ constexpr Entry k_toll_calls[] = {
     {1000, sys_counter_get},
     {1001, sys_counter_list},
     {1004, sys_tlb_reach},
+    {1005, sys_fail_alloc},
 };
 
 // A number inside the table that Toll does not implement.
@@ -123,7 +124,7 @@ long sys_not_implemented(const SyscallArgs& a)
 
 // Every slot holds a handler (syscalls_init fills the gaps with
 // sys_not_implemented), so the dispatch checks only the bound.
-constexpr unsigned k_table_size = 1005;
+constexpr unsigned k_table_size = 1006;
 SyscallHandler g_table[k_table_size];
 
 void syscall_dispatch(arch::TrapFrame& f)

@@ -159,9 +159,10 @@ constexpr Entry k_toll_calls[] = {
     {1001, sys_counter_list},
     {1003, sys_check_isolation}, // i386 only: isolation.cpp
     {1004, sys_tlb_reach},
+    {1005, sys_fail_alloc},
 };
 
-constexpr unsigned k_table_size = 1005;
+constexpr unsigned k_table_size = 1006;
 SyscallHandler g_table[k_table_size];
 
 struct TableBuilder {

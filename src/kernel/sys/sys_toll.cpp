@@ -1,10 +1,12 @@
 // Toll's own system calls: reading the event counters from user space, and
-// the TLB reach of the caller's address space.
+// the TLB reach of the caller's address space, and steering the memory
+// fault injector.
 #include "kernel/arch/pmap.h"
 #include "kernel/kern/counters.h"
 #include "kernel/proc/process.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
+#include "kernel/vm/failpoint.h"
 #include "kernel/vm/vmspace.h"
 #include "lib/format.h"
 
@@ -54,6 +56,12 @@ long sys_tlb_reach(const SyscallArgs&)
     if (!p || !p->vm)
         return -k_esrch;
     return static_cast<long>(vm::pmap_tlb_entries(p->vm->pmap, 0, vm::user_space_limit()));
+}
+
+long sys_fail_alloc(const SyscallArgs& a)
+{
+    Errno e = vm::fail_alloc_set(static_cast<uint32_t>(a.a[0]), static_cast<uint32_t>(a.a[1]));
+    return e == k_ok ? 0 : -e;
 }
 
 } // namespace toll::sys

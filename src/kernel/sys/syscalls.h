@@ -88,6 +88,7 @@ long sys_counter_list(const SyscallArgs&);
 /// Toll's call 1004: how many TLB entries the caller's present mappings would
 /// need (one per page, contiguous run or block), from a walk of its tables.
 long sys_tlb_reach(const SyscallArgs&);
+long sys_fail_alloc(const SyscallArgs&);
 
 /// Counts a system call that the table does not have and returns -ENOSYS.
 long sys_unknown(uintptr_t number);

@@ -1,9 +1,12 @@
-// Kernel heap. Every block starts with an 8-byte header naming its size class
-// (or its page order, for large blocks), so kfree needs no size argument.
+// Kernel heap. Small objects come from slabs: pages cut into blocks of one
+// size class, each page with a header counting its blocks in use, so that a
+// page whose last block is freed goes back to the page allocator. Large
+// objects are whole runs of pages with a header naming their order.
 #include "kernel/vm/kmalloc.h"
 #include "kernel/arch/kmem.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
+#include "kernel/vm/failpoint.h"
 #include "kernel/vm/phys.h"
 #include "lib/string.h"
 
@@ -11,23 +14,74 @@ namespace toll::vm {
 namespace {
 
 TOLL_COUNTER(g_kmalloc_calls, "vm.kmalloc.calls");
+TOLL_COUNTER(g_kmalloc_failures, "vm.kmalloc.failures");
+TOLL_COUNTER(g_slab_pages_freed, "vm.kmalloc.slab_frees");
+/// Pages the heap holds now (slabs and large blocks): a level, not an event count.
+TOLL_COUNTER(g_heap_pages, "vm.kmalloc.pages");
 
-constexpr unsigned k_min_shift = 5;  // 32-byte blocks, header included
-constexpr unsigned k_max_shift = 11; // 2048-byte blocks; larger come from pages
-constexpr unsigned k_classes = k_max_shift - k_min_shift + 1;
-constexpr uint32_t k_magic = 0x6b6d616c; // "kmal"
+constexpr uint32_t k_slab_magic = 0x736c6162;  // "slab"
+constexpr uint32_t k_large_magic = 0x6c617267; // "larg"
+constexpr uintptr_t k_page_mask = k_page_size - 1;
+constexpr size_t k_align = 16;
 
-struct Header {
-    uint32_t magic;
-    uint16_t large; ///< 1: whole pages of this order; 0: a size class
-    uint16_t shift; ///< log2 of the block size, or the page order
-};
-static_assert(sizeof(Header) == 8);
+/// Block sizes. The larger ones are cut so that a page holds a whole number
+/// of blocks after its header (4, 2 and 1 block): no page is half wasted.
+constexpr size_t k_class_sizes[] = {16, 32, 64, 128, 256, 496, 1008, 2016, 4032};
+constexpr size_t k_classes = sizeof k_class_sizes / sizeof k_class_sizes[0];
 
 struct FreeBlock {
     FreeBlock* next;
 };
-FreeBlock* g_free[k_classes];
+
+/// The first bytes of every slab page.
+struct Slab {
+    uint32_t magic;
+    uint16_t size_class;
+    uint16_t in_use;   ///< blocks handed out
+    uint16_t capacity; ///< blocks the page holds
+    uint16_t carved;   ///< blocks ever handed out; those above are untouched
+    FreeBlock* free;   ///< freed blocks of this page
+    Slab* next;        ///< the class's pages with a free block
+    Slab* prev;
+};
+constexpr size_t k_slab_header = (sizeof(Slab) + k_align - 1) & ~(k_align - 1);
+static_assert(k_slab_header <= 64 && k_slab_header + k_class_sizes[k_classes - 1] <= k_page_size);
+
+/// The first bytes of a large block.
+struct Large {
+    uint32_t magic;
+    uint32_t order;
+};
+constexpr size_t k_large_header = k_align;
+
+/// Per class: the pages that still have a free block.
+Slab* g_partial[k_classes];
+
+uint8_t* block_at(Slab* s, unsigned i)
+{
+    return reinterpret_cast<uint8_t*>(s) + k_slab_header + i * k_class_sizes[s->size_class];
+}
+
+void link_partial(Slab* s)
+{
+    Slab*& head = g_partial[s->size_class];
+    s->prev = nullptr;
+    s->next = head;
+    if (head)
+        head->prev = s;
+    head = s;
+}
+
+void unlink_partial(Slab* s)
+{
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        g_partial[s->size_class] = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    s->next = s->prev = nullptr;
+}
 
 unsigned order_for(size_t bytes)
 {
@@ -35,6 +89,41 @@ unsigned order_for(size_t bytes)
     while ((k_page_size << order) < bytes)
         ++order;
     return order;
+}
+
+void* alloc_large(size_t size)
+{
+    size_t need = size + k_large_header;
+    if (need < size)
+        return nullptr;
+    unsigned order = order_for(need);
+    PhysAddr pa = phys_allocator().alloc(order);
+    if (pa == PhysAllocator::k_none)
+        return nullptr;
+    g_heap_pages.value += size_t(1) << order;
+    auto* h = static_cast<Large*>(phys_to_virt(pa));
+    memset(h, 0, k_page_size << order);
+    *h = {k_large_magic, order};
+    return reinterpret_cast<uint8_t*>(h) + k_large_header;
+}
+
+Slab* new_slab(unsigned c)
+{
+    PhysAddr pa = phys_allocator().alloc(0);
+    if (pa == PhysAllocator::k_none)
+        return nullptr;
+    g_heap_pages.add();
+    auto* s = static_cast<Slab*>(phys_to_virt(pa));
+    *s = Slab{k_slab_magic,
+              static_cast<uint16_t>(c),
+              0,
+              static_cast<uint16_t>((k_page_size - k_slab_header) / k_class_sizes[c]),
+              0,
+              nullptr,
+              nullptr,
+              nullptr};
+    link_partial(s);
+    return s;
 }
 
 } // namespace
@@ -57,57 +146,70 @@ void free_page(void* page)
 void* kmalloc(size_t size)
 {
     g_kmalloc_calls.add();
-    size_t need = size + sizeof(Header);
-    if (need > (1u << k_max_shift)) {
-        // Large: whole pages; the header takes the first 8 bytes, so the object
-        // is not page aligned. Objects needing a page alignment use alloc_page.
-        unsigned order = order_for(need);
-        PhysAddr pa = phys_allocator().alloc(order);
-        if (pa == PhysAllocator::k_none)
-            return nullptr;
-        auto* h = static_cast<Header*>(phys_to_virt(pa));
-        memset(h, 0, k_page_size << order);
-        *h = {k_magic, 1, static_cast<uint16_t>(order)};
-        return h + 1;
+    if (fail_alloc_now()) {
+        g_kmalloc_failures.add();
+        return nullptr;
     }
-    unsigned shift = k_min_shift;
-    while ((1u << shift) < need)
-        ++shift;
-    unsigned c = shift - k_min_shift;
-    if (!g_free[c]) {
-        auto* page = static_cast<uint8_t*>(alloc_page());
-        if (!page)
-            return nullptr;
-        for (size_t off = 0; off < k_page_size; off += 1u << shift) {
-            auto* b = reinterpret_cast<FreeBlock*>(page + off);
-            b->next = g_free[c];
-            g_free[c] = b;
-        }
+    unsigned c = 0;
+    while (c < k_classes && k_class_sizes[c] < size)
+        ++c;
+    if (c == k_classes) {
+        void* p = alloc_large(size);
+        if (!p)
+            g_kmalloc_failures.add();
+        return p;
     }
-    FreeBlock* b = g_free[c];
-    g_free[c] = b->next;
-    auto* h = reinterpret_cast<Header*>(b);
-    memset(h, 0, 1u << shift);
-    *h = {k_magic, 0, static_cast<uint16_t>(shift)};
-    return h + 1;
+    Slab* s = g_partial[c];
+    if (!s && !(s = new_slab(c))) {
+        g_kmalloc_failures.add();
+        return nullptr;
+    }
+    uint8_t* block;
+    if (s->free) {
+        block = reinterpret_cast<uint8_t*>(s->free);
+        s->free = s->free->next;
+    } else {
+        block = block_at(s, s->carved++);
+    }
+    if (++s->in_use == s->capacity)
+        unlink_partial(s);
+    memset(block, 0, k_class_sizes[c]);
+    return block;
 }
 
 void kfree(void* p)
 {
     if (!p)
         return;
-    Header* h = static_cast<Header*>(p) - 1;
-    TOLL_ASSERT(h->magic == k_magic);
-    h->magic = 0;
-    if (h->large) {
-        phys_allocator().free(virt_to_phys(h), h->shift);
+    auto address = reinterpret_cast<uintptr_t>(p);
+    if ((address & k_page_mask) == k_large_header &&
+        reinterpret_cast<Large*>(address - k_large_header)->magic == k_large_magic) {
+        auto* h = reinterpret_cast<Large*>(address - k_large_header);
+        unsigned order = h->order;
+        h->magic = 0;
+        g_heap_pages.value -= size_t(1) << order;
+        phys_allocator().free(virt_to_phys(h), order);
         return;
     }
-    unsigned c = h->shift - k_min_shift;
-    TOLL_ASSERT(c < k_classes);
-    auto* b = reinterpret_cast<FreeBlock*>(h);
-    b->next = g_free[c];
-    g_free[c] = b;
+    auto* s = reinterpret_cast<Slab*>(address & ~k_page_mask);
+    TOLL_ASSERT(s->magic == k_slab_magic && s->size_class < k_classes);
+    size_t offset = address - reinterpret_cast<uintptr_t>(s) - k_slab_header;
+    TOLL_ASSERT(offset % k_class_sizes[s->size_class] == 0 && s->in_use > 0 &&
+                "kfree of a pointer kmalloc did not return");
+    if (s->in_use-- == s->capacity)
+        link_partial(s); // it was full: it has a free block again
+    if (s->in_use == 0) {
+        // The page's last block: the page goes back to the page allocator.
+        unlink_partial(s);
+        s->magic = 0;
+        g_heap_pages.value -= 1;
+        g_slab_pages_freed.add();
+        phys_allocator().free(virt_to_phys(s), 0);
+        return;
+    }
+    auto* b = reinterpret_cast<FreeBlock*>(p);
+    b->next = s->free;
+    s->free = b;
 }
 
 } // namespace toll::vm

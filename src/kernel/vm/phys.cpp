@@ -3,6 +3,7 @@
 #include "kernel/vm/phys.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
+#include "kernel/vm/failpoint.h"
 
 namespace toll::vm {
 namespace {
@@ -13,6 +14,8 @@ TOLL_COUNTER(g_splits, "vm.phys.splits");
 TOLL_COUNTER(g_merges, "vm.phys.merges");
 TOLL_COUNTER(g_failures, "vm.phys.failures");
 TOLL_COUNTER(g_ranges_ignored, "vm.phys.ranges_ignored");
+/// The kernel allocator's free pages now: a level, not an event count.
+TOLL_COUNTER(g_free_pages, "vm.phys.free_pages");
 
 /// Marks a header as belonging to a free block ("FREE" in ASCII).
 constexpr uint32_t k_free_magic = 0x46524545;
@@ -285,6 +288,10 @@ PhysAddr PhysAllocator::alloc(unsigned order)
 {
     if (!m_built)
         build();
+    if (this == &g_phys_allocator && fail_alloc_now()) {
+        g_failures.add();
+        return k_none;
+    }
     unsigned o = order;
     while (o <= k_max_order && m_free[o].head == k_none)
         ++o;
@@ -306,6 +313,8 @@ PhysAddr PhysAllocator::alloc(unsigned order)
         g_splits.add();
     }
     g_allocs.add();
+    if (this == &g_phys_allocator)
+        g_free_pages.value = m_free_pages;
     return pa;
 }
 
@@ -340,6 +349,8 @@ void PhysAllocator::free(PhysAddr pa, unsigned order)
     }
     push(*r, pa, order);
     g_frees.add();
+    if (this == &g_phys_allocator)
+        g_free_pages.value = m_free_pages;
 }
 
 bool PhysAllocator::check() const

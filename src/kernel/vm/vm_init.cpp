@@ -5,6 +5,7 @@
 #include "kernel/arch/pmap.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
+#include "kernel/vm/failpoint.h"
 #include "kernel/vm/pageref.h"
 #include "kernel/vm/phys.h"
 
@@ -70,6 +71,7 @@ void vm_init(const BootInfo& info)
     if (!pageref_init(lowest & ~k_page_mask, (highest + k_page_mask) & ~k_page_mask))
         kprintf("vm: no memory for page reference counts; fork will copy\n");
     g_user_limit.value = user_space_limit();
+    fail_alloc_init();
     kprintf("vm: %zu pages free of %zu; direct map %llu MB\n", phys.free_pages(),
             phys.total_pages(), (unsigned long long)(limit >> 20));
 }

@@ -11,6 +11,7 @@ enum {
     TOLL_SYS_counter_list = 1001, /**< list every counter as text */
     TOLL_SYS_sysctl = 1002,       /**< reserved for a sysctl-style interface */
     TOLL_SYS_tlb_reach = 1004,    /**< TLB entries the caller's mappings need */
+    TOLL_SYS_fail_alloc = 1005,   /**< steer the memory fault injector */
 };
 
 /**
@@ -43,6 +44,18 @@ static inline long counter_list(char* buf, unsigned long size)
 static inline long tlb_reach(void)
 {
     return syscall(TOLL_SYS_tlb_reach);
+}
+
+/**
+ * Make kernel memory allocations fail, to test how the kernel copes: with
+ * @p every > 0, every Nth page or heap allocation made for a program fails
+ * (with @p seed non-zero: each one with probability 1/every, seeded); 0 stops
+ * it. Returns 0, or -1 with errno EPERM when the kernel was not booted with
+ * fail.alloc= (fault injection is a test facility), ENOSYS on Linux.
+ */
+static inline long fail_alloc(unsigned long every, unsigned long seed)
+{
+    return syscall(TOLL_SYS_fail_alloc, every, seed);
 }
 
 #endif /* TOLL_TOLL_H */
