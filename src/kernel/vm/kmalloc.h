@@ -1,12 +1,12 @@
-// The kernel heap: small objects from power-of-two size classes carved out of
-// physical pages, large ones as whole runs of pages.
+// The kernel heap: small objects from size classes carved out of slab pages
+// (given back to the page allocator when empty), large ones as page runs.
 #pragma once
 #include <stddef.h>
 
 namespace toll::vm {
 
-/// Allocates @p size bytes of zeroed kernel memory, aligned to 8 bytes (to a
-/// page for sizes of a page or more). Returns nullptr when memory is short.
+/// Allocates @p size bytes of zeroed kernel memory, aligned to 16 bytes.
+/// Returns nullptr when memory is short (or fail.alloc= injected a failure).
 [[nodiscard]] void* kmalloc(size_t size);
 
 /// Frees memory from kmalloc. nullptr is ignored.
