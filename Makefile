@@ -9,7 +9,7 @@ CMDLINE ?=
 CMAKE_ARGS ?=
 PYTHON := /usr/bin/python3
 
-.PHONY: all deps configure build qemu qemu-arm64 bochs qemu-gdb qemu-gdb-arm64 check check-fast book bench clean format
+.PHONY: all deps configure build qemu qemu-arm64 bochs qemu-gdb qemu-gdb-arm64 check check-fast book bench fuzz clean format
 
 all: build
 
@@ -59,6 +59,11 @@ check: deps build
 # `fast`), under 90 seconds. make check remains the test of record.
 check-fast: deps build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L fast $(ARGS)
+
+# The long fuzz (minutes): 10^6 seeded system calls under each i386 layout
+# and on arm64, and fault injection over every user test. ARGS="--calls N --seed S".
+fuzz: deps build
+	$(PYTHON) tests/system/fuzz_long.py --build $(BUILD) $(ARGS)
 
 book: deps configure
 	$(PYTHON) tools/book --build $(BUILD)

@@ -1,4 +1,20 @@
-# Stress tests (src/user/stress): many mappings stay cheap and memory comes
-# back, on both architectures. The layout does not matter to either: one each.
+# Stress tests (src/user/stress). Many mappings stay cheap and memory comes
+# back (the layout does not matter: one boot per architecture); a short slice
+# of the seeded system-call fuzzer under every i386 layout and on arm64 (the
+# long run is `make fuzz`, tests/system/fuzz_long.py); fault injection over
+# a few user tests, every run leak-free.
 toll_system_test(i386.qemu.stress.ut_manymaps --arch i386 --cmdline "run=/bin/ut_manymaps")
 toll_system_test(arm64.qemu.stress.ut_manymaps --arch arm64 --cmdline "run=/bin/ut_manymaps")
+
+foreach(split 3/1 3/1-pti 4/4)
+  string(REPLACE "/" "_" tag ${split})
+  toll_system_test(i386.qemu.${tag}.stress.ut_fuzz --arch i386
+                   --cmdline "vm.split=${split} run=/bin/ut_fuzz calls=10000 seed=1")
+endforeach()
+toll_system_test(arm64.qemu.stress.ut_fuzz --arch arm64 --cmdline "run=/bin/ut_fuzz calls=10000 seed=1")
+
+toll_system_test(i386.qemu.stress.ut_failsweep --arch i386 --cmdline
+                 "fail.alloc=0 run=/bin/ut_failsweep ut_hello ut_forkexec ut_pipe ut_efault ut_layout")
+toll_system_test(arm64.qemu.stress.ut_failsweep --arch arm64 --cmdline
+                 "fail.alloc=0 run=/bin/ut_failsweep ut_hello ut_forkexec ut_pipe ut_mmap")
+

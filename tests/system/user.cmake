@@ -41,11 +41,11 @@ toll_system_test(i386.qemu.user.shell_utils --arch i386 --cmdline "run=/bin/sh"
                  --input "ls /bin\\nls -aF /\\necho one two three | wc\\nexit\\n"
                  --expect-output "lat_pagefault" --expect-output "../" --expect-output "1 3 14")
 
-# i386 only (src/user/i386): random system calls from throwaway children
-# cannot take the kernel down, and isolation holds (every layout).
+# i386 only (src/user/i386): isolation holds (every layout). The system-call
+# fuzzer is portable now: tests/system/stress.cmake.
 foreach(split 3/1 3/1-pti 4/4)
   string(REPLACE "/" "_" tag ${split})
-  foreach(prog ut_fuzz ut_isolation)
+  foreach(prog ut_isolation)
     toll_system_test(i386.qemu.${tag}.user.${prog} --arch i386
                      --cmdline "vm.split=${split} run=/bin/${prog}")
   endforeach()

@@ -15,11 +15,11 @@
 #include <unistd.h>
 
 enum {
-    k_many = 50000,       /* mappings in the big child */
-    k_burst = 12,         /* processes in the burst */
-    k_burst_maps = 3000,  /* mappings each of them holds */
-    k_step_bound = 400,   /* a list walk would take ~50,000 steps */
-    k_leak_bound = 4,     /* pages: a slab page or two may stay half used */
+    k_many = 50000,      /* mappings in the big child */
+    k_burst = 12,        /* processes in the burst */
+    k_burst_maps = 3000, /* mappings each of them holds */
+    k_step_bound = 400,  /* a list walk would take ~50,000 steps */
+    k_leak_bound = 4,    /* pages: a slab page or two may stay half used */
 };
 
 static unsigned long long counter(const char* name)
@@ -101,6 +101,9 @@ int main(void)
     if (!CHECK_MSG(free0 != ~0ull && heap0 != ~0ull, "the kernel exposes its free and heap pages"))
         return utest_done();
     NOTE("start: %llu pages free, %llu in the kernel heap", free0, heap0);
+    /* Fault injection is a test facility: without fail.alloc= on the command
+     * line the kernel refuses to be told to fail. */
+    CHECK_ERR(fail_alloc(1, 0), EPERM);
 
     /* 1. 50,000 mappings: every operation among them stays logarithmic. */
     int fds[2];
