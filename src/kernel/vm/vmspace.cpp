@@ -256,9 +256,11 @@ Errno vmspace_protect(VmSpace* space, uintptr_t start, size_t length, unsigned p
         return k_einval;
     uintptr_t end = start + length;
     // Linux: ENOMEM if any page of the range is not mapped.
-    uintptr_t covered = start;
-    for (Region* r = space->regions.find(start); r && r->start == covered && covered < end;
-         r = r->next)
+    Region* r = space->regions.find(start);
+    if (!r)
+        return k_enomem;
+    uintptr_t covered = r->end;
+    for (r = r->next; r && r->start == covered && covered < end; r = r->next)
         covered = r->end;
     if (covered < end)
         return k_enomem;
