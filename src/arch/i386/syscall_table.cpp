@@ -155,11 +155,9 @@ constexpr Entry k_linux_calls[] = {
 
 // Toll's own calls, above Linux's range (src/user/include/toll/toll.h).
 constexpr Entry k_toll_calls[] = {
-    {1000, sys_counter_get},
-    {1001, sys_counter_list},
+    {1000, sys_counter_get},     {1001, sys_counter_list},
     {1003, sys_check_isolation}, // i386 only: isolation.cpp
-    {1004, sys_tlb_reach},
-    {1005, sys_fail_alloc},
+    {1004, sys_tlb_reach},       {1005, sys_fail_alloc},
 };
 
 constexpr unsigned k_table_size = 1006;

@@ -7,6 +7,7 @@
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
 #include "kernel/vm/failpoint.h"
+#include "kernel/vm/levels.h"
 #include "kernel/vm/vmspace.h"
 #include "lib/format.h"
 
@@ -17,6 +18,7 @@ long sys_counter_get(const SyscallArgs& a)
     char name[64];
     if (Result<size_t> n = copyinstr(name, a.a[0], sizeof name); !n)
         return -n.error();
+    vm::levels_refresh();
     Counter* c = counter_find(name);
     if (!c)
         return -k_enoent;
@@ -34,6 +36,7 @@ long sys_counter_list(const SyscallArgs& a)
     } listing{a.a[0], a.a[1], 0, false};
     if (!user_range_ok(listing.buffer, listing.size))
         return -k_efault;
+    vm::levels_refresh();
     counters_for_each(
         [](Counter& c, void* context) {
             auto* l = static_cast<Listing*>(context);

@@ -1,8 +1,8 @@
 // The memory fault injector behind fail.alloc= (see failpoint.h).
 #include "kernel/vm/failpoint.h"
+#include "kernel/arch/pmap.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/param.h"
-#include "kernel/proc/process.h"
 
 namespace toll::vm {
 namespace {
@@ -31,7 +31,9 @@ uint32_t next_random()
 
 bool fail_alloc_now()
 {
-    if (g_every == 0 || !proc::current_process())
+    // A user address space is active while a program runs or the kernel
+    // works for it (and not while an exiting process frees its memory).
+    if (g_every == 0 || !pmap_current())
         return false;
     g_candidates.add();
     bool fail = g_random ? next_random() % g_every == 0 : ++g_counted % g_every == 0;

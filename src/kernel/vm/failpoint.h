@@ -8,9 +8,10 @@
 namespace toll::vm {
 
 /// Decides whether the allocation being made now must fail, and counts it in
-/// vm.fail.injected when it does. Only allocations made while a user program
-/// runs (or a system call works for one) are candidates: the kernel's own
-/// set-up at boot never fails. Called by the page allocator and kmalloc.
+/// vm.fail.injected when it does. Only allocations made while a user address
+/// space is active (a program runs, or the kernel works for it) are
+/// candidates: the kernel's own set-up at boot never fails. Called by the
+/// page allocator and kmalloc.
 [[nodiscard]] bool fail_alloc_now();
 
 /// Reads the boot keys fail.alloc=N and fail.seed=S. With N > 0 every Nth

@@ -68,7 +68,7 @@ static int run_injected(const char* program, unsigned long every, unsigned long 
  * has gone by. A page that never comes back is a leak. */
 static unsigned long long settled_free_pages(unsigned long long before)
 {
-    unsigned long long now = counter("vm.phys.free_pages");
+    unsigned long long now = counter("vm.phys.available_pages");
     for (int naps = 0; now != before && naps < 50; ++naps) {
         pid_t pid = fork();
         if (pid == 0)
@@ -77,7 +77,7 @@ static unsigned long long settled_free_pages(unsigned long long before)
             waitpid(pid, NULL, 0);
         struct timespec nap = {0, k_nap_ms * 1000 * 1000};
         nanosleep(&nap, NULL);
-        now = counter("vm.phys.free_pages");
+        now = counter("vm.phys.available_pages");
     }
     return now;
 }
@@ -97,7 +97,7 @@ int main(int argc, char** argv)
         const char* program = programs[p];
         /* How many allocations does a run make? Count without failing any. */
         unsigned long long c0 = counter("vm.fail.candidates");
-        unsigned long long free0 = counter("vm.phys.free_pages");
+        unsigned long long free0 = counter("vm.phys.available_pages");
         int naps;
         g_limit_naps = 3000; /* 30 s */
         int status = run_injected(program, 0xFFFFFFFFul, 0, &naps);
@@ -105,7 +105,7 @@ int main(int argc, char** argv)
         unsigned long long total = counter("vm.fail.candidates") - c0;
         if (!CHECK_MSG(status == 0, program)) /* without failures it passes */
             continue;
-        CHECK_MSG(counter("vm.phys.free_pages") == free0, "a plain run gives every page back");
+        CHECK_MSG(counter("vm.phys.available_pages") == free0, "a plain run gives every page back");
         /* Every Nth allocation: N = 1 (all fail), then spread up to the
          * run's own count (the last allocation fails); then at random. */
         unsigned long sweep[k_sweep + k_seeds];
@@ -120,7 +120,7 @@ int main(int argc, char** argv)
         for (int i = 0; i < n; ++i) {
             unsigned long every = sweep[i] & 0x80000000ul ? 8 : sweep[i];
             unsigned long seed = sweep[i] & 0x80000000ul ? sweep[i] & 0xFF : 0;
-            free0 = counter("vm.phys.free_pages");
+            free0 = counter("vm.phys.available_pages");
             status = run_injected(program, every, seed, &naps);
             unsigned long long free1 = settled_free_pages(free0);
             ++runs;

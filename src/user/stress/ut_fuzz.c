@@ -364,6 +364,21 @@ static int draw_arguments(const struct FuzzCall* c, struct Frame* f, pid_t self)
         return pick(50) == 0; /* rarely: they end the child */
     if ((name_is(c, "fork") || name_is(c, "clone")) && pick(8))
         return 0; /* costly (a copy of the child, then its exit): fewer of them */
+    /* Calls that end the child (a sigreturn to a frame of garbage) or put it
+     * to sleep until a signal (the driver then ends it): fewer of them too. */
+    if ((name_is(c, "sigreturn") || name_is(c, "rt_sigreturn")) && pick(64))
+        return 0;
+    if ((name_is(c, "pause") || name_is(c, "rt_sigsuspend")) && pick(16))
+        return 0;
+    if (name_is(c, "tkill") || name_is(c, "tgkill")) {
+        /* Never another process's thread: only nonsense ids, or rarely its own. */
+        const word ids[] = {99999, (word)-99999, (word)(long)INT32_MIN, 0x7FFFFFFF, 0};
+        word id = pick(100) ? ids[pick(5)] : (word)self;
+        f->arg[0] = name_is(c, "tgkill") ? (pick(2) ? (word)self : ids[pick(5)]) : id;
+        if (name_is(c, "tgkill"))
+            f->arg[1] = id;
+        f->arg[name_is(c, "tgkill") ? 2 : 1] = pick(4) ? pick(70) : any_value();
+    }
     if (name_is(c, "kill")) {
         /* Never the driver or init: kill(0) and kill(-1) reach them. */
         const word pids[] = {99999, (word)-99999, (word)(long)INT32_MIN, 0x7FFFFFFF};
@@ -437,6 +452,9 @@ static void run_child(uint64_t seed, long child, long calls, int verbose)
 {
     g_state = child_seed(seed, child);
     pid_t self = getpid();
+    /* A write to the pipe whose reader is closed fails with EPIPE instead of
+     * ending the child (until the fuzzer itself changes the disposition). */
+    signal(SIGPIPE, SIG_IGN);
     if (verbose)
         g_out = dup2(1, 60); /* out of the way of the descriptors fuzzed */
     prepare_descriptors();
@@ -519,6 +537,37 @@ static int healthy(void)
     return ok && piped;
 }
 
+/* Waits for the fuzzing child @p pid, ending it (and counting it in
+ * @p killed) when it stops making system calls: blocked on a pipe it holds
+ * both ends of, or asleep until a signal. Returns its wait status. */
+static int watch(pid_t pid, long* killed)
+{
+    unsigned long long last = counter("cpu.syscalls");
+    g_own_calls += 1;
+    int status = 0, still = 0;
+    for (;;) {
+        struct timespec tick = {0, 20 * 1000 * 1000};
+        nanosleep(&tick, NULL);
+        pid_t done = waitpid(pid, &status, WNOHANG);
+        unsigned long long now = counter("cpu.syscalls");
+        g_own_calls += 3;
+        if (done == pid)
+            return status;
+        if (now - last <= 3) {
+            if (++still == 2) {
+                kill(pid, SIGKILL);
+                waitpid(pid, &status, 0);
+                g_own_calls += 2;
+                ++*killed;
+                return status;
+            }
+        } else {
+            still = 0;
+        }
+        last = now;
+    }
+}
+
 int main(int argc, char** argv)
 {
     long calls = 20000, only_child = -1;
@@ -558,15 +607,23 @@ int main(int argc, char** argv)
     NOTE("seed %llu, %ld calls, %u implemented calls in the table", (unsigned long long)seed, calls,
          (unsigned)(sizeof k_calls / sizeof k_calls[0]));
 
-    if (only_child >= 0) { /* replay one child in this process */
+    if (only_child >= 0) { /* replay one child, watched like the rest */
         NOTE("replaying child %ld of seed %llu", only_child, (unsigned long long)seed);
-        run_child(seed, only_child, calls < k_calls_per_child ? calls : k_calls_per_child, verbose);
+        pid_t pid = fork();
+        if (pid == 0)
+            run_child(seed, only_child, calls < k_calls_per_child ? calls : k_calls_per_child,
+                      verbose);
+        long killed = 0;
+        int status = watch(pid, &killed);
+        NOTE("child %ld %s (wait status 0x%x)", only_child,
+             killed ? "blocked and was ended" : "ended", status);
+        return utest_done();
     }
 
     /* Once before measuring, so that the driver's own stack and data pages
      * are already there: what follows must then leave the count unchanged. */
     healthy_quiet();
-    unsigned long long free0 = counter("vm.phys.free_pages");
+    unsigned long long free0 = counter("vm.phys.available_pages");
     unsigned long long sys0 = counter("cpu.syscalls");
     long fuzzed = 0, children = 0, killed = 0, died = 0;
     g_own_calls = 1; /* the cpu.syscalls reading itself */
@@ -583,31 +640,7 @@ int main(int argc, char** argv)
             CHECK_MSG(0, "fork a fuzzing child");
             break;
         }
-        /* Watch it: end it when it stops making system calls. */
-        unsigned long long last = counter("cpu.syscalls");
-        g_own_calls += 1;
-        int status = 0, still = 0;
-        for (;;) {
-            struct timespec tick = {0, 20 * 1000 * 1000};
-            nanosleep(&tick, NULL);
-            pid_t done = waitpid(pid, &status, WNOHANG);
-            unsigned long long now = counter("cpu.syscalls");
-            g_own_calls += 3;
-            if (done == pid)
-                break;
-            if (now - last <= 3) {
-                if (++still == 2) {
-                    kill(pid, SIGKILL);
-                    waitpid(pid, &status, 0);
-                    g_own_calls += 2;
-                    ++killed;
-                    break;
-                }
-            } else {
-                still = 0;
-            }
-            last = now;
-        }
+        int status = watch(pid, &killed);
         if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL) {
             ++died;
             NOTE("child %ld died of signal %d", child, WTERMSIG(status));
@@ -621,7 +654,7 @@ int main(int argc, char** argv)
          fuzzed, children, killed, died);
     CHECK_MSG(fuzzed >= calls, "the children made the calls asked for");
     healthy();
-    unsigned long long free1 = counter("vm.phys.free_pages");
+    unsigned long long free1 = counter("vm.phys.available_pages");
     NOTE("free pages: %llu before, %llu after", free0, free1);
     CHECK_MSG(free1 + k_leak_bound >= free0 && free1 <= free0 + k_leak_bound,
               "the free pages are back to their starting value");

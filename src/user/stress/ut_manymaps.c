@@ -4,7 +4,8 @@
  * only a logarithmic number of region-tree nodes (the kernel counts them in
  * vm.regions.steps: a deterministic cost, not a time). Then a burst of
  * processes holding thousands of mappings and touched pages exits, and the
- * free pages (vm.phys.free_pages) must come back to within a few pages of the
+ * available pages (vm.phys.available_pages: free, or held unused by a superpage
+ * reservation) must come back to within a few pages of the
  * start, the kernel heap included. */
 #include <stdint.h>
 #include <string.h>
@@ -96,7 +97,7 @@ static void burst_child(int ready, int go, long page)
 int main(void)
 {
     long page = sysconf(_SC_PAGESIZE);
-    unsigned long long free0 = counter("vm.phys.free_pages");
+    unsigned long long free0 = counter("vm.phys.available_pages");
     unsigned long long heap0 = counter("vm.kmalloc.pages");
     if (!CHECK_MSG(free0 != ~0ull && heap0 != ~0ull, "the kernel exposes its free and heap pages"))
         return utest_done();
@@ -135,7 +136,7 @@ int main(void)
     CHECK_MSG(c.munmap > 0 && c.munmap <= k_step_bound, "munmap takes logarithmic steps");
     NOTE("the kernel heap held %llu pages with the mappings", c.heap_pages);
     CHECK_MSG(c.heap_pages > heap0 + 200, "the mappings took kernel heap pages");
-    unsigned long long free1 = counter("vm.phys.free_pages");
+    unsigned long long free1 = counter("vm.phys.available_pages");
     NOTE("after the mapping child exited: %llu pages free", free1);
     CHECK_MSG(free1 + k_leak_bound >= free0 && free1 <= free0 + k_leak_bound,
               "its pages, page tables and heap came back");
@@ -161,7 +162,7 @@ int main(void)
     char r;
     while (up < started && read(ready[0], &r, 1) == 1)
         ++up;
-    unsigned long long low = counter("vm.phys.free_pages");
+    unsigned long long low = counter("vm.phys.available_pages");
     unsigned long long heap_peak = counter("vm.kmalloc.pages");
     close(go[1]); /* every child's read returns 0: they exit */
     int clean = 0;
@@ -172,7 +173,7 @@ int main(void)
     CHECK_EQ(started, k_burst);
     CHECK_EQ(up, k_burst);
     CHECK_EQ(clean, k_burst);
-    unsigned long long free2 = counter("vm.phys.free_pages");
+    unsigned long long free2 = counter("vm.phys.available_pages");
     unsigned long long heap2 = counter("vm.kmalloc.pages");
     NOTE("burst of %d processes x %d mappings: free pages %llu -> %llu -> %llu; heap pages "
          "%llu -> %llu -> %llu",
