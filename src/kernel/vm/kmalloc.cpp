@@ -57,6 +57,9 @@ constexpr size_t k_large_header = k_align;
 /// Per class: the pages that still have a free block.
 Slab* g_partial[k_classes];
 
+/// Empty slab pages kept back (at most one per class, see kfree).
+size_t g_empty_pages;
+
 uint8_t* block_at(Slab* s, unsigned i)
 {
     return reinterpret_cast<uint8_t*>(s) + k_slab_header + i * k_class_sizes[s->size_class];
@@ -128,6 +131,11 @@ Slab* new_slab(unsigned c)
 
 } // namespace
 
+size_t kmalloc_empty_pages()
+{
+    return g_empty_pages;
+}
+
 void* alloc_page()
 {
     PhysAddr pa = phys_allocator().alloc(0);
@@ -171,6 +179,8 @@ void* kmalloc(size_t size)
     } else {
         block = block_at(s, s->carved++);
     }
+    if (s->in_use == 0)
+        --g_empty_pages; // the class's kept empty page is in use again
     if (++s->in_use == s->capacity)
         unlink_partial(s);
     memset(block, 0, k_class_sizes[c]);
@@ -198,7 +208,11 @@ void kfree(void* p)
                 "kfree of a pointer kmalloc did not return");
     if (s->in_use-- == s->capacity)
         link_partial(s); // it was full: it has a free block again
-    if (s->in_use == 0) {
+    if (s->in_use == 0 && !s->next && g_partial[s->size_class] == s) {
+        // The class's only page with room: keep it, empty, so that a
+        // steady alloc/free of one object does not cost a page each time.
+        ++g_empty_pages;
+    } else if (s->in_use == 0) {
         // The page's last block: the page goes back to the page allocator.
         unlink_partial(s);
         s->magic = 0;

@@ -12,6 +12,11 @@ namespace toll::vm {
 /// Frees memory from kmalloc. nullptr is ignored.
 void kfree(void* p);
 
+/// Empty slab pages the heap keeps back: at most one per size class, the
+/// class's last page with room, so that allocating and freeing one object
+/// over and over does not take and give back a page each time.
+size_t kmalloc_empty_pages();
+
 /// Allocates and zeroes one physical page, returning its kernel address.
 [[nodiscard]] void* alloc_page();
 

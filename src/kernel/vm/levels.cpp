@@ -1,6 +1,7 @@
 // The memory gauges behind vm.phys.available_pages (see levels.h).
 #include "kernel/vm/levels.h"
 #include "kernel/kern/counters.h"
+#include "kernel/vm/kmalloc.h"
 #include "kernel/vm/phys.h"
 #include "kernel/vm/reserv.h"
 
@@ -11,7 +12,8 @@ TOLL_COUNTER(g_available, "vm.phys.available_pages");
 
 void levels_refresh()
 {
-    g_available.value = phys_allocator().free_pages() + reserv_unused_pages();
+    g_available.value =
+        phys_allocator().free_pages() + reserv_unused_pages() + kmalloc_empty_pages();
 }
 
 } // namespace toll::vm

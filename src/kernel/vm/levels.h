@@ -5,9 +5,10 @@
 namespace toll::vm {
 
 /// Recomputes the memory gauges: vm.phys.available_pages, the free pages
-/// plus the pages that superpage reservations hold but nobody uses yet (they
-/// go back to the free lists whenever memory is short). Called before
-/// counters are read from user space. Cost: O(reservations in use).
+/// plus the pages held but unused: by superpage reservations (they go back
+/// to the free lists whenever memory is short) and the empty slab pages the
+/// kernel heap keeps (one per size class at most). Called before counters
+/// are read from user space. Cost: O(reservations in use).
 void levels_refresh();
 
 } // namespace toll::vm
