@@ -126,6 +126,7 @@ Slab* new_slab(unsigned c)
               nullptr,
               nullptr};
     link_partial(s);
+    ++g_empty_pages; // empty until kmalloc takes its first block
     return s;
 }
 
