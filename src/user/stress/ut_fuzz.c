@@ -51,7 +51,7 @@ static uint64_t next64(void)
     uint64_t z = (g_state += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    return z ^ (z >> 31); /* the same finaliser as mix() below */
 }
 
 static word rnd(void)
@@ -413,6 +413,18 @@ static int draw_arguments(const struct FuzzCall* c, struct Frame* f, pid_t self)
     return 1;
 }
 
+/* Whether call @p number may create a process: the table's fork, clone or
+ * vfork, whichever name drew it (an unknown number can land on one). */
+static int makes_process(word number)
+{
+    for (size_t i = 0; i < sizeof k_calls / sizeof k_calls[0]; ++i)
+        if ((word)k_calls[i].number == number &&
+            (name_is(&k_calls[i], "fork") || name_is(&k_calls[i], "clone") ||
+             name_is(&k_calls[i], "vfork")))
+            return 1;
+    return 0;
+}
+
 static int g_out = 1; /* where a replay prints its calls */
 
 static void print_call(long i, const struct FuzzCall* c, const struct Frame* f)
@@ -424,9 +436,20 @@ static void print_call(long i, const struct FuzzCall* c, const struct Frame* f)
         f->extra[0], f->extra[1], f->extra[2], f->extra[3], f->extra[4], f->extra[5]);
 }
 
+/* splitmix64's finaliser: nearby inputs give unrelated outputs. */
+static uint64_t mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Child C's generator starts from a hash of (seed, C), not from seed + C:
+ * splitmix64 steps its state by a constant, so children whose states were
+ * that constant apart would make the same calls shifted by one. */
 static uint64_t child_seed(uint64_t seed, long child)
 {
-    return seed * 0x100000001B3ull + (uint64_t)child * 0x9E3779B97F4A7C15ull + 1;
+    return mix(mix(seed) ^ mix(0x632BE59BD9B4E019ull + (uint64_t)child));
 }
 
 static void prepare_descriptors(void)
@@ -472,9 +495,8 @@ static void run_child(uint64_t seed, long child, long calls, int verbose)
             print_call(i, c, &f);
         long r = fuzz_trap(&f);
         ++i;
-        if (r == 0 && (name_is(c, "fork") || name_is(c, "clone") || name_is(c, "vfork")) &&
-            getpid() != self)
-            _exit(0); /* a grandchild: gone at once */
+        if (r == 0 && makes_process(f.number) && getpid() != self)
+            _exit(0); /* a grandchild: gone at once (it would fuzz on, unwatched) */
     }
     if (verbose)
         dprintf(g_out, "# child %ld made its %ld calls\n", child, calls);
