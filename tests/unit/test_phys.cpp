@@ -134,21 +134,26 @@ TEST_CASE("phys: freeing everything in random order coalesces back to whole bloc
     }
     CHECK(a.free_pages() == total);
     CHECK(counter("vm.phys.merges") > merges);
-    // Two whole 4 MB blocks fit inside the range; both must be whole again.
-    PhysAddr big1 = a.alloc(PhysAllocator::k_max_order);
-    PhysAddr big2 = a.alloc(PhysAllocator::k_max_order);
-    CHECK(big1 != PhysAllocator::k_none);
-    CHECK(big2 != PhysAllocator::k_none);
-    CHECK(big1 % k_max_block == 0);
-    CHECK(big2 % k_max_block == 0);
+    // Every whole block of the largest order that fits inside the range
+    // (after its one bitmap page) must be whole again.
+    PhysAddr lo = k_base + 4 * k_page, hi = k_base + 3 * k_page + (11 << 20) + 5 * k_page;
+    PhysAddr first = (lo + k_max_block - 1) & ~(k_max_block - 1);
+    size_t expected = (hi - first) / k_max_block, whole = 0;
+    REQUIRE(expected >= 1);
+    for (PhysAddr big; (big = a.alloc(PhysAllocator::k_max_order)) != PhysAllocator::k_none;) {
+        CHECK(big % k_max_block == 0);
+        ++whole;
+    }
+    CHECK(whole == expected);
 }
 
 TEST_CASE("phys: one split per order on the way down, one merge per order on the way up")
 {
     SimulatedMemory mem(k_base, k_memory_size);
     PhysAllocator a;
-    // One bitmap page just below a 4 MB boundary, then exactly one 4 MB block.
-    PhysAddr block = 0x400000;
+    // One bitmap page just below a boundary of the largest block, then
+    // exactly one such block: one split per order, one merge per order.
+    PhysAddr block = k_max_block;
     a.add_range(block - k_page, k_max_block + k_page);
     REQUIRE(a.total_pages() == k_max_block / k_page);
 
@@ -174,7 +179,7 @@ TEST_CASE("phys: pages reserved before the first alloc are never handed out")
 
     // A hole with ragged edges: it touches pages 0x105..0x108 (4 pages).
     a.reserve(k_base + 0x5123, 0x3000);
-    // A whole 4 MB block, and the last page of the range.
+    // A whole largest block, and the last page of the range.
     a.reserve(0x800000, k_max_block);
     a.reserve(k_base + (16 << 20) - 1, 1);
     // Outside every range, and a second time over the same pages: no effect.
@@ -210,7 +215,7 @@ TEST_CASE("phys: pages reserved after allocation started are taken off the free 
     PhysAddr held = a.alloc(2); // Builds the allocator.
     size_t total = a.total_pages();
 
-    // Ragged edges again (pages 0x205..0x208), then a whole 4 MB block.
+    // Ragged edges again (pages 0x205..0x208), then a whole largest block.
     a.reserve(k_base + 0x105123, 0x3000);
     a.reserve(0x800000, k_max_block);
     // Memory that is allocated stays allocated: it is not freed twice later.
@@ -330,7 +335,7 @@ TEST_CASE("phys: a double free or a foreign address panics")
     CHECK_THROWS_AS(a.free(pair + k_page), KernelPanic);
     CHECK_THROWS_AS(a.free(pair), KernelPanic);
 
-    // A block whose second page is free (a second allocator, with one 4 MB block).
+    // A block whose second page is free (a second allocator, with one largest block).
     PhysAllocator b;
     PhysAddr block = 0x1000000;
     b.add_range(block - k_page, k_max_block + k_page);

@@ -32,8 +32,8 @@ long sys_brk(const SyscallArgs& a)
     if (new_end > old_end) {
         if (!vm::vm_can_commit(new_end - old_end) ||
             vm::vmspace_overlaps(space, old_end, new_end) ||
-            vm::vmspace_map(space, old_end, new_end - old_end,
-                            vm::k_prot_read | vm::k_prot_write) != k_ok)
+            vm::vmspace_grow(space, old_end, new_end - old_end,
+                             vm::k_prot_read | vm::k_prot_write) != k_ok)
             return static_cast<long>(space->brk);
     } else if (new_end < old_end) {
         vm::vmspace_unmap(space, new_end, old_end - new_end);

@@ -46,8 +46,13 @@ namespace toll::vm {
 /// mask interrupts if an interrupt handler may allocate?
 class PhysAllocator {
   public:
-    /// The largest block: 2^10 pages = 4 MB with 4 KB pages (2 MB runs need order 9).
-    static constexpr unsigned k_max_order = 10;
+    /// The largest block: big enough for the largest superpage reservation
+    /// the page size allows. With 16 KB pages that is arm64's 32 MB L2 block,
+    /// 2^11 pages; with 4 KB pages the largest reservation is a 2 MB L2 block
+    /// (2^9 pages) and the block stays at 2^10 pages = 4 MB: a higher order
+    /// there would serve no reservation and would only change which larger
+    /// blocks small allocations are split from (and so i386's measured paths).
+    static constexpr unsigned k_max_order = k_page_size > 4096 ? 11 : 10;
     /// What alloc() returns when no block is free.
     static constexpr PhysAddr k_none = ~PhysAddr(0);
     /// How many disjoint ranges the allocator can hold: E820 maps give about

@@ -131,6 +131,23 @@ bool zero_fill(VmSpace* space, uintptr_t page, unsigned prot, uintptr_t region_s
     return true;
 }
 
+// Where reservations for faults in region @p r may end. A region's own end,
+// except for the heap (the region the program break ends, once it has
+// moved): brk grows it a little at a time, so a stretch that would hold a
+// reservation is rarely inside it when its first page is touched. For the
+// heap, a stretch may reach past the break up to the next region (or the
+// stack's floor, which brk never crosses): its pages beyond the break stay
+// reserved, unused, until the heap grows over them or memory runs short,
+// as FreeBSD lets an anonymous object's reservation reach past its end.
+uintptr_t reservation_end(VmSpace* space, const Region* r)
+{
+    uintptr_t brk_end = (space->brk + k_page_size - 1) & ~uintptr_t(k_page_size - 1);
+    if (space->brk <= space->brk_start || r->end != brk_end || !reserv_enabled())
+        return r->end;
+    uintptr_t limit = user_space_limit() - k_user_stack_size;
+    return r->next && r->next->start < limit ? r->next->start : limit;
+}
+
 // Cuts regions so that no region straddles @p at.
 Errno split_at(VmSpace* space, uintptr_t at)
 {
@@ -237,6 +254,20 @@ Errno vmspace_map(VmSpace* space, uintptr_t start, size_t length, unsigned prot)
     return k_ok;
 }
 
+Errno vmspace_grow(VmSpace* space, uintptr_t end, size_t length, unsigned prot)
+{
+    if (!range_ok(end, length))
+        return k_einval;
+    Region* r = end > 0 ? space->regions.find(end - 1) : nullptr;
+    if (r && r->end == end && r->prot == prot && !r->shared &&
+        !(r->next && r->next->start < end + length)) {
+        r->end = end + length; // in place: one heap region, however many steps
+        space->regions.end_changed(r);
+        return k_ok;
+    }
+    return vmspace_map(space, end, length, prot);
+}
+
 Errno vmspace_map_shared(VmSpace* space, uintptr_t start, size_t length, unsigned prot)
 {
     if (Errno e = vmspace_map(space, start, length, prot); e != k_ok)
@@ -327,7 +358,7 @@ bool vmspace_fault(VmSpace* space, uintptr_t address, bool write)
         return break_cow(space, page, pa & ~PhysAddr(k_page_size - 1), r->prot);
     }
     // false: out of memory, the program is killed
-    return zero_fill(space, page, r->prot, r->start, r->end);
+    return zero_fill(space, page, r->prot, r->start, reservation_end(space, r));
 }
 
 bool handle_user_fault(VmSpace* space, uintptr_t address, bool write, bool present)

@@ -43,6 +43,15 @@ void vmspace_destroy(VmSpace* space);
 /// whatever was mapped there. Both must be page aligned and inside user space.
 Errno vmspace_map(VmSpace* space, uintptr_t start, size_t length, unsigned prot);
 
+/// Grows by @p length bytes the private region with rights @p prot that
+/// ends at @p end (page aligned), in place, when there is one and nothing
+/// lies in the way; otherwise maps [end, end+length) as vmspace_map does.
+/// The caller checks that the new range overlaps no region. brk uses it, so
+/// that the heap stays one region however many steps it grows by, and a
+/// reservation can cover any aligned stretch of it (a fault in the heap may
+/// reserve past the break, up to the next region).
+Errno vmspace_grow(VmSpace* space, uintptr_t end, size_t length, unsigned prot);
+
 /// Like vmspace_map, for MAP_SHARED anonymous memory: every page is made
 /// present now (so that a child forked later maps the very same pages, even
 /// those nobody touched yet), and fork shares them writable instead of

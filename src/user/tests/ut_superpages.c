@@ -3,8 +3,10 @@
  * granule, 128 with 16 KB) promotes it to a contiguous run; touching all of
  * an aligned 2 MB region at 4 KB promotes its runs and then the level-2
  * block; protecting or unmapping a whole run keeps it, one page demotes it;
- * fork shares a run as one mapping. Code written and executed through a new
- * mapping never runs stale instructions.
+ * fork shares a run as one mapping. A heap grown by brk in small steps gets
+ * the same runs and blocks; at 16 KB an aligned 32 MB region becomes an L2
+ * block. Code written and executed through a new mapping never runs stale
+ * instructions.
  *
  * With the argument "off" (booted with vm.superpages=0) it checks that none
  * of this happens and that memory still works. On i386, which has no
@@ -12,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <toll/toll.h>
 #include <toll/utest.h>
@@ -180,6 +183,64 @@ static void check_two_mb(int on)
     munmap(p, k_two_mb);
 }
 
+/* How many naturally aligned stretches of @p size lie wholly in [lo, hi). */
+static unsigned long long aligned_in(uintptr_t lo, uintptr_t hi, uintptr_t size)
+{
+    uintptr_t first = (lo + size - 1) & ~(size - 1);
+    return hi > first ? (unsigned long long)((hi - first) / size) : 0ull;
+}
+
+/* The heap grown 4 MB a few pages at a time, each step touched before the
+ * next: every aligned run inside it is promoted, and at 4 KB the aligned
+ * 2 MB stretch inside it becomes an L2 block, although no single brk step
+ * is big enough to hold a reservation. */
+static void check_brk(int on)
+{
+    struct Sp a, b;
+    const uintptr_t total = 4ul << 20, step = 3 * (uintptr_t)g_page;
+    uintptr_t start = (uintptr_t)syscall(SYS_brk, 0);
+    uintptr_t lo = (start + g_page - 1) & ~(uintptr_t)(g_page - 1), top = lo;
+    sp_now(&a);
+    while (top < lo + total) {
+        uintptr_t want = top + step;
+        if (!CHECK_EQ((uintptr_t)syscall(SYS_brk, want), want))
+            break;
+        touch((char*)top, (long)step);
+        top = want;
+    }
+    sp_now(&b);
+    uintptr_t l2 = (uintptr_t)(g_page == 4096 ? k_two_mb : 32L << 20);
+    CHECK_EQ(b.l3c_promotions - a.l3c_promotions, on ? aligned_in(lo, top, g_run) : 0ull);
+    CHECK_EQ(b.l2_promotions - a.l2_promotions, on ? aligned_in(lo, top, l2) : 0ull);
+    if (on)
+        CHECK(b.l3c_promotions - a.l3c_promotions >= 1);
+    for (uintptr_t at = lo; at < top; at += step)
+        CHECK(intact((char*)at, (long)step));
+    CHECK_EQ((uintptr_t)syscall(SYS_brk, start), start);
+}
+
+#if defined(__aarch64__)
+/* At 16 KB, an aligned 32 MB region touched in full is one L2 block (its
+ * 16 runs of 2 MB are promoted first). */
+static void check_32mb(int on)
+{
+    struct Sp a, b;
+    const long size = 32L << 20;
+    char* p = map(size);
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    CHECK_EQ((uintptr_t)p % (uintptr_t)(on ? size : g_page), 0u);
+    sp_now(&a);
+    touch(p, size);
+    sp_now(&b);
+    CHECK_EQ(b.l3c_promotions - a.l3c_promotions, on ? (unsigned long long)(size / g_run) : 0ull);
+    CHECK_EQ(b.l2_promotions - a.l2_promotions, on ? 1ull : 0ull);
+    CHECK(intact(p, size));
+    CHECK_EQ(munmap(p, size), 0);
+}
+#endif
+
 int main(int argc, char** argv)
 {
     int on = !(argc > 1 && strcmp(argv[1], "off") == 0);
@@ -190,11 +251,15 @@ int main(int argc, char** argv)
     CHECK(counter("vm.pmap.l3c.promotions") != ~0ull);
     check_run(on);
     check_two_mb(on);
+    check_brk(on);
+    if (g_page == 16384)
+        check_32mb(on);
     check_fresh_code();
 #else
     (void)on;
     (void)check_run;
     (void)check_two_mb;
+    (void)check_brk; /* ut_mmap grows and shrinks the heap on i386 */
     /* i386 maps 4 KB pages only: no superpage counters exist, and a large
      * anonymous region still works page by page. */
     g_run = g_page;

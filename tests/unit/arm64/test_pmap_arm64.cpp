@@ -843,12 +843,14 @@ namespace {
 /// address space whose pmap is live.
 struct ReservWorld {
     static constexpr PhysAddr k_mem_base = 0x40000000;
-    const size_t size = 8 * (size_t(2) << 20) / (k_page == 4096 ? 2 : 1);
+    const size_t size;
     SimulatedMemory mem{k_mem_base, size};
     VmSpace space;
     size_t free_at_start;
 
-    ReservWorld()
+    /// 8 MB of memory at 4 KB, 16 MB at 16 KB unless @p bytes says otherwise.
+    explicit ReservWorld(size_t bytes = 8 * (size_t(2) << 20) / (k_page == 4096 ? 2 : 1))
+        : size(bytes)
     {
         phys_allocator() = PhysAllocator();
         phys_allocator().add_range(k_mem_base, size);
@@ -904,9 +906,9 @@ struct ReservWorld {
     }
 };
 
-/// The size of the largest reservation: a 2 MB block at 4 KB (where it is
-/// an L2 block), a 2 MB contiguous run at 16 KB (the allocator's largest
-/// block, 16 MB, cannot hold a 32 MB L2 block).
+/// The size of the largest reservation in the default world: a 2 MB block at
+/// 4 KB (where it is an L2 block), a 2 MB contiguous run at 16 KB (16 MB of
+/// memory is too little to set 32 MB aside; see the 32 MB test below).
 const uint64_t k_reservation = uint64_t(2) << 20;
 
 } // namespace
@@ -990,6 +992,43 @@ TEST_CASE("reservations: running out of pages breaks a reservation instead of fa
     for (PhysAddr p : hog)
         phys_allocator().free(p, 0);
 }
+
+#if TOLL_PAGE_SHIFT == 14
+TEST_CASE("reservations: at 16 KB a 32 MB reservation fills into an L2 block and coalesces back",
+          "[arm64][reserv]")
+{
+    // 96 MB: a 32 MB block (order 11, the allocator's largest) can be set
+    // aside while an eighth of memory stays free.
+    ReservWorld w(size_t(96) << 20);
+    Counters c;
+    const uint64_t l2 = uint64_t(32) << 20;
+    const uintptr_t start = 2 * l2, end = start + l2;
+    PhysAddr first = w.fault(start, start, end);
+    CHECK(first % l2 == 0);
+    for (uintptr_t va = start + k_page; va < end; va += k_page)
+        REQUIRE(w.fault(va, start, end) == first + (va - start));
+    w.check();
+    CHECK(c.delta("vm.reserv.fullpop") == 1);
+    CHECK(c.delta("vm.pmap.l3c.promotions") == l2 / k_run);
+    CHECK(c.delta("vm.pmap.l2.promotions") == 1);
+    CHECK(pmap_tlb_entries(w.space.pmap, start, end) == 1);
+    w.unmap(start, end);
+    CHECK(c.delta("vm.reserv.freed") == 1);
+
+    // Broken with three pages in use, then those freed: the buddies
+    // coalesce all the way up to the same 32 MB block.
+    PhysAddr a = w.fault(start, start, end);
+    CHECK(a == first);
+    w.fault(start + 7 * k_page, start, end);
+    w.fault(end - k_page, start, end);
+    CHECK(reserv_reclaim() == l2 / k_page - 3);
+    CHECK(phys_allocator().check());
+    w.unmap(start, end);
+    CHECK(phys_allocator().check());
+    CHECK(phys_allocator().alloc(PhysAllocator::k_max_order) == a);
+    w.check();
+}
+#endif
 
 TEST_CASE("reservations: none for a region too small, or when switched off", "[arm64][reserv]")
 {
