@@ -16,6 +16,13 @@ add_test(NAME bench.linux_determinism
 set_tests_properties(bench.linux_determinism PROPERTIES TIMEOUT 300 LABELS bench
   SKIP_RETURN_CODE 77)
 
+# vm.walks=count counts page walks between CR3 loads: a null system call walks
+# nothing under 3/1 (no CR3 load) and something under 4/4 (two loads a call).
+add_test(NAME bench.walks
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/lib/walks_tables.py check
+          --build ${CMAKE_BINARY_DIR})
+set_tests_properties(bench.walks PROPERTIES TIMEOUT 120 LABELS bench)
+
 # Key path lengths within tests/bench/budgets.toml.
 add_test(NAME bench.budgets
   COMMAND ${TOLL_BENCH} --quick --config 3/1 --config 3/1-pti --config 4/4 --config arm64-4k

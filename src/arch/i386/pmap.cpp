@@ -250,10 +250,18 @@ uintptr_t pmap_next_mapped(Pmap* pmap, uintptr_t va, uintptr_t end)
         uintptr_t next_table = uintptr_t(pdi + 1) << 22; // pdi < 1023: no overflow
         uint32_t pde = dir[pdi];
         if ((pde & k_pte_present) && !(pde & k_pde_large)) {
+            // Scan the slots of [va, min(end, next_table)) by pointer, four
+            // at a time where possible: a sparse stack table is mostly zeros.
             const uint32_t* pt = table(pde & k_pte_frame);
-            for (; va < end && va < next_table; va += k_page_size)
-                if (mapped(pt[pt_index(static_cast<uint32_t>(va))]))
-                    return va;
+            const uint32_t* slot = pt + pt_index(static_cast<uint32_t>(va));
+            uintptr_t stop = end < next_table ? end : next_table;
+            const uint32_t* last = slot + (stop - va + k_page_size - 1) / k_page_size;
+            constexpr uint32_t k_any = k_pte_present | k_pte_soft_none;
+            while (last - slot >= 4 && !((slot[0] | slot[1] | slot[2] | slot[3]) & k_any))
+                slot += 4;
+            for (; slot < last; ++slot)
+                if (*slot & k_any)
+                    return (va & ~((uintptr_t(1) << 22) - 1)) + uintptr_t(slot - pt) * k_page_size;
         }
         va = next_table;
     }
