@@ -38,6 +38,16 @@ set_tests_properties(bench.budgets_refuse_excess PROPERTIES
   PASS_REGULAR_EXPRESSION "lat_syscall.getppid = 301 instr in configuration 3/1, above its budget of 200")
 
 set_tests_properties(bench.determinism bench.budgets PROPERTIES TIMEOUT 120 LABELS bench)
+
+# A budget relative to another configuration (`over`) can fail too: 4/4's
+# null system call 41 instructions above 3/1's breaks the isolation's 30,
+# while 3/1-pti's 30 above it holds.
+add_test(NAME bench.budgets_refuse_isolation_excess
+  COMMAND ${TOLL_BENCH} --results ${CMAKE_SOURCE_DIR}/tests/bench/isolation_over_budget.csv
+          --budgets ${CMAKE_SOURCE_DIR}/tests/bench/budgets.toml)
+set_tests_properties(bench.budgets_refuse_isolation_excess PROPERTIES TIMEOUT 30 LABELS bench
+  PASS_REGULAR_EXPRESSION "lat_syscall.getppid = 221 instr in configuration 4/4, 41 more than in 3/1, above its budget of 30 more"
+  FAIL_REGULAR_EXPRESSION "configuration 3/1-pti, 30 more")
 # bench.budgets' results.csv is also the fresh run book.numbers.fresh compares the book with.
 set_tests_properties(bench.budgets PROPERTIES FIXTURES_SETUP bench_results)
 

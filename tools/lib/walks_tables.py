@@ -157,11 +157,11 @@ def render(walk_rows, bench_rows, source):
     columns = [c for c in ["linux", "linux-pti"] + LAYOUTS
                if any(k[0] == c for k in instr)]
     if "linux" in columns:
-        body = [[f"{words} (``{m}``)"] + [f"{instr[(c, m)]:,}" if (c, m) in instr else ""
-                                          for c in columns] for m, words in linux_ops]
+        against = [[f"{words} (``{m}``)"] + [f"{instr[(c, m)]:,}" if (c, m) in instr else ""
+                                             for c in columns] for m, words in linux_ops]
         out += list_table("Instructions per operation: Debian's i386 Linux (int $0x80, "
                           "pti off and on) and Toll, the same programs, deterministic mode",
-                          ["operation"] + [f"``{c}``" for c in columns], body)
+                          ["operation"] + [f"``{c}``" for c in columns], against)
     out += list_table("The cost model: (instructions + walks x refill cost) against 3/1, "
                       "QEMU's walks, global pages on",
                       ["operation, layout", "instructions / 3/1", "extra walks"] +
