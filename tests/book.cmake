@@ -32,6 +32,12 @@ add_test(NAME book.numbers.fresh_finds_drift
 set_tests_properties(book.numbers.fresh_finds_drift PROPERTIES TIMEOUT 30 LABELS book
   PASS_REGULAR_EXPRESSION "3/1:lat_pipe.roundtrip: the book says 2000 instr, the kernel now measures 2001 instr")
 
+# The walk and cost-model tables agree with the walk counts and results they
+# are rendered from, and the check can fail.
+add_test(NAME book.walks.fresh
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/lib/walks_tables.py render --check)
+set_tests_properties(book.walks.fresh PROPERTIES TIMEOUT 30 LABELS "book;fast")
+
 # The commands of the book marked :run: (lab handouts, exercises) work as
 # written; every other command was checked for its tool and options by
 # book.build.
