@@ -20,6 +20,8 @@ struct CmdlineWord {
 /// `run=/bin/echo hello world` passes the arguments through.
 class CmdlineCursor {
   public:
+    /// Starts before the first word of @p line, which is read in place
+    /// (not copied) and must outlive the cursor.
     explicit CmdlineCursor(const char* line) : m_next(line) {}
 
     /// Stores the next word in @p word; returns false at the end of the line.

@@ -110,8 +110,13 @@ size_t pmap_tlb_entries(Pmap* pmap, uintptr_t start, uintptr_t end);
 /// table probes rather than one lookup per page.
 uintptr_t pmap_next_mapped(Pmap* pmap, uintptr_t va, uintptr_t end);
 
-/// Makes @p pmap the current address space (loads the page-table base
-/// register if it changes).
+/// Makes @p pmap (nullptr: none) the address space that user mode runs on
+/// from the next return to user mode. Nothing happens when it is already the
+/// current one. What else it costs depends on the architecture and layout:
+/// i386 under 3/1 and 3/1-pti loads CR3 at once (the kernel runs on the
+/// process's directory); under 4/4 the kernel never leaves its own directory,
+/// so it only records the user directory for the exit path to load; arm64
+/// loads TTBR0_EL1 with the pmap's ASID.
 void pmap_activate(Pmap* pmap);
 
 /// The pmap that is active now.

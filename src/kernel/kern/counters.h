@@ -11,7 +11,12 @@ namespace toll {
 /// One event counter, registered by TOLL_COUNTER in a linker-built table.
 /// Named in FreeBSD sysctl style ("cpu.cr3_loads").
 struct Counter {
+    /// The counter's name, unique, as COUNTER records and counter_find()
+    /// spell it.
     const char* name;
+    /// The events counted since boot; a few counters are gauges instead and
+    /// hold a present amount (vm.pmap.page_tables) or a setting
+    /// (vm.copy.fast_max).
     uint64_t value;
 
     /// Counts @p n more events.

@@ -45,7 +45,7 @@ void report_skip(const char* name, const char* reason);
 /// Defines and registers an in-kernel test: KTEST("area.behaviour") { ... }
 /// A test named "destructive.*" is expected to end the run with a PANIC; it
 /// runs only when the glob itself starts with "destructive." (tests/system
-/// checks the PANIC with tools/run --expect-panic).
+/// checks the PANIC with `tools/run --expect-panic`).
 #define KTEST(name) TOLL_KTEST_IMPL(name, TOLL_KTEST_CAT(ktest_body_, __LINE__))
 #define TOLL_KTEST_IMPL(name, body)                                                                \
     static void body();                                                                            \

@@ -85,15 +85,15 @@ struct SigInfo {
 
 /// A process's signal state.
 struct Signals {
-    SigAction actions[k_nsig];
-    SigInfo info[k_nsig]; ///< for each pending signal, why it was sent
-    SigSet blocked = 0;
-    SigSet pending = 0;
+    SigAction actions[k_nsig];    ///< each signal's action, as sigaction set it
+    SigInfo info[k_nsig];         ///< for each pending signal, why it was sent
+    SigSet blocked = 0;           ///< the signal mask (sigprocmask)
+    SigSet pending = 0;           ///< sent and not yet delivered
     bool stopped = false;         ///< stopped by SIGSTOP and its kin
     int stop_report = 0;          ///< for wait4: 0, or the stop signal not yet reported
     bool continue_report = false; ///< for wait4 WCONTINUED: continued, not yet reported
     bool suspend_active = false;  ///< in sigsuspend: @c suspend_saved is the mask to restore
-    SigSet suspend_saved = 0;
+    SigSet suspend_saved = 0;     ///< the mask sigsuspend replaced
 };
 
 /// One handler invocation, as the architecture writes it into a signal frame.

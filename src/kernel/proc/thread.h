@@ -15,18 +15,18 @@ enum class ThreadState { runnable, running, sleeping, dead };
 
 /// A kernel-schedulable thread: its own kernel stack and saved context.
 struct Thread {
-    arch::ThreadContext context;
-    uintptr_t kstack_base = 0; ///< Lowest address of the kernel stack.
-    ThreadState state = ThreadState::runnable;
-    const void* wait_channel = nullptr;
-    uint64_t wake_tick = 0;     ///< For timed sleeps; 0 when none.
-    Thread* next = nullptr;     ///< Run-queue link.
-    Process* process = nullptr; ///< nullptr for a kernel thread.
-    bool preemptible = false;   ///< A kernel thread that runs with interrupts on.
-    bool need_resched = false;
-    uint64_t switches_in = 0; ///< How often it was switched to.
-    char name[16] = {};
-    int id = 0;
+    arch::ThreadContext context; ///< Saved registers while switched out (the architecture's).
+    uintptr_t kstack_base = 0;   ///< Lowest address of the kernel stack.
+    ThreadState state = ThreadState::runnable; ///< Where the scheduler has it.
+    const void* wait_channel = nullptr;        ///< What it sleeps on (sleep_on); nullptr otherwise.
+    uint64_t wake_tick = 0;                    ///< For timed sleeps; 0 when none.
+    Thread* next = nullptr;                    ///< Run-queue link.
+    Process* process = nullptr;                ///< nullptr for a kernel thread.
+    bool preemptible = false;                  ///< A kernel thread that runs with interrupts on.
+    bool need_resched = false; ///< Set by the clock when others wait: switch at the next chance.
+    uint64_t switches_in = 0;  ///< How often it was switched to.
+    char name[16] = {};        ///< For the console.
+    int id = 0;                ///< Unique number, for the console.
 };
 
 /// Size of every kernel stack.

@@ -59,6 +59,7 @@ class PhysAllocator {
     /// 10, and each reserved hole in the middle of a range adds one.
     static constexpr size_t k_max_ranges = 32;
 
+    /// An allocator that manages no memory yet: add_range() gives it some.
     constexpr PhysAllocator() = default;
 
     /// Adds usable memory [base, base+length); trims inward to page

@@ -16,11 +16,11 @@ namespace toll::vm {
 
 /// A process's address space.
 struct VmSpace {
-    Pmap* pmap = nullptr;
-    RegionTree regions;
-    uintptr_t brk_start = 0; ///< end of the program's data: where the heap starts
-    uintptr_t brk = 0;       ///< current program break (page-rounded up in regions)
-    size_t resident_pages = 0;
+    Pmap* pmap = nullptr;      ///< its page tables (what is mapped now)
+    RegionTree regions;        ///< what may be mapped: the regions, with their rights
+    uintptr_t brk_start = 0;   ///< end of the program's data: where the heap starts
+    uintptr_t brk = 0;         ///< current program break (page-rounded up in regions)
+    size_t resident_pages = 0; ///< pages mapped now (counted once per mapping)
 };
 
 /// The lowest address a user mapping may cover (Linux's mmap_min_addr). The
