@@ -70,6 +70,66 @@ bool glob_match(const char* pattern, const char* text, size_t length)
     return !*pattern;
 }
 
+char* next_program(char*& cursor)
+{
+    char* start = cursor;
+    if (!start)
+        return nullptr;
+    char quote = 0;
+    char* p = start;
+    for (; *p; ++p) {
+        if (quote) {
+            if (*p == quote)
+                quote = 0;
+        } else if (*p == '\'' || *p == '"') {
+            quote = *p;
+        } else if (*p == ',') {
+            break;
+        }
+    }
+    if (*p == ',') {
+        *p = '\0';
+        cursor = p + 1;
+    } else {
+        cursor = nullptr;
+    }
+    return start;
+}
+
+size_t split_arguments(char* text, const char** argv, size_t max)
+{
+    size_t argc = 0;
+    char* in = text;
+    while (*in) {
+        while (*in == ' ')
+            ++in;
+        if (!*in)
+            break;
+        if (argc == max)
+            return max + 1;
+        // Copy the argument over itself without its quotes; the output never
+        // runs ahead of the input, so one buffer serves both.
+        char* out = in;
+        argv[argc++] = out;
+        char quote = 0;
+        for (; *in && (quote || *in != ' '); ++in) {
+            if (quote && *in == quote)
+                quote = 0;
+            else if (!quote && (*in == '\'' || *in == '"'))
+                quote = *in;
+            else
+                *out++ = *in;
+        }
+        bool more = *in == ' ';
+        if (more)
+            ++in;
+        *out = '\0';
+        if (!more)
+            break;
+    }
+    return argc;
+}
+
 bool glob_match(const char* pattern, const char* text)
 {
     size_t n = 0;

@@ -31,6 +31,20 @@ class CmdlineCursor {
     const char* m_next;
 };
 
+/// Cuts the next program off a `run=` value that lists several, separated
+/// by commas ("ut_pipe,lat_ctx -n 50 2 0"): returns the start of the next
+/// one, NUL-terminated in place, and advances @p cursor past its comma (to
+/// nullptr after the last). A comma inside quotes belongs to the program.
+char* next_program(char*& cursor);
+
+/// Splits @p text in place into at most @p max arguments, stored in @p argv,
+/// and returns how many there were. Arguments are separated by spaces; ' or
+/// " quote a stretch that holds spaces, and the quotes themselves are
+/// removed, as a shell does: `sh -c "echo hi | cat"` gives three arguments.
+/// Returns max + 1 if there were more than @p max; an unclosed quote runs to
+/// the end of the text.
+size_t split_arguments(char* text, const char** argv, size_t max);
+
 /// Matches @p text against the shell-style @p pattern ('*' and '?').
 bool glob_match(const char* pattern, const char* text);
 

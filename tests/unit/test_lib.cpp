@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <string>
+#include <vector>
 
 using namespace toll::lib;
 
@@ -82,6 +83,36 @@ TEST_CASE("command-line words, quoting and run= taking the rest")
     REQUIRE(c.next(w));
     CHECK(word_string(w) == "run=/bin/echo hello world");
     CHECK_FALSE(c.next(w));
+}
+
+TEST_CASE("run= values: programs split at commas, arguments at spaces, quotes kept together")
+{
+    char line[] = "ut_pipe,/bin/sh -c \"echo a, b | cat\",lat_ctx -n 50 2 0";
+    char* cursor = line;
+    std::vector<std::string> programs;
+    while (char* program = next_program(cursor))
+        programs.push_back(program);
+    REQUIRE(programs.size() == 3);
+    CHECK(programs[0] == "ut_pipe");
+    CHECK(programs[1] == "/bin/sh -c \"echo a, b | cat\"");
+    CHECK(programs[2] == "lat_ctx -n 50 2 0");
+
+    char command[] = "  /bin/sh -c \"echo hi | cat\" 'it''s' x\"y z\"w  ";
+    const char* argv[8] = {};
+    REQUIRE(split_arguments(command, argv, 8) == 5);
+    CHECK(std::string(argv[0]) == "/bin/sh");
+    CHECK(std::string(argv[1]) == "-c");
+    CHECK(std::string(argv[2]) == "echo hi | cat");
+    CHECK(std::string(argv[3]) == "its");
+    CHECK(std::string(argv[4]) == "xy zw");
+
+    char many[] = "a b c d";
+    CHECK(split_arguments(many, argv, 3) == 4); // more than fits is reported
+    char empty[] = "   ";
+    CHECK(split_arguments(empty, argv, 8) == 0);
+    char open[] = "echo 'never closed";
+    REQUIRE(split_arguments(open, argv, 8) == 2);
+    CHECK(std::string(argv[1]) == "never closed");
 }
 
 TEST_CASE("glob patterns")

@@ -80,9 +80,8 @@ void assign(uint64_t& context)
 
 void init()
 {
-    char value[8] = "on";
-    param_get("arm64.asid", value, sizeof value);
-    g_enabled = strcmp(value, "off") != 0;
+    static const char* const names[] = {"on", "off"};
+    g_enabled = param_get_choice("arm64.asid", names, 0) == 0;
     uint64_t mmfr0, tcr;
     asm volatile("mrs %0, id_aa64mmfr0_el1" : "=r"(mmfr0));
     bool wide = ((mmfr0 >> k_asidbits_shift) & 0xF) == k_asidbits_16;

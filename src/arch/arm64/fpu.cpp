@@ -77,11 +77,8 @@ bool fp_access_trap(arch::TrapFrame& f)
 
 void init()
 {
-    char mode[16] = "lazy";
-    param_get("fpu.switch", mode, sizeof mode);
-    g_eager = strcmp(mode, "eager") == 0;
-    if (!g_eager && strcmp(mode, "lazy") != 0)
-        kprintf("fpu.switch=%s: not lazy or eager; switching lazily\n", mode);
+    static const char* const names[] = {"lazy", "eager"};
+    g_eager = param_get_choice("fpu.switch", names, 0) == 1;
     set_sync_hook(k_ec_fp_access, fp_access_trap);
     g_owner = nullptr;
     set_fpen(k_fpen_el0_traps);

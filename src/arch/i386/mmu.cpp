@@ -56,26 +56,13 @@ const char* layout_name()
     return "?";
 }
 
-void layout_init(const char* cmdline)
+void layout_init()
 {
-    Layout chosen = Layout::split_4_4; // FreeBSD's default since 2018
-    lib::CmdlineCursor cursor(cmdline);
-    lib::CmdlineWord w;
-    while (cursor.next(w)) {
-        if (w.key_length != 8 || memcmp(w.key, "vm.split", 8) != 0)
-            continue;
-        auto is = [&](const char* v) {
-            return strlen(v) == w.value_length && memcmp(w.value, v, w.value_length) == 0;
-        };
-        if (is("3/1"))
-            chosen = Layout::split_3_1;
-        else if (is("3/1-pti"))
-            chosen = Layout::split_3_1_pti;
-        else if (is("4/4"))
-            chosen = Layout::split_4_4;
-        // Anything else keeps the default; kernel_main warns (vm_layout_report).
-    }
-    i386_layout = static_cast<uint32_t>(chosen);
+    // Indexed by LAYOUT_*; 4/4 is FreeBSD's default since 2018, and a value
+    // that names no layout is reported and gets it too.
+    static const char* const names[] = {"3/1", "3/1-pti", "4/4"};
+    static_assert(LAYOUT_3_1 == 0 && LAYOUT_3_1_PTI == 1 && LAYOUT_4_4 == 2);
+    i386_layout = static_cast<uint32_t>(param_get_choice("vm.split", names, LAYOUT_4_4));
 }
 
 void load_cr3(uint32_t pd_phys)
@@ -128,9 +115,8 @@ void direct_map_init(uint64_t phys_top)
     // identically everywhere) is global there.
     // vm.global=off leaves CR4.PGE clear, so that no entry is global, to
     // measure what global pages save (vm.walks=count).
-    char global_pages[4];
-    if (!param_get("vm.global", global_pages, sizeof global_pages) ||
-        strcmp(global_pages, "off") != 0)
+    static const char* const global_names[] = {"on", "off"};
+    if (param_get_choice("vm.global", global_names, 0) == 0)
         write_cr4(read_cr4() | CR4_PGE);
     uint32_t global = isolated ? 0 : k_pte_global;
     for (uint32_t pa = 0; pa < top; pa += k_large_page)

@@ -52,7 +52,7 @@ inline bool layout_isolated()
 }
 
 /// Chooses the layout from the command line (vm.split=); called by i386_boot.
-void layout_init(const char* cmdline);
+void layout_init();
 
 /// The layout's name as vm.split= spells it.
 const char* layout_name();

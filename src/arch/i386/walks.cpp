@@ -67,13 +67,9 @@ void harvest_directory(uint32_t* dir)
 
 void walks_init()
 {
-    char value[8];
-    if (!param_get("vm.walks", value, sizeof value))
+    static const char* const names[] = {"off", "count"};
+    if (param_get_choice("vm.walks", names, 0) != 1)
         return;
-    if (strcmp(value, "count") != 0) {
-        kprintf("vm: unknown vm.walks=%s, not counting\n", value);
-        return;
-    }
     i386_walks_counting = true;
     kprintf("vm: counting page walks between CR3 loads (vm.walks=count)\n");
 }

@@ -12,6 +12,7 @@
 #include "kernel/proc/thread.h"
 #include "kernel/sys/file.h"
 #include "kernel/vm/vm_init.h"
+#include "lib/cmdline.h"
 #include "lib/format.h"
 #include "lib/string.h"
 
@@ -66,20 +67,15 @@ void run_program(const char* command)
     static char words[256];
     static char path[80];
     const char* argv[k_max_argv + 1] = {};
-    size_t argc = 0;
     lib::snformat(words, sizeof words, "%s", command);
-    for (char* p = words; *p && argc < k_max_argv;) {
-        while (*p == ' ')
-            *p++ = '\0';
-        if (!*p)
-            break;
-        argv[argc++] = p;
-        while (*p && *p != ' ')
-            ++p;
-    }
+    size_t argc = lib::split_arguments(words, argv, k_max_argv);
     char name[96];
     if (argc == 0) {
         ktest::report("run", false, "run= names no program");
+        return;
+    }
+    if (argc > k_max_argv) {
+        ktest::report("run", false, "run= gives a program more than 16 arguments");
         return;
     }
     lib::snformat(path, sizeof path, "%s%s", strchr(argv[0], '/') ? "" : "/bin/", argv[0]);
@@ -160,15 +156,9 @@ void kernel_main(BootInfo& info)
         ktest::run_matching(glob);
     // run=a x,b y,...: several programs in one boot, one after the other,
     // each reported as its own TEST record.
-    for (char* next = running ? command : nullptr; next;) {
-        char* end = next;
-        while (*end && *end != ',')
-            ++end;
-        bool more = *end == ',';
-        *end = '\0';
-        run_program(next);
-        next = more ? end + 1 : nullptr;
-    }
+    char* cursor = running ? command : nullptr;
+    while (char* program = lib::next_program(cursor))
+        run_program(program);
     if (testing || running)
         ktest::finish();
     run_init();

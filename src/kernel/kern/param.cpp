@@ -82,6 +82,21 @@ unsigned long param_get_ulong(const char* key, unsigned long fallback)
     return v;
 }
 
+size_t param_get_choice(const char* key, const char* const* names, size_t count, size_t fallback)
+{
+    char value[24];
+    if (!param_get(key, value, sizeof value))
+        return fallback;
+    for (size_t i = 0; i < count; ++i)
+        if (strcmp(value, names[i]) == 0)
+            return i;
+    kprintf("warning: %s=%s is not one of", key, value);
+    for (size_t i = 0; i < count; ++i)
+        kprintf(" %s", names[i]);
+    kprintf(": using %s\n", names[fallback]);
+    return fallback;
+}
+
 bool param_present(const char* key)
 {
     lib::CmdlineWord w;

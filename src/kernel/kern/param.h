@@ -32,6 +32,19 @@ bool param_get(const char* key, char* out, size_t out_size);
 /// Returns the value of @p key parsed as an unsigned number, or @p fallback.
 unsigned long param_get_ulong(const char* key, unsigned long fallback);
 
+/// Returns the index in @p names of @p key's value, or @p fallback when the
+/// key is absent. A value that is none of @p names is reported on the console
+/// ("warning: vm.split=5/5 is not one of 3/1 3/1-pti 4/4: using 4/4") and
+/// gives @p fallback too, so a mistyped choice is never silently ignored.
+size_t param_get_choice(const char* key, const char* const* names, size_t count, size_t fallback);
+
+/// param_get_choice for an array of names.
+template <size_t N>
+size_t param_get_choice(const char* key, const char* const (&names)[N], size_t fallback)
+{
+    return param_get_choice(key, names, N, fallback);
+}
+
 /// Returns true if @p key is on the command line (with any value).
 bool param_present(const char* key);
 

@@ -29,14 +29,8 @@ ForkMode g_fork_mode = ForkMode::unread;
 bool fork_shares_pages()
 {
     if (g_fork_mode == ForkMode::unread) {
-        g_fork_mode = ForkMode::cow;
-        char value[8];
-        if (param_get("vm.fork", value, sizeof value)) {
-            if (strcmp(value, "copy") == 0)
-                g_fork_mode = ForkMode::copy;
-            else if (strcmp(value, "cow") != 0)
-                kprintf("vm: unknown vm.fork=%s, using cow\n", value);
-        }
+        static const char* const names[] = {"cow", "copy"};
+        g_fork_mode = param_get_choice("vm.fork", names, 0) == 1 ? ForkMode::copy : ForkMode::cow;
     }
     return g_fork_mode == ForkMode::cow && pageref_ready();
 }

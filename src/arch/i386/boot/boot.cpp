@@ -124,7 +124,7 @@ extern "C" [[noreturn]] void i386_boot(uint32_t magic, uint32_t pointer)
         if (info.regions[i].type == MemType::usable &&
             info.regions[i].base + info.regions[i].length > top)
             top = info.regions[i].base + info.regions[i].length;
-    layout_init(g_cmdline);
+    layout_init();
     direct_map_init(top);
     early_map_enable();
     getmemsize_verify(info);

@@ -77,32 +77,15 @@ bool cpu_has_fxsave_leak(char* vendor_out, unsigned* family_out)
 
 void read_config(bool cpu_bug)
 {
-    char value[16];
-    g_config.bug = cpu_bug;
-    if (param_get("fpu.bug", value, sizeof value))
-        g_config.bug = strcmp(value, "0") != 0;
-    if (param_get("fpu.switch", value, sizeof value)) {
-        if (strcmp(value, "eager") == 0)
-            g_config.mode = Switch::eager;
-        else if (strcmp(value, "lazy") != 0)
-            kprintf("fpu: unknown fpu.switch=%s, using lazy\n", value);
-    }
-    if (param_get("fpu.clean", value, sizeof value)) {
-        bool known = false;
-        for (unsigned i = 0; i < sizeof k_clean_names / sizeof *k_clean_names; ++i)
-            if (strcmp(value, k_clean_names[i]) == 0) {
-                g_config.clean = static_cast<Clean>(i);
-                known = true;
-            }
-        if (!known)
-            kprintf("fpu: unknown fpu.clean=%s, using always\n", value);
-    }
-    if (param_get("fpu.leak", value, sizeof value)) {
-        if (strcmp(value, "simulate") == 0)
-            g_config.leak_simulate = true;
-        else
-            kprintf("fpu: unknown fpu.leak=%s, ignored\n", value);
-    }
+    static const char* const bug_names[] = {"0", "1"};
+    static const char* const switch_names[] = {"lazy", "eager"};
+    static const char* const leak_names[] = {"off", "simulate"};
+    g_config.bug = param_get_choice("fpu.bug", bug_names, cpu_bug ? 1 : 0) == 1;
+    g_config.mode =
+        param_get_choice("fpu.switch", switch_names, 0) == 1 ? Switch::eager : Switch::lazy;
+    g_config.clean = static_cast<Clean>(
+        param_get_choice("fpu.clean", k_clean_names, static_cast<size_t>(Clean::always)));
+    g_config.leak_simulate = param_get_choice("fpu.leak", leak_names, 0) == 1;
 }
 
 RestoreFn select_restore()
@@ -179,9 +162,8 @@ void init()
             g_config.mode == Switch::eager ? "eager" : "lazy", clean_name(g_config.clean),
             patched ? " (sequence patched out)" : "",
             g_config.leak_simulate ? " fpu.leak=simulate" : "");
-    char selftest[16];
-    if (param_get("fpu.selftest", selftest, sizeof selftest) &&
-        strcmp(selftest, "kernel_nm") == 0) {
+    static const char* const selftest_names[] = {"off", "kernel_nm"};
+    if (param_get_choice("fpu.selftest", selftest_names, 0) == 1) {
         kprintf("fpu: selftest: an FPU instruction in the kernel with CR0.TS set\n");
         asm volatile("fnop");
         panic("fpu: selftest: the kernel's FPU instruction did not trap");

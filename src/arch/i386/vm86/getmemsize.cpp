@@ -70,8 +70,8 @@ void account(ProbeCost& cost, const Vm86CallCost& call)
 
 bool is_off(const char* key)
 {
-    char value[8];
-    return param_get(key, value, sizeof value) && strcmp(value, "off") == 0;
+    static const char* const names[] = {"on", "off"};
+    return param_get_choice(key, names, 0) == 1;
 }
 
 uint32_t int12(ProbeResult& r)
