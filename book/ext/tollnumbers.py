@@ -55,7 +55,8 @@ METRICS_CSV = os.path.join(GENERATED, "metrics.csv")
 # A number followed by a unit of measure: the numbers that must be sourced.
 UNITS = (r"%|×|x\b|times\b|instructions?\b|instr\b|cycles?\b|traps?\b|kpps\b|µs\b|us\b|ns\b"
          r"|ms\b|minutes?\b|seconds?\b|s\b|rows\b|(?:CR3 )?loads?\b|flushes\b|switches\b"
-         r"|faults\b|calls?\b|hops?\b|per ?(?:cent|hop|switch|call|1000)\b|kinstr\b")
+         r"|faults\b|calls?\b|hops?\b|per ?(?:cent|hop|switch|call|1000)\b|kinstr\b"
+         r"|thousand\b|million\b|packets\b|transfers\b")
 MEASURED = re.compile(r"(?<![\w./\-:@])(\d[\d,  ]*(?:\.\d+)?)\s*(?:" + UNITS + ")")
 BARE_NUMBER = re.compile(r"^[~≈]?\s*\d[\d,  ]*(?:\.\d+)?\s*$")
 
