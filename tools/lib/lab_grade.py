@@ -381,8 +381,8 @@ def last_build_step(text):
 
 
 def build(grade, tree, jobs, jail, logs):
-    """Configures and builds the i386 side of @p tree in @p jail: only the
-    rubric's build_targets when it names some, and only the kernel image (not
+    """Configures and builds @p tree in @p jail for the rubric's arches: only
+    the rubric's build_targets when it names some, and only the kernel image (not
     the disk images) unless a test boots a disk. Fills grade.build; the log
     goes to @p logs/build.log."""
     r = grade.build
@@ -391,7 +391,8 @@ def build(grade, tree, jobs, jail, logs):
     log = os.path.join(logs, "build.log")
     env = jail.env({"CMAKE_BUILD_PARALLEL_LEVEL": str(jobs)})  # also the kernel's inner build
     limits = limits_for(grade.rubric.build_timeout, BUILD_OUTPUT, BUILD_MEMORY)
-    cmd = ["cmake", "-S", tree, "-B", bdir, "-DTOLL_ARCHES=i386",
+    arches = ";".join(getattr(grade.rubric, "arches", ["i386"]))
+    cmd = ["cmake", "-S", tree, "-B", bdir, f"-DTOLL_ARCHES={arches}",
            "-DCMAKE_BUILD_TYPE=RelWithDebInfo"] + (tools.cmake_args() if tools else [])
     if not needs_disk_image(grade.rubric):
         cmd.append("-DTOLL_KERNEL_ONLY=ON")

@@ -16,7 +16,9 @@ RESERVED_RUN_OPTIONS = ("--nonce", "--build", "--json", "--timeout", "--interact
                         "--parse", "--quiet", "--max-output", "--kernel", "--expect-panic")
 
 TOP_KEYS = {"lab", "title", "student_files", "worksheet", "build_timeout", "build_targets",
-            "max_output", "tests", "measurements", "visibility"}
+            "arches", "max_output", "tests", "measurements", "visibility"}
+# The kernels a lab may need built (CMake's TOLL_ARCHES).
+ARCHES = ("i386", "arm64")
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 TEST_KEYS = {"name", "points", "timeout", "ctest", "run", "pass", "done", "console", "panic",
              "depends_on", "covers", "min_tests", "description", "console_from",
@@ -65,6 +67,7 @@ class Rubric:
         self.worksheet = data.get("worksheet")
         self.build_timeout = data.get("build_timeout", 300)
         self.build_targets = list(data.get("build_targets", []))
+        self.arches = list(data.get("arches", ["i386"]))
         self.max_output = data.get("max_output", 1 << 20)
         self.visibility = data.get("visibility", "visible")
         self.items = [Item(t, "ctest" if "ctest" in t else "run") for t in data.get("tests", [])]
@@ -89,6 +92,9 @@ def check(data, where):
             raise RubricError(f"{where}: missing '{key}'")
     if not data["student_files"]:
         raise RubricError(f"{where}: student_files is empty")
+    arches = data.get("arches", ["i386"])
+    if not isinstance(arches, list) or not arches or not set(arches) <= set(ARCHES):
+        raise RubricError(f"{where}: arches must be a non-empty list of {', '.join(ARCHES)}")
     for f in data["student_files"]:
         if os.path.isabs(f) or ".." in f.split("/"):
             raise RubricError(f"{where}: student file {f!r} must be a relative path in the tree")
