@@ -84,6 +84,19 @@ add_test(NAME lab4x4.worksheet
                       ${CMAKE_SOURCE_DIR}/labs/lab-4x4/results.toml)
 set_tests_properties(lab4x4.worksheet PROPERTIES TIMEOUT 180 LABELS "bench;lab")
 
+# The superpages lab (labs/lab-superpages): the worksheet's numbers and ratios
+# match fresh deterministic runs of the arm64 kernels, superpages off and on
+# at both granules. The rubric's worksheet.numbers item is this test (the
+# grader builds only arm64 for that lab).
+if("arm64" IN_LIST TOLL_ARCHES AND "4K" IN_LIST TOLL_ARM64_GRANULES
+   AND "16K" IN_LIST TOLL_ARM64_GRANULES)
+  add_test(NAME labsuperpages.worksheet
+    COMMAND ${TOLL_BENCH} --out ${CMAKE_BINARY_DIR}/bench-labsuperpages
+            --worksheet ${CMAKE_SOURCE_DIR}/labs/lab-superpages/checks.toml
+                        ${CMAKE_SOURCE_DIR}/labs/lab-superpages/results.toml)
+  set_tests_properties(labsuperpages.worksheet PROPERTIES TIMEOUT 180 LABELS "bench;lab")
+endif()
+
 # --compare may name the very file the run writes (the lab 0 handout does:
 # make bench ARGS='--compare build/bench/results.csv'): it is read before it
 # is overwritten, so a number that moved is still found.
