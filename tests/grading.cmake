@@ -34,6 +34,16 @@ set_tests_properties(grading.regions grading.build_tools grading.hostile_batch
   grading.reports grading.sandbox grading.gradescope
   PROPERTIES ENVIRONMENT PYTHONPATH=${CMAKE_SOURCE_DIR}/tools)
 
+# Every lab is a thinking lab: learning goals, background linked into the
+# chapters, commands the build runs, written questions that ask why and carry
+# points, a worksheet whose numbers the grader checks and whose keys the
+# starter has ready; and the check finds each defect planted in a copy.
+add_test(NAME grading.handouts COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/grading/check_handouts.py)
+add_test(NAME grading.handouts.finds_planted
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/grading/check_handouts.py --self-test)
+set_tests_properties(grading.handouts grading.handouts.finds_planted
+  PROPERTIES TIMEOUT 60 LABELS fast)
+
 # Every other lab: its reference scores full marks and its starter builds and
 # fails exactly the items that cover its regions.
 file(GLOB TOLL_LAB_RUBRICS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/labs/*/rubric.toml)
