@@ -9,9 +9,28 @@ CMDLINE ?=
 CMAKE_ARGS ?=
 PYTHON := /usr/bin/python3
 
-.PHONY: all deps configure build qemu qemu-arm64 bochs qemu-gdb qemu-gdb-arm64 check check-fast book bench fuzz clean format
+.PHONY: all help deps configure build qemu qemu-arm64 bochs qemu-gdb qemu-gdb-arm64 check check-fast book bench fuzz clean format
 
 all: build
+
+# What each target does; tests/lint checks that every .PHONY target is here.
+help:
+	@echo 'make [target] [BUILD=dir] [CMDLINE="kernel words"] [ARGS="tool options"]'
+	@echo '  all, build      build the kernels, user programs and host tests (the default)'
+	@echo '  qemu            boot i386 under QEMU on this terminal (Ctrl-A X quits); CMDLINE= picks what runs'
+	@echo '  qemu-arm64      boot arm64 under qemu-system-aarch64 -M virt'
+	@echo '  bochs           boot the loaderless i386 disk image under Bochs'
+	@echo '  qemu-gdb        boot i386 stopped for gdb-multiarch -x tools/gdbinit (qemu-gdb-arm64: arm64)'
+	@echo '  qemu-gdb-arm64  the same for arm64, with tools/gdbinit-arm64'
+	@echo '  check           the whole test suite (ctest); ARGS="-R regex" runs a part'
+	@echo '  check-fast      host tests and a boot of each kernel, under 90 seconds'
+	@echo '  book            build the book into $(BUILD)/book/html/index.html'
+	@echo '  bench           the benchmarks in deterministic mode (ARGS="--book", "--linux", "--quick")'
+	@echo '  fuzz            the long fuzz run (minutes); ARGS="--calls N --seed S"'
+	@echo '  deps            check and install the Debian packages (tools/deps --list)'
+	@echo '  configure       run CMake into $(BUILD) only'
+	@echo '  format          clang-format every C++ file git tracks'
+	@echo '  clean           remove $(BUILD)'
 
 deps:
 	@$(PYTHON) tools/deps

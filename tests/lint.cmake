@@ -29,3 +29,12 @@ add_test(NAME lint.tidy.detects_bugs
 set_tests_properties(lint.tidy.detects_bugs PROPERTIES
   PASS_REGULAR_EXPRESSION "tidy_bug.cpp:7:5: error: .*bugprone-suspicious-memset-usage")
 set_tests_properties(lint.tidy lint.tidy.detects_bugs PROPERTIES TIMEOUT 120)
+
+# make help describes every target of the Makefile; the fixture's target
+# `secret` is not described, so the check must name it.
+add_test(NAME lint.makehelp COMMAND ${TOLL_PYTHON} ${TOLL_LINT} makehelp)
+add_test(NAME lint.makehelp.detects_undocumented
+  COMMAND ${TOLL_PYTHON} ${TOLL_LINT} makehelp --makefile ${CMAKE_SOURCE_DIR}/tests/lint/Makefile.undocumented)
+set_tests_properties(lint.makehelp.detects_undocumented PROPERTIES
+  PASS_REGULAR_EXPRESSION "make help does not describe: secret")
+set_tests_properties(lint.makehelp lint.makehelp.detects_undocumented PROPERTIES LABELS fast TIMEOUT 30)
