@@ -2,6 +2,7 @@
 // and simulated physical memory behind vm::phys_to_virt.
 #pragma once
 #include "kernel/arch/physmem.h"
+#include "kernel/kern/result.h"
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -34,5 +35,20 @@ class SimulatedMemory {
     size_t m_size;
     unsigned char* m_memory;
 };
+
+/// The address a successful allocation returned. A failed one throws, which
+/// fails the test with the errno: for allocations the test expects to work.
+inline vm::PhysAddr allocated(Result<vm::PhysAddr> result)
+{
+    if (!result)
+        throw std::runtime_error("allocation failed, errno " + std::to_string(result.error()));
+    return result.value();
+}
+
+/// The Errno of a failed allocation, k_ok if it succeeded (for CHECKs).
+inline Errno failure(Result<vm::PhysAddr> result)
+{
+    return result.error();
+}
 
 } // namespace toll::test

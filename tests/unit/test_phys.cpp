@@ -13,6 +13,9 @@
 
 TOLL_SECTION_BOUNDS(toll::Counter, toll_counters);
 
+using toll::Result;
+using toll::test::allocated;
+using toll::test::failure;
 using toll::test::KernelPanic;
 using toll::test::SimulatedMemory;
 using toll::vm::k_page_size;
@@ -46,8 +49,8 @@ uint64_t counter(const char* name)
 std::vector<PhysAddr> take_all_pages(PhysAllocator& a)
 {
     std::vector<PhysAddr> pages;
-    for (PhysAddr pa; (pa = a.alloc(0)) != PhysAllocator::k_none;)
-        pages.push_back(pa);
+    for (Result<PhysAddr> pa = a.alloc(0); pa; pa = a.alloc(0))
+        pages.push_back(pa.value());
     return pages;
 }
 
@@ -62,8 +65,7 @@ TEST_CASE("phys: blocks of every order are naturally aligned")
     std::vector<std::pair<PhysAddr, unsigned>> taken;
     for (unsigned round = 0; round < 3; ++round)
         for (unsigned order = 0; order <= PhysAllocator::k_max_order; ++order) {
-            PhysAddr pa = a.alloc(order);
-            REQUIRE(pa != PhysAllocator::k_none);
+            PhysAddr pa = allocated(a.alloc(order));
             CHECK(pa % block_size(order) == 0);
             CHECK(pa >= k_base);
             CHECK(pa + block_size(order) <= k_base + k_memory_size);
@@ -91,7 +93,7 @@ TEST_CASE("phys: allocation runs dry exactly when every page is handed out")
     CHECK(pages.size() == start_free);
     CHECK(a.free_pages() == 0);
     CHECK(counter("vm.phys.failures") == failures + 1);
-    CHECK(a.alloc(0) == PhysAllocator::k_none);
+    CHECK(failure(a.alloc(0)) == toll::k_enomem);
     CHECK(a.check());
     std::set<PhysAddr> distinct(pages.begin(), pages.end());
     CHECK(distinct.size() == pages.size());
@@ -106,11 +108,10 @@ TEST_CASE("phys: allocation runs dry exactly when every page is handed out")
         }
     CHECK(a.free_pages() == given_back);
     CHECK(a.check());
-    CHECK(a.alloc(1) == PhysAllocator::k_none);
-    CHECK(a.alloc(PhysAllocator::k_max_order) == PhysAllocator::k_none);
-    CHECK(a.alloc(PhysAllocator::k_max_order + 1) == PhysAllocator::k_none);
-    PhysAddr one = a.alloc(0);
-    CHECK(one != PhysAllocator::k_none);
+    CHECK(failure(a.alloc(1)) == toll::k_enomem);
+    CHECK(failure(a.alloc(PhysAllocator::k_max_order)) == toll::k_enomem);
+    CHECK(failure(a.alloc(PhysAllocator::k_max_order + 1)) == toll::k_einval);
+    CHECK(a.alloc(0).ok());
     CHECK(a.free_pages() == given_back - 1);
 }
 
@@ -123,7 +124,7 @@ TEST_CASE("phys: freeing everything in random order coalesces back to whole bloc
     size_t total = a.total_pages();
     std::vector<PhysAddr> pages = take_all_pages(a);
     REQUIRE(pages.size() == total);
-    CHECK(a.alloc(PhysAllocator::k_max_order) == PhysAllocator::k_none);
+    CHECK(failure(a.alloc(PhysAllocator::k_max_order)) == toll::k_enomem);
 
     uint64_t merges = counter("vm.phys.merges");
     std::mt19937 rng(1234);
@@ -140,8 +141,9 @@ TEST_CASE("phys: freeing everything in random order coalesces back to whole bloc
     PhysAddr first = (lo + k_max_block - 1) & ~(k_max_block - 1);
     size_t expected = (hi - first) / k_max_block, whole = 0;
     REQUIRE(expected >= 1);
-    for (PhysAddr big; (big = a.alloc(PhysAllocator::k_max_order)) != PhysAllocator::k_none;) {
-        CHECK(big % k_max_block == 0);
+    for (Result<PhysAddr> big = a.alloc(PhysAllocator::k_max_order); big;
+         big = a.alloc(PhysAllocator::k_max_order)) {
+        CHECK(big.value() % k_max_block == 0);
         ++whole;
     }
     CHECK(whole == expected);
@@ -159,14 +161,14 @@ TEST_CASE("phys: one split per order on the way down, one merge per order on the
 
     uint64_t splits = counter("vm.phys.splits"), merges = counter("vm.phys.merges");
     uint64_t allocs = counter("vm.phys.allocs"), frees = counter("vm.phys.frees");
-    PhysAddr pa = a.alloc(0);
+    PhysAddr pa = allocated(a.alloc(0));
     CHECK(pa == block);
     CHECK(counter("vm.phys.splits") - splits == PhysAllocator::k_max_order);
     CHECK(counter("vm.phys.allocs") - allocs == 1);
     a.free(pa);
     CHECK(counter("vm.phys.merges") - merges == PhysAllocator::k_max_order);
     CHECK(counter("vm.phys.frees") - frees == 1);
-    CHECK(a.alloc(PhysAllocator::k_max_order) == block);
+    CHECK(allocated(a.alloc(PhysAllocator::k_max_order)) == block);
 }
 
 TEST_CASE("phys: pages reserved before the first alloc are never handed out")
@@ -212,7 +214,7 @@ TEST_CASE("phys: pages reserved after allocation started are taken off the free 
     SimulatedMemory mem(k_base, k_memory_size);
     PhysAllocator a;
     a.add_range(k_base, 16 << 20);
-    PhysAddr held = a.alloc(2); // Builds the allocator.
+    PhysAddr held = allocated(a.alloc(2)); // Builds the allocator.
     size_t total = a.total_pages();
 
     // Ragged edges again (pages 0x205..0x208), then a whole largest block.
@@ -256,8 +258,7 @@ TEST_CASE("phys: reserved and unmanaged memory is never written")
     std::vector<std::pair<PhysAddr, unsigned>> taken;
     for (unsigned i = 0; i < 200; ++i) {
         unsigned order = i % 5;
-        PhysAddr pa = a.alloc(order);
-        REQUIRE(pa != PhysAllocator::k_none);
+        PhysAddr pa = allocated(a.alloc(order));
         taken.emplace_back(pa, order);
     }
     for (auto [pa, order] : taken)
@@ -324,12 +325,12 @@ TEST_CASE("phys: a double free or a foreign address panics")
     SimulatedMemory mem(k_base, k_memory_size);
     PhysAllocator a;
     a.add_range(k_base, 8 << 20);
-    PhysAddr p = a.alloc(0);
+    PhysAddr p = allocated(a.alloc(0));
     a.free(p);
     REQUIRE_THROWS_AS(a.free(p), KernelPanic);
 
     // Two buddies freed merge into one block: freeing either again is caught.
-    PhysAddr pair = a.alloc(1);
+    PhysAddr pair = allocated(a.alloc(1));
     a.free(pair + k_page);
     a.free(pair);
     CHECK_THROWS_AS(a.free(pair + k_page), KernelPanic);
@@ -339,17 +340,17 @@ TEST_CASE("phys: a double free or a foreign address panics")
     PhysAllocator b;
     PhysAddr block = 0x1000000;
     b.add_range(block - k_page, k_max_block + k_page);
-    REQUIRE(b.alloc(0) == block);
-    REQUIRE(b.alloc(0) == block + k_page);
+    REQUIRE(allocated(b.alloc(0)) == block);
+    REQUIRE(allocated(b.alloc(0)) == block + k_page);
     b.free(block + k_page);
     CHECK_THROWS_AS(b.free(block, 1), KernelPanic);
     CHECK(b.check());
-    PhysAddr r = a.alloc(0);
+    PhysAddr r = allocated(a.alloc(0));
 
     // Not from this allocator: outside the range, misaligned, the bitmap page.
     CHECK_THROWS_AS(a.free(k_base + (16 << 20)), KernelPanic);
     CHECK_THROWS_AS(a.free(k_base + 0x1000 + 1), KernelPanic);
-    PhysAddr big = a.alloc(2);
+    PhysAddr big = allocated(a.alloc(2));
     CHECK_THROWS_AS(a.free(big + k_page, 2), KernelPanic);
     CHECK_THROWS_AS(a.free(k_base), KernelPanic);
     CHECK_THROWS_AS(a.free(r, PhysAllocator::k_max_order + 1), KernelPanic);
@@ -366,14 +367,14 @@ TEST_CASE("phys: a forged free-block header in an allocated page fools nobody")
     SimulatedMemory mem(k_base, k_memory_size);
     PhysAllocator a;
     a.add_range(k_base, 8 << 20);
-    PhysAddr pair = a.alloc(1);
+    PhysAddr pair = allocated(a.alloc(1));
     PhysAddr mine = pair, theirs = pair + k_page;
     // Let the allocator write a genuine header into `theirs`, copy it, take
     // the page back, and put the copy in: a user program could do the same.
     a.free(theirs);
     unsigned char header[64];
     std::memcpy(header, mem.host() + (theirs - k_base), sizeof header);
-    REQUIRE(a.alloc(0) == theirs);
+    REQUIRE(allocated(a.alloc(0)) == theirs);
     // alloc() wiped the header: no stale one is left in memory handed out.
     CHECK(std::memcmp(header, mem.host() + (theirs - k_base), sizeof header) != 0);
     std::memcpy(mem.host() + (theirs - k_base), header, sizeof header);
@@ -389,7 +390,7 @@ TEST_CASE("phys: a write into a free block is noticed")
     SimulatedMemory mem(k_base, k_memory_size);
     PhysAllocator a;
     a.add_range(k_base, 8 << 20);
-    PhysAddr p = a.alloc(0);
+    PhysAddr p = allocated(a.alloc(0));
     a.free(p);
     REQUIRE(a.check());
     std::memset(mem.host() + (p - k_base), 0, 16); // A use after free.
@@ -446,12 +447,14 @@ TEST_CASE("phys: random allocations and frees agree with a reference model")
         bool do_alloc = blocks.empty() || coin(rng) < 55;
         if (do_alloc) {
             unsigned order = pick_order();
-            PhysAddr pa = a.alloc(order);
-            if (pa == PhysAllocator::k_none) {
+            Result<PhysAddr> got = a.alloc(order);
+            if (!got) {
                 ++fails;
+                REQUIRE(got.error() == toll::k_enomem);
                 REQUIRE_FALSE(free_run_exists(order));
                 continue;
             }
+            PhysAddr pa = got.value();
             REQUIRE(pa % block_size(order) == 0);
             for (PhysAddr i = 0; i < (PhysAddr(1) << order); ++i) {
                 PhysAddr page = pa + i * k_page;

@@ -21,6 +21,9 @@ using toll::vm::PhysAddr;
 using toll::vm::PhysAllocator;
 using toll::vm::Pmap;
 using namespace toll::vm;
+using toll::Result;
+using toll::test::allocated;
+using toll::test::failure;
 
 namespace {
 
@@ -115,8 +118,7 @@ struct PmapWorld {
         phys_allocator() = PhysAllocator();
         phys_allocator().add_range(k_managed, k_memory_size - (k_managed - k_base));
         // Build the allocator now so that free_pages() is its final value.
-        PhysAddr pa = phys_allocator().alloc(0);
-        REQUIRE(pa != PhysAllocator::k_none);
+        PhysAddr pa = allocated(phys_allocator().alloc(0));
         phys_allocator().free(pa, 0);
         free_at_start = phys_allocator().free_pages();
         uint32_t* pd = words(k_kernel_pd);
@@ -315,7 +317,7 @@ TEST_CASE("pmap i386: many random mappings agree with a model through replace an
     unsigned n = 0;
     for (auto it = model.begin(); it != model.end(); ++n) {
         if (n % 2) {
-            REQUIRE(pmap_remove_page(pmap, it->first) == it->second);
+            REQUIRE(allocated(pmap_remove_page(pmap, it->first)) == it->second);
             it = model.erase(it);
         } else {
             ++it;
@@ -428,16 +430,16 @@ TEST_CASE("pmap i386: remove returns the frame and leaves no mapping")
     REQUIRE(pmap_enter(pmap, va, frame, k_prot_read | k_prot_write) == toll::k_ok);
     REQUIRE(pmap_enter(pmap, va + k_page, frame + k_page, k_prot_none) == toll::k_ok);
 
-    CHECK(pmap_remove_page(pmap, va) == frame);
+    CHECK(allocated(pmap_remove_page(pmap, va)) == frame);
     CHECK_FALSE(pmap_extract(pmap, va, nullptr, nullptr));
     CHECK(raw_pte(pmap, va) == 0);
-    CHECK(pmap_remove_page(pmap, va) == PhysAllocator::k_none);
+    CHECK(failure(pmap_remove_page(pmap, va)) == toll::k_enoent);
     // A PROT_NONE page is still a mapping: remove hands its frame back.
-    CHECK(pmap_remove_page(pmap, va + k_page) == frame + k_page);
+    CHECK(allocated(pmap_remove_page(pmap, va + k_page)) == frame + k_page);
     CHECK_FALSE(pmap_extract(pmap, va + k_page, nullptr, nullptr));
     // Unmapped, with and without a page table.
-    CHECK(pmap_remove_page(pmap, va + 2 * k_page) == PhysAllocator::k_none);
-    CHECK(pmap_remove_page(pmap, 0x80000000) == PhysAllocator::k_none);
+    CHECK(failure(pmap_remove_page(pmap, va + 2 * k_page)) == toll::k_enoent);
+    CHECK(failure(pmap_remove_page(pmap, 0x80000000)) == toll::k_enoent);
     CHECK(raw_pde(pmap, 0x80000000) == 0);
     pmap_destroy(pmap);
 }
@@ -454,8 +456,7 @@ TEST_CASE("pmap i386: page tables come one per 4 MB on demand and go with the pm
     // Frames really allocated, to see that destroy leaves them alone.
     std::vector<PhysAddr> frames;
     auto enter = [&](uint32_t va) {
-        PhysAddr pa = phys_allocator().alloc(0);
-        REQUIRE(pa != PhysAllocator::k_none);
+        PhysAddr pa = allocated(phys_allocator().alloc(0));
         frames.push_back(pa);
         REQUIRE(pmap_enter(pmap, va, pa, k_prot_read) == toll::k_ok);
     };
@@ -498,7 +499,7 @@ TEST_CASE("pmap i386: only the current pmap's changes invalidate TLB entries")
     REQUIRE(pmap_enter(a, va, 0x100000, k_prot_read) == toll::k_ok);
     REQUIRE(pmap_enter(a, va, 0x101000, k_prot_read) == toll::k_ok);
     pmap_protect(a, va, va + k_page_size, k_prot_read | k_prot_write);
-    CHECK(pmap_remove_page(a, va) == 0x101000);
+    CHECK(allocated(pmap_remove_page(a, va)) == 0x101000);
     CHECK(g_invlpg.empty());
     CHECK(g_cr3_loads.empty());
 
@@ -517,7 +518,7 @@ TEST_CASE("pmap i386: only the current pmap's changes invalidate TLB entries")
     CHECK(g_invlpg == std::vector<uint32_t>{va, va});
     pmap_protect(a, va, va + k_page_size, k_prot_none);
     CHECK(g_invlpg == std::vector<uint32_t>{va, va, va});
-    CHECK(pmap_remove_page(a, va) == 0x103000);
+    CHECK(allocated(pmap_remove_page(a, va)) == 0x103000);
     CHECK(g_invlpg == std::vector<uint32_t>{va, va, va, va});
 
     // Changes to a pmap that is not active flush nothing.
@@ -525,7 +526,7 @@ TEST_CASE("pmap i386: only the current pmap's changes invalidate TLB entries")
     REQUIRE(pmap_enter(b, va, 0x104000, k_prot_read) == toll::k_ok);
     REQUIRE(pmap_enter(b, va, 0x105000, k_prot_read) == toll::k_ok);
     pmap_protect(b, va, va + k_page_size, k_prot_none);
-    CHECK(pmap_remove_page(b, va) == 0x105000);
+    CHECK(allocated(pmap_remove_page(b, va)) == 0x105000);
     CHECK(g_invlpg.empty());
 
     pmap_activate(b);
@@ -547,9 +548,10 @@ TEST_CASE("pmap i386: enter fails with ENOMEM when no page table can be had")
     Pmap* pmap = world.create();
     REQUIRE(pmap_enter(pmap, 0x1000, 0x200000, k_prot_read) == toll::k_ok);
     std::vector<PhysAddr> hoard;
-    for (PhysAddr pa; (pa = phys_allocator().alloc(0)) != PhysAllocator::k_none;)
-        hoard.push_back(pa);
+    for (Result<PhysAddr> pa = phys_allocator().alloc(0); pa; pa = phys_allocator().alloc(0))
+        hoard.push_back(pa.value());
     REQUIRE(phys_allocator().free_pages() == 0);
+    CHECK(failure(phys_allocator().alloc(0)) == toll::k_enomem); // a reason, not an address
 
     CHECK(pmap_create() == nullptr);
     CHECK(pmap_enter(pmap, 0x00400000, 0x300000, k_prot_read) == toll::k_enomem);

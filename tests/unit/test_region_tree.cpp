@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -29,19 +30,31 @@ toll::Counter& steps()
 }
 
 /// The highest hole the slow way: every start from the top down.
-uintptr_t model_hole(const std::map<uintptr_t, uintptr_t>& model, uintptr_t length, uintptr_t floor,
-                     uintptr_t ceiling)
+std::optional<uintptr_t> model_hole(const std::map<uintptr_t, uintptr_t>& model, uintptr_t length,
+                                    uintptr_t floor, uintptr_t ceiling)
 {
     uintptr_t top = ceiling;
     for (auto it = model.rbegin(); it != model.rend(); ++it) {
         if (top < floor + length)
-            return 0;
+            return std::nullopt;
         if (it->second <= top - length) // the region ends below the candidate
             return top - length;
         if (it->first < top)
             top = it->first;
     }
-    return top >= floor + length ? top - length : 0;
+    if (top >= floor + length)
+        return top - length;
+    return std::nullopt;
+}
+
+/// The tree's answer in the model's terms.
+std::optional<uintptr_t> hole(const RegionTree& tree, uintptr_t length, uintptr_t floor,
+                              uintptr_t ceiling)
+{
+    toll::Optional<uintptr_t> found = tree.find_hole(length, floor, ceiling);
+    if (!found)
+        return std::nullopt;
+    return found.value();
 }
 
 Region* make_region(std::vector<std::unique_ptr<Region>>& pool, uintptr_t start, uintptr_t end)
@@ -88,8 +101,7 @@ TEST_CASE("regions: random inserts and erases keep the tree, list and gaps right
         uintptr_t length = (1 + rng() % 16) * k_page;
         uintptr_t ceiling = (rng() % 2100) * k_page;
         uintptr_t floor = (rng() % 64) * k_page;
-        REQUIRE(tree.find_hole(length, floor, ceiling) ==
-                model_hole(model, length, floor, ceiling));
+        REQUIRE(hole(tree, length, floor, ceiling) == model_hole(model, length, floor, ceiling));
         uintptr_t probe = rng() % (2100 * k_page);
         Region* found = tree.find(probe);
         auto it = model.upper_bound(probe);
@@ -112,11 +124,22 @@ TEST_CASE("regions: shrinking a region widens the gap above it")
     Region* low = make_region(pool, 10 * k_page, 20 * k_page);
     tree.insert(low);
     tree.insert(make_region(pool, 20 * k_page, 30 * k_page));
-    REQUIRE(tree.find_hole(5 * k_page, 0, 30 * k_page) == 5 * k_page);
+    REQUIRE(hole(tree, 5 * k_page, 0, 30 * k_page) == 5 * k_page);
     low->end = 12 * k_page;
     tree.end_changed(low);
     REQUIRE(tree.check());
-    REQUIRE(tree.find_hole(5 * k_page, 0, 30 * k_page) == 15 * k_page);
+    REQUIRE(hole(tree, 5 * k_page, 0, 30 * k_page) == 15 * k_page);
+}
+
+TEST_CASE("regions: a hole at address 0 is a hole, told apart from no hole at all")
+{
+    RegionTree tree;
+    std::vector<std::unique_ptr<Region>> pool;
+    tree.insert(make_region(pool, 2 * k_page, 30 * k_page));
+    // Only [0, 2 pages) is free below the region: a two-page hole starts at 0.
+    REQUIRE(hole(tree, 2 * k_page, 0, 30 * k_page) == uintptr_t(0));
+    // Three pages fit nowhere.
+    REQUIRE(hole(tree, 3 * k_page, 0, 30 * k_page) == std::nullopt);
 }
 
 TEST_CASE("regions: a hole search among 50,000 one-page regions takes logarithmic steps")
@@ -129,7 +152,7 @@ TEST_CASE("regions: a hole search among 50,000 one-page regions takes logarithmi
         tree.insert(make_region(pool, k_top - i * k_page, k_top - (i - 1) * k_page));
     REQUIRE(tree.check());
     uint64_t before = steps().value;
-    uintptr_t hole = tree.find_hole(k_page, 16 << 20, k_top);
+    uintptr_t hole = tree.find_hole(k_page, 16 << 20, k_top).value_or(0);
     uint64_t cost = steps().value - before;
     CHECK(hole == k_top - 50001 * k_page);
     // An AVL tree of 50,000 nodes is at most 1.44 log2(50,000) ~ 23 high; the

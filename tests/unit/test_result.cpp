@@ -44,3 +44,18 @@ TEST_CASE("Result: k_ok is no error, so it cannot make a failed Result")
     CHECK_FALSE(r.ok());
     CHECK(r.error() != toll::k_ok);
 }
+
+TEST_CASE("Optional: nothing is told apart from every value, 0 and ~0 included")
+{
+    toll::Optional<unsigned long> none;
+    CHECK_FALSE(none.has_value());
+    CHECK_FALSE(static_cast<bool>(none));
+    CHECK(none.value_or(7) == 7);
+    toll::Optional<unsigned long> zero = 0UL;
+    toll::Optional<unsigned long> all = ~0UL;
+    REQUIRE(zero.has_value());
+    REQUIRE(all.has_value());
+    CHECK(zero.value() == 0);
+    CHECK(all.value() == ~0UL);
+    CHECK(all.value_or(7) == ~0UL);
+}

@@ -19,8 +19,8 @@ void console_input_interrupt()
 {
     g_serial_irqs.add();
     // Draining the receive FIFO clears both receive interrupts (PL011 TRM 3.4).
-    for (int c; (c = uart_getc()) >= 0;)
-        sys::console_input_byte(static_cast<char>(c));
+    for (Optional<uint8_t> c = uart_getc(); c; c = uart_getc())
+        sys::console_input_byte(static_cast<char>(c.value()));
 }
 
 } // namespace

@@ -83,13 +83,13 @@ uint64_t* table(uint64_t descriptor)
     return static_cast<uint64_t*>(phys_to_virt(descriptor & k_desc_address));
 }
 
-// A zeroed page for a table, or k_none.
-PhysAddr alloc_table()
+// A zeroed page for a table, or k_enomem.
+Result<PhysAddr> alloc_table()
 {
-    PhysAddr pa = phys_allocator().alloc(0);
-    if (pa == PhysAllocator::k_none)
+    Result<PhysAddr> pa = phys_allocator().alloc(0);
+    if (!pa)
         return pa;
-    memset(phys_to_virt(pa), 0, k_page_size);
+    memset(phys_to_virt(pa.value()), 0, k_page_size);
     g_page_tables.add();
     g_ptp_allocs.add();
     return pa;
@@ -115,13 +115,13 @@ uint64_t* l2_table(Pmap* pmap, uint64_t va, bool create)
     if (!(l1e & k_desc_valid)) {
         if (!create)
             return nullptr;
-        PhysAddr pa = phys_allocator().alloc(1);
-        if (pa == PhysAllocator::k_none)
+        Result<PhysAddr> pa = phys_allocator().alloc(1);
+        if (!pa)
             return nullptr;
-        memset(phys_to_virt(pa), 0, 2 * k_page_size);
+        memset(phys_to_virt(pa.value()), 0, 2 * k_page_size);
         g_page_tables.add();
         g_ptp_allocs.add();
-        store_entry(&l1e, pa | k_desc_table);
+        store_entry(&l1e, pa.value() | k_desc_table);
     }
     return table(l1e);
 }
@@ -283,13 +283,13 @@ uint64_t* pte_slot(Pmap* pmap, uint64_t va, bool create, Errno* error = nullptr)
     } else if (!(*l2e & k_desc_valid)) {
         if (!create)
             return nullptr;
-        PhysAddr l3 = alloc_table();
-        if (l3 == PhysAllocator::k_none) {
+        Result<PhysAddr> l3 = alloc_table();
+        if (!l3) {
             if (error)
-                *error = k_enomem;
+                *error = l3.error();
             return nullptr;
         }
-        store_entry(l2e, l3 | k_desc_table);
+        store_entry(l2e, l3.value() | k_desc_table);
     }
     return &table(*l2e)[l3_index(va)];
 }
@@ -374,13 +374,13 @@ Pmap* pmap_create()
 {
     // An order-1 block: the level-1 table, then the page of asid_context.
     static_assert(sizeof(Pmap) <= 2 * k_page_size);
-    PhysAddr l1 = phys_allocator().alloc(1);
-    if (l1 == PhysAllocator::k_none)
+    Result<PhysAddr> l1 = phys_allocator().alloc(1);
+    if (!l1)
         return nullptr;
-    memset(phys_to_virt(l1), 0, sizeof(Pmap)); // nothing mapped, no ASID yet
+    memset(phys_to_virt(l1.value()), 0, sizeof(Pmap)); // nothing mapped, no ASID yet
     g_page_tables.add();
     g_ptp_allocs.add();
-    return static_cast<Pmap*>(phys_to_virt(l1));
+    return static_cast<Pmap*>(phys_to_virt(l1.value()));
 }
 
 void pmap_destroy(Pmap* pmap)
@@ -452,8 +452,11 @@ Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot, unsigned 
                 if (mapped(l3[i]))
                     return k_eexist;
             keep = *l2e & k_desc_address;
-        } else if ((keep = alloc_table()) == PhysAllocator::k_none) {
-            return k_enomem;
+        } else {
+            Result<PhysAddr> fresh = alloc_table();
+            if (!fresh)
+                return fresh.error();
+            keep = fresh.value();
         }
         if (prot & k_prot_exec)
             sync_icache_range(phys_to_virt(pa), k_l2_block); // once for the block

@@ -30,8 +30,8 @@ TOLL_COUNTER(g_syscalls, "cpu.syscalls");
 // to, so dirfd matters only for a relative path, which it cannot resolve.
 long sys_openat(const SyscallArgs& a)
 {
-    if (long r = check_at_dirfd(a.a[0], a.a[1]); r < 0)
-        return r;
+    if (Errno e = check_at_dirfd(a.a[0], a.a[1]); e != k_ok)
+        return -e;
     uintptr_t flags = a.a[2] & ~(k_arm64_o_directory | k_arm64_o_direct);
     if (a.a[2] & k_arm64_o_directory)
         flags |= k_o_directory;

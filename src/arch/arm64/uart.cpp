@@ -53,11 +53,11 @@ void uart_putc(char c)
     mmio_write32(k_base + k_data, static_cast<uint8_t>(c));
 }
 
-int uart_getc()
+Optional<uint8_t> uart_getc()
 {
     if (mmio_read32(k_base + k_flag) & k_flag_rx_empty)
-        return -1;
-    return static_cast<int>(mmio_read32(k_base + k_data) & 0xFF);
+        return {};
+    return static_cast<uint8_t>(mmio_read32(k_base + k_data) & 0xFF);
 }
 
 void uart_enable_rx_interrupt(bool on)

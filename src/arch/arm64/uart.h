@@ -1,5 +1,6 @@
 // The PL011 UART of QEMU's virt machine: Toll's console on arm64.
 #pragma once
+#include "kernel/kern/result.h"
 #include <stdint.h>
 
 namespace toll::arm64 {
@@ -11,8 +12,8 @@ void uart_init();
 /// Sends one byte, waiting while the transmit FIFO is full.
 void uart_putc(char c);
 
-/// Returns a received byte, or -1 if none is waiting.
-int uart_getc();
+/// A received byte, or nothing if none is waiting.
+Optional<uint8_t> uart_getc();
 
 /// Turns the receive interrupts (FIFO level and receive timeout) on or off.
 void uart_enable_rx_interrupt(bool on);

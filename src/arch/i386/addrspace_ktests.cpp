@@ -38,8 +38,12 @@ KTEST("i386.layout.direct_map_covers_managed_memory")
     // under 4/4 the map reaches past 896 MB when the machine has more.
     vm::PhysAddr limit = vm::direct_map_limit();
     ktest::metric("vm.direct_map_mb", limit >> 20, "MB");
-    vm::PhysAddr pa = vm::phys_allocator().alloc(0);
-    KEXPECT(pa != vm::PhysAllocator::k_none && pa < limit);
+    Result<vm::PhysAddr> page = vm::phys_allocator().alloc(0);
+    KEXPECT(page.ok());
+    if (!page)
+        return;
+    vm::PhysAddr pa = page.value();
+    KEXPECT(pa < limit);
     auto* p = static_cast<volatile uint32_t*>(vm::phys_to_virt(pa));
     *p = 0x5AFE;
     KEXPECT_EQ(*p, 0x5AFEu);
@@ -72,7 +76,7 @@ KTEST("destructive.i386.kernel_stack_overflow_panics_cleanly")
 {
     constexpr unsigned k_guard = 15, k_pages = 4;
     for (unsigned i = 0; i < k_pages; ++i) {
-        vm::PhysAddr pa = vm::phys_allocator().alloc(0);
+        vm::PhysAddr pa = vm::phys_allocator().alloc(0).value(); // a fresh boot has plenty
         *kernel_window_pte(k_guard + 1 + i) =
             static_cast<uint32_t>(pa) | k_pte_present | k_pte_write;
     }

@@ -10,8 +10,8 @@ namespace toll::i386 {
 
 void console_input_interrupt()
 {
-    for (int c; (c = uart_getc()) >= 0;)
-        sys::console_input_byte(static_cast<char>(c));
+    for (Optional<uint8_t> c = uart_getc(); c; c = uart_getc())
+        sys::console_input_byte(static_cast<char>(c.value()));
 }
 
 } // namespace toll::i386

@@ -67,9 +67,10 @@ uint32_t* pte_slot(Pmap* pmap, uint32_t va, bool create)
     if (!(pde & k_pte_present)) {
         if (!create)
             return nullptr;
-        PhysAddr pt = phys_allocator().alloc(0);
-        if (pt == PhysAllocator::k_none)
+        Result<PhysAddr> page = phys_allocator().alloc(0);
+        if (!page)
             return nullptr;
+        PhysAddr pt = page.value();
         memset(phys_to_virt(pt), 0, k_page_size);
         g_page_tables.add();
         // Rights are enforced in the PTEs; the PDE allows everything.
@@ -121,10 +122,10 @@ unsigned pmap_order()
 
 Pmap* pmap_create()
 {
-    PhysAddr pd = phys_allocator().alloc(pmap_order());
-    if (pd == PhysAllocator::k_none)
+    Result<PhysAddr> pd = phys_allocator().alloc(pmap_order());
+    if (!pd)
         return nullptr;
-    auto* pmap = static_cast<Pmap*>(phys_to_virt(pd));
+    auto* pmap = static_cast<Pmap*>(phys_to_virt(pd.value()));
     const uint32_t* kernel = table(kernel_page_directory_phys());
     memset(pmap->entries, 0, k_kernel_pde_first * sizeof(uint32_t));
     memcpy(pmap->entries + k_kernel_pde_first, kernel + k_kernel_pde_first,

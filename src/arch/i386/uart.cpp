@@ -31,10 +31,10 @@ void uart_putc(char c)
     outb(k_com1 + k_data, static_cast<uint8_t>(c));
 }
 
-int uart_getc()
+Optional<uint8_t> uart_getc()
 {
     if (!(inb(k_com1 + k_line_status) & k_lsr_data_ready))
-        return -1;
+        return {};
     return inb(k_com1 + k_data);
 }
 

@@ -1,5 +1,7 @@
 // COM1 serial console driver.
 #pragma once
+#include "kernel/kern/result.h"
+#include <stdint.h>
 
 namespace toll::i386 {
 
@@ -9,8 +11,8 @@ void uart_init();
 /// Sends one byte, waiting for the transmitter to be free.
 void uart_putc(char c);
 
-/// Returns a received byte, or -1 if none is waiting.
-int uart_getc();
+/// A received byte, or nothing if none is waiting.
+Optional<uint8_t> uart_getc();
 
 /// Turns the receive-data interrupt (IRQ 4) on or off.
 void uart_enable_rx_interrupt(bool on);

@@ -6,6 +6,7 @@
 #pragma once
 #include "kernel/arch/physmem.h"
 #include "kernel/kern/errno.h"
+#include "kernel/kern/result.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,17 +66,20 @@ using PmapPageSink = void (*)(void* context, uintptr_t va, PhysAddr pa);
 /// cannot be allocated.
 Errno pmap_remove(Pmap* pmap, uintptr_t start, uintptr_t end, PmapPageSink sink, void* context);
 
-/// Unmaps the one page at @p va: returns the physical page it mapped, or
-/// ~PhysAddr(0) (PhysAllocator::k_none) if none was (or a demotion failed).
-inline PhysAddr pmap_remove_page(Pmap* pmap, uintptr_t va)
+/// Unmaps the one page at @p va: returns the physical page it mapped;
+/// k_enoent if none was, k_enomem (nothing changed) if the superpage around
+/// it could not be demoted.
+inline Result<PhysAddr> pmap_remove_page(Pmap* pmap, uintptr_t va)
 {
-    PhysAddr found = ~PhysAddr(0);
+    Optional<PhysAddr> found;
     auto note = [](void* context, uintptr_t, PhysAddr pa) {
-        *static_cast<PhysAddr*>(context) = pa;
+        *static_cast<Optional<PhysAddr>*>(context) = pa;
     };
-    if (pmap_remove(pmap, va, va + k_page_size, note, &found) != k_ok)
-        return ~PhysAddr(0);
-    return found;
+    if (Errno e = pmap_remove(pmap, va, va + k_page_size, note, &found); e != k_ok)
+        return e;
+    if (!found)
+        return k_enoent;
+    return found.value();
 }
 
 /// Changes the rights of every mapped page of [@p start, @p end) to @p prot.

@@ -354,12 +354,12 @@ Errno load_program(const char* path, const char* const* argv, const char* const*
 
 } // namespace
 
-long exec(const char* path, const char* const* argv, const char* const* envp)
+Errno exec(const char* path, const char* const* argv, const char* const* envp)
 {
     vm::VmSpace* space;
     uintptr_t pc, sp;
     if (Errno e = load_program(path, argv, envp, &space, &pc, &sp); e != k_ok)
-        return -e;
+        return e;
     Process* p = current_process();
     vm::VmSpace* old = p->vm;
     p->vm = space;
@@ -370,7 +370,7 @@ long exec(const char* path, const char* const* argv, const char* const* envp)
     sys::fd_close_on_exec(p);
     arch::frame_reset_user(current()->context, pc, sp);
     g_execs.add();
-    return 0;
+    return k_ok;
 }
 
 Result<int> spawn(const char* path, const char* const* argv)

@@ -104,17 +104,17 @@ Process* make_process_for_spawn(Thread* t, vm::VmSpace* space)
     return p;
 }
 
-long fork(arch::TrapFrame& frame)
+Result<int> fork(arch::TrapFrame& frame)
 {
     Process* parent = current_process();
     Process* child = alloc_process(parent);
     if (!child)
-        return -k_eagain;
+        return k_eagain;
     child->thread = thread_alloc(parent->name);
     child->vm = child->thread ? vm::vmspace_fork(parent->vm) : nullptr;
     if (!child->vm) {
         free_process(child);
-        return -k_enomem;
+        return k_enomem;
     }
     memcpy(child->name, parent->name, sizeof child->name);
     // The child inherits the actions and the mask; nothing is pending for it.
@@ -162,7 +162,7 @@ void exit_current(int wait_status)
     thread_exit();
 }
 
-long wait_child(int pid, int* status, int options)
+Result<int> wait_child(int pid, int* status, int options)
 {
     Process* self = current_process();
     for (;;) {
@@ -194,11 +194,11 @@ long wait_child(int pid, int* status, int options)
             return child_pid;
         }
         if (!have_child)
-            return -k_echild;
+            return k_echild;
         if (options & k_wnohang)
             return 0;
         if (interrupted())
-            return -k_erestartsys;
+            return k_erestartsys;
         sleep_on(child_channel(self));
     }
 }

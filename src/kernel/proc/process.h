@@ -55,23 +55,27 @@ int wait_for(int pid);
 /// (for spawn). Returns nullptr when the table is full.
 Process* make_process_for_spawn(Thread* t, vm::VmSpace* space);
 
-/// fork(): copies the current process. Returns the child's pid or -errno.
-long fork(arch::TrapFrame& frame);
+/// fork(): copies the current process. Returns the child's pid; k_eagain
+/// when the process table is full, k_enomem when memory is short.
+Result<int> fork(arch::TrapFrame& frame);
 
-/// execve(): replaces the current program. Returns -errno on failure; on
-/// success it does not return to the old program.
-long exec(const char* path, const char* const* argv, const char* const* envp);
+/// execve(): replaces the current program: on k_ok, @p frame's thread
+/// resumes in the new program (the old one is gone); otherwise why not
+/// (load_program's error), with the old program untouched.
+Errno exec(const char* path, const char* const* argv, const char* const* envp);
 
 /// Ends the current process with a Linux wait status.
 [[noreturn]] void exit_current(int wait_status);
 
 /// wait4(): waits for a child (pid -1 for any). Stores the status; returns
-/// the child's pid, 0 with WNOHANG and nothing ready, or -errno.
-long wait_child(int pid, int* status, int options);
+/// the child's pid, or 0 with WNOHANG and nothing ready; k_echild when there
+/// is no such child, k_erestartsys when a signal interrupted the wait.
+Result<int> wait_child(int pid, int* status, int options);
 
 /// kill(): sends @p signal to process @p pid (-1: every process but init and
-/// the caller). Signal 0 only checks that the target exists. Returns 0 or -errno.
-long kill(int pid, int signal);
+/// the caller). Signal 0 only checks that the target exists. Returns k_ok,
+/// k_einval for a bad signal number, k_esrch when no process matched.
+Errno kill(int pid, int signal);
 
 /// Called on every return to user mode with the frame about to be resumed.
 /// The usual return, with no signal pending and nothing to finish, costs one

@@ -149,10 +149,10 @@ void signal_send(Process& p, int sig, const SigInfo& info)
     kick(p);
 }
 
-long kill(int pid, int sig)
+Errno kill(int pid, int sig)
 {
     if (sig < 0 || sig > k_nsig)
-        return -k_einval;
+        return k_einval;
     Process* self = current_process();
     SigInfo info{k_si_user, self ? self->pid : 0, 0, 0};
     struct Target {
@@ -176,7 +176,7 @@ long kill(int pid, int sig)
                 signal_send(p, t.sig, *t.info);
         },
         &t);
-    return t.found ? 0 : -k_esrch;
+    return t.found ? k_ok : k_esrch;
 }
 
 void force_signal(int sig, unsigned vector, const char* what, uintptr_t pc, uintptr_t address)

@@ -97,7 +97,7 @@ Errno file_open(const char* path, int flags, File** out)
     return k_ok;
 }
 
-int fd_install(proc::Process* p, File* file, int min)
+Result<int> fd_install(proc::Process* p, File* file, int min)
 {
     for (int fd = min; fd < proc::k_max_fds; ++fd)
         if (!p->files[fd]) {
@@ -105,7 +105,7 @@ int fd_install(proc::Process* p, File* file, int min)
             fd_set_cloexec(p, fd, false);
             return fd;
         }
-    return -k_emfile;
+    return k_emfile;
 }
 
 void fd_set_cloexec(proc::Process* p, int fd, bool on)

@@ -3,6 +3,7 @@
 // ramdisk).
 #pragma once
 #include "kernel/kern/errno.h"
+#include "kernel/kern/result.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -93,8 +94,9 @@ Errno file_open(const char* path, int flags, File** out);
 Errno dir_open(const char* path, size_t length, int flags, File** out);
 
 /// Installs @p file in the lowest free descriptor of @p p at or above @p min.
-/// Returns the descriptor or -k_emfile (the reference is not consumed then).
-int fd_install(proc::Process* p, File* file, int min = 0);
+/// Returns the descriptor, or k_emfile when none is free (the reference is
+/// not consumed then).
+Result<int> fd_install(proc::Process* p, File* file, int min = 0);
 
 /// Sets or clears descriptor @p fd's close-on-exec flag in @p p.
 void fd_set_cloexec(proc::Process* p, int fd, bool on);

@@ -96,15 +96,17 @@ long do_rwv(int fd, uintptr_t iov, size_t count, bool write)
 
 long install(File* f, int min = 0)
 {
-    int fd = fd_install(proc::current_process(), f, min);
-    if (fd < 0)
+    Result<int> fd = fd_install(proc::current_process(), f, min);
+    if (!fd) {
         file_unref(f);
-    return fd;
+        return -fd.error();
+    }
+    return fd.value();
 }
 
 } // namespace
 
-long check_at_dirfd(uintptr_t dirfd, uintptr_t path)
+Errno check_at_dirfd(uintptr_t dirfd, uintptr_t path)
 {
     // Linux, include/uapi/linux/fcntl.h: AT_FDCWD, "the current directory".
     constexpr int k_at_fdcwd = -100;
@@ -112,13 +114,13 @@ long check_at_dirfd(uintptr_t dirfd, uintptr_t path)
     // low 32 bits count, and a caller passing an int through syscall()'s
     // varargs leaves the upper half undefined.
     if (static_cast<int>(dirfd) == k_at_fdcwd)
-        return 0;
+        return k_ok;
     // Toll has no directories to be relative to: only an absolute path,
     // which ignores dirfd, can be resolved.
     char first;
     if (copyin(&first, path, 1) != k_ok)
-        return -k_efault;
-    return first == '/' ? 0 : -k_enotdir;
+        return k_efault;
+    return first == '/' ? k_ok : k_enotdir;
 }
 
 long sys_read(const SyscallArgs& a)
@@ -174,8 +176,8 @@ long sys_access(const SyscallArgs& a)
 
 long sys_faccessat(const SyscallArgs& a)
 {
-    if (long r = check_at_dirfd(a.a[0], a.a[1]); r < 0)
-        return r;
+    if (Errno e = check_at_dirfd(a.a[0], a.a[1]); e != k_ok)
+        return -e;
     SyscallArgs shifted{{a.a[1], a.a[2], 0, 0, 0, 0}, a.frame};
     return sys_access(shifted);
 }
@@ -258,16 +260,16 @@ long sys_pipe2(const SyscallArgs& a)
     r->flags |= nonblock;
     w->flags |= nonblock;
     proc::Process* p = proc::current_process();
-    int fds[2] = {fd_install(p, r), -1};
-    if (fds[0] >= 0)
-        fds[1] = fd_install(p, w);
-    if (fds[1] < 0) {
-        if (fds[0] >= 0)
-            p->files[fds[0]] = nullptr;
+    Result<int> read_fd = fd_install(p, r);
+    Result<int> write_fd = read_fd ? fd_install(p, w) : Result<int>(k_emfile);
+    if (!write_fd) {
+        if (read_fd)
+            p->files[read_fd.value()] = nullptr;
         file_unref(r);
         file_unref(w);
         return -k_emfile;
     }
+    int fds[2] = {read_fd.value(), write_fd.value()};
     if (copyout(a.a[0], fds, sizeof fds) != k_ok) {
         p->files[fds[0]] = p->files[fds[1]] = nullptr;
         file_unref(r);

@@ -67,7 +67,8 @@ long sys_unknown(uintptr_t number)
 
 long sys_fork(const SyscallArgs& a)
 {
-    return proc::fork(*a.frame);
+    Result<int> child = proc::fork(*a.frame);
+    return child ? child.value() : -child.error();
 }
 
 long sys_execve(const SyscallArgs& a)
@@ -82,7 +83,7 @@ long sys_execve(const SyscallArgs& a)
     if (r >= 0)
         r = copy_vector(*ea, a.a[2], ea->envp);
     if (r >= 0)
-        r = proc::exec(ea->path, ea->argv, ea->envp);
+        r = -proc::exec(ea->path, ea->argv, ea->envp);
     destroy(ea);
     return r;
 }
@@ -114,7 +115,10 @@ long sys_wait4(const SyscallArgs& a)
         (a.a[3] && !user_range_ok(a.a[3], sizeof rusage)))
         return -k_efault;
     int status = 0;
-    long r = proc::wait_child(pid, &status, static_cast<int>(a.a[2]));
+    Result<int> waited = proc::wait_child(pid, &status, static_cast<int>(a.a[2]));
+    if (!waited)
+        return -waited.error();
+    int r = waited.value();
     if (r > 0 && a.a[1] && copyout(a.a[1], &status, sizeof status) != k_ok)
         return -k_efault;
     // Toll keeps no resource accounting: the child used nothing it counts.
@@ -148,7 +152,7 @@ long sys_getppid(const SyscallArgs&)
 
 long sys_kill(const SyscallArgs& a)
 {
-    return proc::kill(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]));
+    return -proc::kill(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]));
 }
 
 long sys_sched_yield(const SyscallArgs&)

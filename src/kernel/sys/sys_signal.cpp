@@ -40,7 +40,7 @@ long sys_tkill(const SyscallArgs& a)
     // Toll's processes have one thread each, whose id is the pid.
     if (static_cast<long>(a.a[0]) <= 0)
         return -k_einval;
-    return proc::kill(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]));
+    return -proc::kill(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]));
 }
 
 long sys_tgkill(const SyscallArgs& a)
@@ -49,7 +49,7 @@ long sys_tgkill(const SyscallArgs& a)
         return -k_einval;
     if (a.a[0] != a.a[1])
         return -k_esrch; // no thread of that group has that id
-    return proc::kill(static_cast<int>(a.a[1]), static_cast<int>(a.a[2]));
+    return -proc::kill(static_cast<int>(a.a[1]), static_cast<int>(a.a[2]));
 }
 
 long syscall_interrupted(SyscallHandler handler, uintptr_t overwritten)

@@ -2,6 +2,7 @@
 // calls them: six word-sized arguments and the trap frame. Each returns a
 // non-negative result or -errno, exactly as Linux does.
 #pragma once
+#include "kernel/kern/errno.h"
 #include "machine/context.h"
 #include <stdint.h>
 
@@ -35,9 +36,10 @@ long sys_faccessat(const SyscallArgs&);
 long sys_faccessat2(const SyscallArgs&); ///< faccessat with a flags word
 long sys_getdents64(const SyscallArgs&); ///< a directory's entries (dir.cpp)
 
-/// For the *at calls: 0 if @p path (a user pointer) can be resolved against
-/// @p dirfd (AT_FDCWD, or any descriptor for an absolute path), else -errno.
-long check_at_dirfd(uintptr_t dirfd, uintptr_t path);
+/// For the *at calls: k_ok if @p path (a user pointer) can be resolved
+/// against @p dirfd (AT_FDCWD, or any descriptor for an absolute path);
+/// k_efault for an unreadable path, k_enotdir for a relative one.
+Errno check_at_dirfd(uintptr_t dirfd, uintptr_t path);
 
 // Processes (sys_proc.cpp)
 long sys_fork(const SyscallArgs&);

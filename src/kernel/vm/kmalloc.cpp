@@ -100,11 +100,11 @@ void* alloc_large(size_t size)
     if (need < size)
         return nullptr;
     unsigned order = order_for(need);
-    PhysAddr pa = phys_allocator().alloc(order);
-    if (pa == PhysAllocator::k_none)
+    Result<PhysAddr> pa = phys_allocator().alloc(order);
+    if (!pa)
         return nullptr;
     g_heap_pages.value += size_t(1) << order;
-    auto* h = static_cast<Large*>(phys_to_virt(pa));
+    auto* h = static_cast<Large*>(phys_to_virt(pa.value()));
     memset(h, 0, k_page_size << order);
     *h = {k_large_magic, order};
     return reinterpret_cast<uint8_t*>(h) + k_large_header;
@@ -112,11 +112,11 @@ void* alloc_large(size_t size)
 
 Slab* new_slab(unsigned c)
 {
-    PhysAddr pa = phys_allocator().alloc(0);
-    if (pa == PhysAllocator::k_none)
+    Result<PhysAddr> pa = phys_allocator().alloc(0);
+    if (!pa)
         return nullptr;
     g_heap_pages.add();
-    auto* s = static_cast<Slab*>(phys_to_virt(pa));
+    auto* s = static_cast<Slab*>(phys_to_virt(pa.value()));
     *s = Slab{k_slab_magic,
               static_cast<uint16_t>(c),
               0,
@@ -139,10 +139,10 @@ size_t kmalloc_empty_pages()
 
 void* alloc_page()
 {
-    PhysAddr pa = phys_allocator().alloc(0);
-    if (pa == PhysAllocator::k_none)
+    Result<PhysAddr> pa = phys_allocator().alloc(0);
+    if (!pa)
         return nullptr;
-    void* p = phys_to_virt(pa);
+    void* p = phys_to_virt(pa.value());
     memset(p, 0, k_page_size);
     return p;
 }

@@ -31,10 +31,10 @@ bool pageref_init(PhysAddr lo, PhysAddr hi)
         ++order;
     if (order > PhysAllocator::k_max_order)
         return false;
-    PhysAddr table = phys_allocator().alloc(order);
-    if (table == PhysAllocator::k_none)
+    Result<PhysAddr> table = phys_allocator().alloc(order);
+    if (!table)
         return false;
-    g_counts = static_cast<uint16_t*>(phys_to_virt(table));
+    g_counts = static_cast<uint16_t*>(phys_to_virt(table.value()));
     memset(g_counts, 0, k_page_size << order);
     g_lo = lo;
     g_hi = hi;

@@ -20,6 +20,8 @@ TOLL_COUNTER(g_free_pages, "vm.phys.free_pages");
 /// Marks a header as belonging to a free block ("FREE" in ASCII).
 constexpr uint32_t k_free_magic = 0x46524545;
 constexpr PhysAddr k_page_mask = k_page_size - 1;
+/// The highest physical address: where a range that runs off the end is cut.
+constexpr PhysAddr k_max_addr = ~PhysAddr(0);
 constexpr unsigned k_bits_per_word = 32;
 
 /// The header at the start of every free block. Links are physical addresses,
@@ -28,8 +30,8 @@ struct FreeBlock {
     uint32_t magic; ///< k_free_magic while free; wiped when allocated.
     uint32_t order; ///< The block holds 2^order pages.
     PhysAddr self;  ///< The block's own address: a header copied elsewhere is caught.
-    PhysAddr next;  ///< Next free block of the same order, or k_none.
-    PhysAddr prev;  ///< Previous free block of the same order, or k_none.
+    PhysAddr next;  ///< Next free block of the same order, or k_nil.
+    PhysAddr prev;  ///< Previous free block of the same order, or k_nil.
 };
 static_assert(sizeof(FreeBlock) <= k_page_size);
 
@@ -90,9 +92,9 @@ void PhysAllocator::push(const Range& r, PhysAddr pa, unsigned order)
     h->magic = k_free_magic;
     h->order = order;
     h->self = pa;
-    h->prev = k_none;
+    h->prev = k_nil;
     h->next = list.head;
-    if (list.head != k_none)
+    if (list.head != k_nil)
         header_at(list.head)->prev = pa;
     list.head = pa;
     ++list.count;
@@ -107,11 +109,11 @@ void PhysAllocator::unlink(const Range& r, PhysAddr pa, unsigned order)
     // free memory (a use after free) or the lists are corrupt.
     TOLL_ASSERT(is_free_head(r, pa) && header_valid(h, pa, order));
     FreeList& list = m_free[order];
-    if (h->prev != k_none)
+    if (h->prev != k_nil)
         header_at(h->prev)->next = h->next;
     else
         list.head = h->next;
-    if (h->next != k_none)
+    if (h->next != k_nil)
         header_at(h->next)->prev = h->prev;
     --list.count;
     m_free_pages -= size_t(1) << order;
@@ -120,7 +122,8 @@ void PhysAllocator::unlink(const Range& r, PhysAddr pa, unsigned order)
     h->self = 0;
 }
 
-PhysAddr PhysAllocator::free_block_containing(const Range& r, PhysAddr pa, unsigned* order) const
+Optional<PhysAddr> PhysAllocator::free_block_containing(const Range& r, PhysAddr pa,
+                                                        unsigned* order) const
 {
     // A block containing pa starts at pa rounded down to its own size, so
     // one probe per order finds it.
@@ -137,7 +140,7 @@ PhysAddr PhysAllocator::free_block_containing(const Range& r, PhysAddr pa, unsig
             return head;
         }
     }
-    return k_none;
+    return {};
 }
 
 uint64_t PhysAllocator::bitmap_pages(PhysAddr base, PhysAddr end)
@@ -149,9 +152,9 @@ uint64_t PhysAllocator::bitmap_pages(PhysAddr base, PhysAddr end)
 
 void PhysAllocator::add_range(PhysAddr base, uint64_t length)
 {
-    if (base > k_none - k_page_mask)
+    if (base > k_max_addr - k_page_mask)
         return; // Not even one whole page above base.
-    PhysAddr end = length > k_none - base ? k_none : base + length;
+    PhysAddr end = length > k_max_addr - base ? k_max_addr : base + length;
     PhysAddr first = (base + k_page_mask) & ~k_page_mask;
     PhysAddr last = end & ~k_page_mask;
     if (first >= last)
@@ -220,9 +223,9 @@ void PhysAllocator::build_range(Range& r)
 void PhysAllocator::reserve(PhysAddr base, uint64_t length)
 {
     PhysAddr first = base & ~k_page_mask;
-    PhysAddr end = length > k_none - base ? k_none : base + length;
-    PhysAddr last =
-        end > k_none - k_page_mask ? k_none & ~k_page_mask : (end + k_page_mask) & ~k_page_mask;
+    PhysAddr end = length > k_max_addr - base ? k_max_addr : base + length;
+    PhysAddr last = end > k_max_addr - k_page_mask ? k_max_addr & ~k_page_mask
+                                                   : (end + k_page_mask) & ~k_page_mask;
     if (!m_built) {
         cut_hole(first, last);
         recount();
@@ -259,14 +262,14 @@ void PhysAllocator::reserve_in(const Range& r, PhysAddr lo, PhysAddr hi)
 {
     for (PhysAddr pa = lo; pa < hi;) {
         unsigned order;
-        PhysAddr head = free_block_containing(r, pa, &order);
-        if (head == k_none) { // Not free: already reserved or allocated.
+        Optional<PhysAddr> head = free_block_containing(r, pa, &order);
+        if (!head) { // Not free: already reserved or allocated.
             pa += k_page_size;
             continue;
         }
-        unlink(r, head, order);
-        carve(r, head, order, lo, hi);
-        pa = head + block_bytes(order);
+        unlink(r, head.value(), order);
+        carve(r, head.value(), order, lo, hi);
+        pa = head.value() + block_bytes(order);
     }
 }
 
@@ -284,16 +287,18 @@ void PhysAllocator::carve(const Range& r, PhysAddr head, unsigned order, PhysAdd
     }
 }
 
-PhysAddr PhysAllocator::alloc(unsigned order)
+Result<PhysAddr> PhysAllocator::alloc(unsigned order)
 {
+    if (order > k_max_order)
+        return k_einval;
     if (!m_built)
         build();
     if (this == &g_phys_allocator && fail_alloc_now()) {
         g_failures.add();
-        return k_none;
+        return k_enomem;
     }
     unsigned o = order;
-    while (o <= k_max_order && m_free[o].head == k_none)
+    while (o <= k_max_order && m_free[o].head == k_nil)
         ++o;
     if (o > k_max_order) {
         // Out of single pages: let the reclaim hook (superpage reservations)
@@ -301,7 +306,7 @@ PhysAddr PhysAllocator::alloc(unsigned order)
         if (order == 0 && m_reclaim && m_reclaim() > 0)
             return alloc(order);
         g_failures.add();
-        return k_none;
+        return k_enomem;
     }
     PhysAddr pa = m_free[o].head;
     const Range* r = range_of(pa);
@@ -331,7 +336,7 @@ void PhysAllocator::free(PhysAddr pa, unsigned order)
     // free block that starts at or before pa, or as a free head after it.
     // Costs O(k_max_order) probes plus 2^order bit tests.
     unsigned found_order;
-    bool inside_free = free_block_containing(*r, pa, &found_order) != k_none;
+    bool inside_free = free_block_containing(*r, pa, &found_order).has_value();
     for (PhysAddr p = pa + k_page_size; !inside_free && p < pa + block_bytes(order);
          p += k_page_size)
         inside_free = is_free_head(*r, p);
@@ -370,8 +375,8 @@ bool PhysAllocator::check() const
     size_t pages = 0, blocks = 0;
     for (unsigned o = 0; o <= k_max_order; ++o) {
         size_t count = 0;
-        PhysAddr prev = k_none;
-        for (PhysAddr pa = m_free[o].head; pa != k_none; pa = header_at(pa)->next) {
+        PhysAddr prev = k_nil;
+        for (PhysAddr pa = m_free[o].head; pa != k_nil; pa = header_at(pa)->next) {
             const Range* r = range_of(pa);
             if (r == nullptr || count++ > m_total_pages)
                 return false; // A wild link, or a cycle.

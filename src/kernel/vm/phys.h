@@ -2,6 +2,7 @@
 // the boot loader reported, handing out naturally aligned runs of 2^order pages.
 #pragma once
 #include "kernel/arch/physmem.h"
+#include "kernel/kern/result.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,8 +54,6 @@ class PhysAllocator {
     /// there would serve no reservation and would only change which larger
     /// blocks small allocations are split from (and so i386's measured paths).
     static constexpr unsigned k_max_order = k_page_size > 4096 ? 11 : 10;
-    /// What alloc() returns when no block is free.
-    static constexpr PhysAddr k_none = ~PhysAddr(0);
     /// How many disjoint ranges the allocator can hold: E820 maps give about
     /// 10, and each reserved hole in the middle of a range adds one.
     static constexpr size_t k_max_ranges = 32;
@@ -81,9 +80,11 @@ class PhysAllocator {
     void reserve(PhysAddr base, uint64_t length);
 
     /// Allocates 2^order contiguous pages, naturally aligned (address is a
-    /// multiple of 2^order pages); k_none when no block is free or order >
-    /// k_max_order. The memory is not cleared.
-    [[nodiscard]] PhysAddr alloc(unsigned order = 0);
+    /// multiple of 2^order pages). The memory is not cleared. Fails with
+    /// k_enomem when no block is free (after the reclaim hook, for a single
+    /// page, has had its chance), k_einval when @p order > k_max_order.
+    /// Every address is a possible page, so failure is never an address.
+    Result<PhysAddr> alloc(unsigned order = 0);
 
     /// Frees a block obtained from alloc(order); coalesces with free buddies.
     /// Panics (TOLL_ASSERT) on a double free, a misaligned address, or an
@@ -140,16 +141,20 @@ class PhysAllocator {
     /// Takes the free block at @p pa off its list and wipes its header.
     void unlink(const Range& r, PhysAddr pa, unsigned order);
     /// The head of the free block containing page @p pa (its order in
-    /// @p order), or k_none if the page is not free.
-    PhysAddr free_block_containing(const Range& r, PhysAddr pa, unsigned* order) const;
+    /// @p order), or nothing if the page is not free.
+    Optional<PhysAddr> free_block_containing(const Range& r, PhysAddr pa, unsigned* order) const;
     /// Reserves the pages of [lo, hi), which lies inside range @p r.
     void reserve_in(const Range& r, PhysAddr lo, PhysAddr hi);
     /// Frees again the parts of the unlinked block at @p head outside [lo, hi).
     void carve(const Range& r, PhysAddr head, unsigned order, PhysAddr lo, PhysAddr hi);
 
+    /// The end of a free list: the link of the last block, the head of an
+    /// empty list. Private to the lists; never returned.
+    static constexpr PhysAddr k_nil = ~PhysAddr(0);
+
     /// The free blocks of one order: a doubly linked list through their headers.
     struct FreeList {
-        PhysAddr head = k_none;
+        PhysAddr head = k_nil;
         size_t count = 0;
     };
 

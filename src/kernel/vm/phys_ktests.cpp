@@ -50,10 +50,11 @@ KTEST("vm.phys.alloc_free")
     PhysAddr blocks[k_probe_blocks];
     for (unsigned i = 0; i < k_probe_blocks; ++i) {
         unsigned order = i % 3; // 1, 2 and 4 pages.
-        blocks[i] = phys.alloc(order);
-        KEXPECT(blocks[i] != PhysAllocator::k_none);
-        if (blocks[i] == PhysAllocator::k_none)
+        Result<PhysAddr> block = phys.alloc(order);
+        KEXPECT(block.ok());
+        if (!block)
             return;
+        blocks[i] = block.value();
         KEXPECT_EQ(blocks[i] % (k_page_size << order), 0u);
         stamp_block(blocks[i], order, false);
     }
@@ -73,11 +74,12 @@ KTEST("vm.phys.superpage_block")
         return;
     size_t before = phys.free_pages();
     uint64_t start = arch::cycle_counter();
-    PhysAddr pa = phys.alloc(k_superpage_order);
+    Result<PhysAddr> block = phys.alloc(k_superpage_order);
     uint64_t end = arch::cycle_counter();
-    KEXPECT(pa != PhysAllocator::k_none);
-    if (pa == PhysAllocator::k_none)
+    KEXPECT(block.ok());
+    if (!block)
         return;
+    PhysAddr pa = block.value();
     KEXPECT_EQ(pa % (k_page_size << k_superpage_order), 0u);
     KEXPECT_EQ(phys.free_pages(), before - (size_t(1) << k_superpage_order));
     phys.free(pa, k_superpage_order);
@@ -94,19 +96,22 @@ KTEST("vm.phys.exhaust_and_refill")
     if (!fed(phys))
         return;
     size_t before = phys.free_pages();
-    PhysAddr chain = PhysAllocator::k_none;
+    // The chain's links are (address + 1): 0 ends it, and page 0 is a page.
+    PhysAddr chain = 0;
     size_t taken = 0;
     uint64_t start = arch::cycle_counter();
-    for (PhysAddr pa; (pa = phys.alloc(0)) != PhysAllocator::k_none; ++taken) {
-        *static_cast<PhysAddr*>(phys_to_virt(pa)) = chain;
-        chain = pa;
+    Result<PhysAddr> pa = phys.alloc(0);
+    for (; pa.ok(); pa = phys.alloc(0), ++taken) {
+        *static_cast<PhysAddr*>(phys_to_virt(pa.value())) = chain;
+        chain = pa.value() + 1;
     }
     uint64_t middle = arch::cycle_counter();
+    KEXPECT_EQ(pa.error(), k_enomem); // the end of memory is reported as such
     KEXPECT_EQ(taken, before);
     KEXPECT_EQ(phys.free_pages(), 0u);
-    while (chain != PhysAllocator::k_none) {
-        PhysAddr next = *static_cast<PhysAddr*>(phys_to_virt(chain));
-        phys.free(chain);
+    while (chain != 0) {
+        PhysAddr next = *static_cast<PhysAddr*>(phys_to_virt(chain - 1));
+        phys.free(chain - 1);
         chain = next;
     }
     uint64_t end = arch::cycle_counter();

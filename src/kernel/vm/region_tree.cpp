@@ -239,13 +239,13 @@ Region* RegionTree::last_with_gap(Region* n, uintptr_t limit, uintptr_t length) 
     return nullptr;
 }
 
-uintptr_t RegionTree::find_hole(size_t length, uintptr_t floor, uintptr_t ceiling,
-                                uintptr_t align) const
+Optional<uintptr_t> RegionTree::find_hole(size_t length, uintptr_t floor, uintptr_t ceiling,
+                                          uintptr_t align) const
 {
     uintptr_t mask = ~(align - 1);
     uintptr_t need = length + (align - 1); // a gap this big holds an aligned start
     if (length == 0 || need < length || ceiling < floor || ceiling - floor < need)
-        return 0;
+        return {};
     // The highest region starting below the ceiling.
     Region* top = nullptr;
     for (Region* n = m_root; n;) {
@@ -261,7 +261,7 @@ uintptr_t RegionTree::find_hole(size_t length, uintptr_t floor, uintptr_t ceilin
         return (ceiling - length) & mask; // free from the top region (or floor) up
     Region* below = last_with_gap(m_root, top->start, need);
     if (!below || below->start - need < floor)
-        return 0;
+        return {};
     return (below->start - length) & mask;
 }
 

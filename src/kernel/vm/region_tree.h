@@ -2,6 +2,7 @@
 // walks and a balanced (AVL) tree for lookups and the free-hole search, so no
 // operation on a space with many mappings walks all of them.
 #pragma once
+#include "kernel/kern/result.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,11 +65,12 @@ class RegionTree {
 
     /// The highest start s, a multiple of @p align (a power of two), with
     /// s >= @p floor and s + @p length <= @p ceiling such that [s, s + length)
-    /// overlaps no region; 0 if none. With an alignment it looks for a gap of
+    /// overlaps no region; nothing if there is none (0 is a start like any
+    /// other when @p floor is 0). With an alignment it looks for a gap of
     /// length + align - 1, which always holds an aligned start: a tighter gap
     /// that happens to be aligned may be missed, the price of O(log n).
-    uintptr_t find_hole(size_t length, uintptr_t floor, uintptr_t ceiling,
-                        uintptr_t align = 1) const;
+    Optional<uintptr_t> find_hole(size_t length, uintptr_t floor, uintptr_t ceiling,
+                                  uintptr_t align = 1) const;
 
     /// Checks the tree: order, links, heights, balance and gaps. O(n), for tests.
     bool check() const;

@@ -133,13 +133,13 @@ Reservation* make_reservation(VmSpace* space, uintptr_t base, unsigned psind)
     PhysAllocator& phys = phys_allocator();
     if (phys.free_pages() < (size_t(1) << order) + phys.total_pages() / 8)
         return nullptr;
-    PhysAddr pa = phys.alloc(order);
-    if (pa == PhysAllocator::k_none)
+    Result<PhysAddr> pa = phys.alloc(order);
+    if (!pa)
         return nullptr;
     *r = Reservation{};
     r->space = space;
     r->va = base;
-    r->pa = pa;
+    r->pa = pa.value();
     r->psind = psind;
     r->order = order;
     Reservation** link = &g_in_use;
@@ -172,11 +172,11 @@ size_t reserv_alignment(size_t length)
     return k_page_size;
 }
 
-PhysAddr reserv_alloc_page(VmSpace* space, uintptr_t va, uintptr_t region_start,
-                           uintptr_t region_end)
+Optional<PhysAddr> reserv_alloc_page(VmSpace* space, uintptr_t va, uintptr_t region_start,
+                                     uintptr_t region_end)
 {
     if (!reserv_enabled())
-        return PhysAllocator::k_none;
+        return {};
     Reservation* r = find_va(space, va);
     // The largest size whose aligned stretch lies inside the region and
     // whose block the allocator still has.
@@ -187,10 +187,10 @@ PhysAddr reserv_alloc_page(VmSpace* space, uintptr_t va, uintptr_t region_start,
             r = make_reservation(space, base, psind);
     }
     if (!r)
-        return PhysAllocator::k_none;
+        return {};
     unsigned i = unsigned((va - r->va) / k_page_size);
     if (r->populated(i))
-        return PhysAllocator::k_none; // its page went elsewhere (a copy-on-write copy)
+        return {}; // its page went elsewhere (a copy-on-write copy)
     r->set(i, true);
     if (++r->population == r->pages())
         g_fullpop.add();

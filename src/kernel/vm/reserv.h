@@ -8,6 +8,7 @@
 #pragma once
 #include "kernel/arch/physmem.h"
 #include "kernel/arch/pmap.h"
+#include "kernel/kern/result.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,11 +30,12 @@ size_t reserv_alignment(size_t length);
 /// Returns the page for user address @p va (page aligned) of @p space, in
 /// the region [@p region_start, @p region_end), taken from the reservation
 /// that covers it; makes that reservation first if none does and a whole
-/// aligned stretch fits in the region. The page is not cleared. Returns the
-/// allocator's "no page" value if no reservation applies or none can be
-/// made; the caller then allocates a page the ordinary way.
-PhysAddr reserv_alloc_page(VmSpace* space, uintptr_t va, uintptr_t region_start,
-                           uintptr_t region_end);
+/// aligned stretch fits in the region. The page is not cleared. Returns
+/// nothing if no reservation applies or none can be made (reservations off,
+/// no aligned stretch fits, memory too short to speculate, the page already
+/// went elsewhere); the caller then allocates a page the ordinary way.
+Optional<PhysAddr> reserv_alloc_page(VmSpace* space, uintptr_t va, uintptr_t region_start,
+                                     uintptr_t region_end);
 
 /// Tells the reservation layer that the page at @p va, taken from a
 /// reservation, is now mapped: when that completes a run (or the whole

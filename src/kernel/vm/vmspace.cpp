@@ -85,9 +85,10 @@ bool break_cow(VmSpace* space, uintptr_t page, PhysAddr pa, unsigned prot)
         g_cow_reuses.add();
         return true;
     }
-    PhysAddr copy = phys_allocator().alloc(0);
-    if (copy == PhysAllocator::k_none)
+    Result<PhysAddr> page_copy = phys_allocator().alloc(0);
+    if (!page_copy)
         return false;
+    PhysAddr copy = page_copy.value();
     memcpy(phys_to_virt(copy), phys_to_virt(pa), k_page_size);
     if (pmap_enter(space->pmap, page, copy, prot) != k_ok) {
         phys_allocator().free(copy, 0);
@@ -106,12 +107,13 @@ bool zero_fill(VmSpace* space, uintptr_t page, unsigned prot, uintptr_t region_s
 {
     // From the reservation of the page's aligned stretch if there is (or can
     // be) one, so that the stretch can become a superpage; else any page.
-    PhysAddr fresh = reserv_alloc_page(space, page, region_start, region_end);
-    bool reserved = fresh != PhysAllocator::k_none;
-    if (!reserved)
-        fresh = phys_allocator().alloc(0);
-    if (fresh == PhysAllocator::k_none)
+    Optional<PhysAddr> from_reservation = reserv_alloc_page(space, page, region_start, region_end);
+    bool reserved = from_reservation.has_value();
+    Result<PhysAddr> page_fresh =
+        reserved ? Result<PhysAddr>(from_reservation.value()) : phys_allocator().alloc(0);
+    if (!page_fresh)
         return false;
+    PhysAddr fresh = page_fresh.value();
     memset(phys_to_virt(fresh), 0, k_page_size);
     if (pmap_enter(space->pmap, page, fresh, prot) != k_ok) {
         free_page(fresh);
@@ -326,12 +328,12 @@ Result<uintptr_t> vmspace_find_hole(VmSpace* space, size_t length)
     constexpr uintptr_t k_floor = 16u << 20;
     uintptr_t ceiling = user_space_limit() - k_user_stack_size - k_floor;
     uintptr_t align = reserv_alignment(length);
-    uintptr_t start = space->regions.find_hole(length, k_floor, ceiling, align);
+    Optional<uintptr_t> start = space->regions.find_hole(length, k_floor, ceiling, align);
     if (!start && align > k_page_size)
         start = space->regions.find_hole(length, k_floor, ceiling);
     if (!start)
         return k_enomem;
-    return start;
+    return start.value();
 }
 
 bool vmspace_fault(VmSpace* space, uintptr_t address, bool write)
@@ -400,7 +402,8 @@ bool fork_page(VmSpace* parent, VmSpace* child, uintptr_t va, unsigned prot, boo
         }
         if ((prot & k_prot_write) &&
             pmap_protect(parent->pmap, va, va + k_page_size, shared) != k_ok) {
-            pmap_remove_page(child->pmap, va);
+            // Just entered as a base page: nothing to demote, cannot fail.
+            (void)pmap_remove_page(child->pmap, va);
             pageref_release(from);
             return false;
         }
@@ -408,9 +411,10 @@ bool fork_page(VmSpace* parent, VmSpace* child, uintptr_t va, unsigned prot, boo
         g_fork_pages_shared.add();
         return true;
     }
-    PhysAddr to = phys_allocator().alloc(0);
-    if (to == PhysAllocator::k_none)
+    Result<PhysAddr> page_to = phys_allocator().alloc(0);
+    if (!page_to)
         return false;
+    PhysAddr to = page_to.value();
     if (pmap_enter(child->pmap, va, to, prot) != k_ok) {
         phys_allocator().free(to, 0);
         return false;

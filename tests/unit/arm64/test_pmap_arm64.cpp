@@ -22,6 +22,8 @@
 TOLL_SECTION_BOUNDS(toll::Counter, toll_counters);
 
 using namespace toll::vm;
+using toll::Result;
+using toll::test::allocated;
 using toll::test::Arm64Bits;
 using toll::test::Arm64Geometry;
 using toll::test::BbmChecker;
@@ -324,7 +326,7 @@ TEST_CASE("arm64 pmap: single pages map, change rights and unmap", "[arm64][pmap
     uint64_t tlbi = g_log.tlbi_pages;
     REQUIRE(pmap_enter(pmap, k_va, k_data + k_page, k_rw) == toll::k_ok);
     CHECK(g_log.tlbi_pages == tlbi + 1);
-    CHECK(pmap_remove_page(pmap, k_va) == k_data + k_page);
+    CHECK(allocated(pmap_remove_page(pmap, k_va)) == k_data + k_page);
     CHECK_FALSE(pmap_extract(pmap, k_va, nullptr, nullptr));
     CHECK(pmap_enter(pmap, k_user_limit, k_data, k_rw) == toll::k_einval);
     w.check();
@@ -651,13 +653,27 @@ TEST_CASE("arm64 pmap: a block entered at once keeps a table aside and demotes w
     CHECK(c.delta("vm.pmap.l2.mappings") == 1);
     // Exhaust the allocator: a demotion must still work.
     std::vector<PhysAddr> hog;
-    for (PhysAddr p; (p = phys_allocator().alloc(0)) != PhysAllocator::k_none;)
-        hog.push_back(p);
+    for (Result<PhysAddr> p = phys_allocator().alloc(0); p; p = phys_allocator().alloc(0))
+        hog.push_back(p.value());
+    // The allocator says why it has nothing: ENOMEM, not an address.
+    CHECK(toll::test::failure(phys_allocator().alloc(0)) == toll::k_enomem);
+    CHECK(toll::test::failure(phys_allocator().alloc(1)) == toll::k_enomem);
     REQUIRE(pmap_protect(pmap, k_va, k_va + k_page, k_prot_read) == toll::k_ok);
     w.check();
     CHECK(c.delta("vm.pmap.l2.demotions") == 1);
-    // With no memory, a page in a new 2 MB stretch cannot get its table.
+    // With no memory, a page in a new 2 MB stretch cannot get its table, a
+    // new pmap cannot get its level-1 table, and a block cannot get the table
+    // it must keep aside; each failure leaves nothing behind.
     CHECK(pmap_enter(pmap, 0, k_data, k_rw) == toll::k_enomem);
+    CHECK(pmap_create() == nullptr);
+    CHECK(pmap_enter(pmap, 4 * k_block, k_data + 4 * k_block, k_rw, 2) == toll::k_enomem);
+    CHECK_FALSE(pmap_extract(pmap, 0, nullptr, nullptr));
+    CHECK_FALSE(pmap_extract(pmap, 4 * k_block, nullptr, nullptr));
+    w.check();
+    // The demoted pages unmap one by one without memory; a second removal
+    // finds nothing and says so.
+    CHECK(allocated(pmap_remove_page(pmap, k_va)) == k_data);
+    CHECK(toll::test::failure(pmap_remove_page(pmap, k_va)) == toll::k_enoent);
     for (PhysAddr p : hog)
         phys_allocator().free(p, 0);
 }
@@ -854,7 +870,7 @@ struct ReservWorld {
     {
         phys_allocator() = PhysAllocator();
         phys_allocator().add_range(k_mem_base, size);
-        PhysAddr pa = phys_allocator().alloc(0); // build it now
+        PhysAddr pa = allocated(phys_allocator().alloc(0)); // build it now
         phys_allocator().free(pa, 0);
         reserv_reset_for_tests(true);
         space.pmap = pmap_create();
@@ -877,8 +893,9 @@ struct ReservWorld {
     /// from the reservation, mapped, then reported.
     PhysAddr fault(uintptr_t va, uintptr_t start, uintptr_t end, unsigned prot = k_rw)
     {
-        PhysAddr pa = reserv_alloc_page(&space, va, start, end);
-        REQUIRE(pa != PhysAllocator::k_none);
+        toll::Optional<PhysAddr> got = reserv_alloc_page(&space, va, start, end);
+        REQUIRE(got.has_value());
+        PhysAddr pa = got.value();
         REQUIRE(pmap_enter(space.pmap, va, pa, prot) == toll::k_ok);
         reserv_mapped(&space, va, pa);
         return pa;
@@ -971,7 +988,7 @@ TEST_CASE("reservations: a broken reservation returns its unused pages, which co
     CHECK(phys_allocator().free_pages() == before - tables);
     CHECK(phys_allocator().check());
     unsigned order = unsigned(__builtin_ctzll(k_reservation / k_page));
-    PhysAddr again = phys_allocator().alloc(order);
+    PhysAddr again = allocated(phys_allocator().alloc(order));
     CHECK(again == a); // coalesced back into the same aligned block
     w.check();
 }
@@ -983,8 +1000,8 @@ TEST_CASE("reservations: running out of pages breaks a reservation instead of fa
     const uintptr_t start = 4 * k_reservation, end = start + k_reservation;
     w.fault(start, start, end);
     std::vector<PhysAddr> hog;
-    for (PhysAddr p; (p = phys_allocator().alloc(0)) != PhysAllocator::k_none;)
-        hog.push_back(p);
+    for (Result<PhysAddr> p = phys_allocator().alloc(0); p; p = phys_allocator().alloc(0))
+        hog.push_back(p.value());
     // Every page of the reservation but the one in use was handed out.
     CHECK(hog.size() >= k_reservation / k_page - 1);
     CHECK(counter("vm.reserv.reclaimed") >= 1);
@@ -1025,7 +1042,7 @@ TEST_CASE("reservations: at 16 KB a 32 MB reservation fills into an L2 block and
     CHECK(phys_allocator().check());
     w.unmap(start, end);
     CHECK(phys_allocator().check());
-    CHECK(phys_allocator().alloc(PhysAllocator::k_max_order) == a);
+    CHECK(allocated(phys_allocator().alloc(PhysAllocator::k_max_order)) == a);
     w.check();
 }
 #endif
@@ -1035,18 +1052,18 @@ TEST_CASE("reservations: none for a region too small, or when switched off", "[a
     ReservWorld w;
     const uintptr_t start = 4 * k_reservation;
     // A region one page short of a run has no aligned stretch to reserve.
-    CHECK(reserv_alloc_page(&w.space, start, start, start + k_run - k_page) ==
-          PhysAllocator::k_none);
+    CHECK_FALSE(reserv_alloc_page(&w.space, start, start, start + k_run - k_page).has_value());
     // A region of one run gets a run-sized reservation.
-    PhysAddr pa = reserv_alloc_page(&w.space, start + k_run, start + k_run, start + 2 * k_run);
-    CHECK(pa != PhysAllocator::k_none);
+    toll::Optional<PhysAddr> got =
+        reserv_alloc_page(&w.space, start + k_run, start + k_run, start + 2 * k_run);
+    REQUIRE(got.has_value());
+    PhysAddr pa = got.value();
     CHECK(pa % k_run == 0);
     CHECK(reserv_alignment(k_reservation) == k_reservation);
     CHECK(reserv_alignment(k_run) == k_run);
     CHECK(reserv_alignment(k_run - k_page) == k_page);
     reserv_reset_for_tests(false);
     phys_allocator().free(pa, 0);
-    CHECK(reserv_alloc_page(&w.space, start, start, start + k_reservation) ==
-          PhysAllocator::k_none);
+    CHECK_FALSE(reserv_alloc_page(&w.space, start, start, start + k_reservation).has_value());
     CHECK(reserv_alignment(k_reservation) == k_page);
 }
