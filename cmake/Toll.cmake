@@ -58,7 +58,7 @@ foreach(lang C CXX)
   set(CMAKE_${lang}_COMPILER_LAUNCHER ${TOLL_RELATIVE_SOURCE} ${CMAKE_${lang}_COMPILER_LAUNCHER})
 endforeach()
 set(CMAKE_ASM_COMPILE_OBJECT
-    "${TOLL_RELATIVE_SOURCE} <CMAKE_ASM_COMPILER> <DEFINES> <INCLUDES> <FLAGS> -o <OBJECT> -c <SOURCE>")
+    "\"${TOLL_RELATIVE_SOURCE}\" <CMAKE_ASM_COMPILER> <DEFINES> <INCLUDES> <FLAGS> -o <OBJECT> -c <SOURCE>")
 
 set(TOLL_COMMON_FLAGS ${TOLL_PATH_FLAGS} -ffreestanding -fno-exceptions -fno-rtti -fno-threadsafe-statics
     -nostdlib -fno-pic -fno-stack-protector -fno-delete-null-pointer-checks

@@ -23,6 +23,7 @@ import glob
 import html
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -195,11 +196,14 @@ struct Pair {
 def run_doxygen(header_dir, out_dir, filtered):
     """Runs Doxygen (XML only) over @header_dir, through book/doxygen_filter.py
     when @filtered; returns the XML directory."""
-    config = (f"INPUT = {header_dir}\nFILE_PATTERNS = *.h\nGENERATE_XML = YES\n"
-              f"GENERATE_HTML = NO\nGENERATE_LATEX = NO\nQUIET = YES\nWARNINGS = NO\n"
-              f"OUTPUT_DIRECTORY = {out_dir}\n")
+    # Paths are quoted for Doxygen, and the filter's for the shell that
+    # Doxygen runs it with: a checkout's folder name may hold a space.
+    config = (f'INPUT = "{header_dir}"\nFILE_PATTERNS = *.h\nGENERATE_XML = YES\n'
+              f'GENERATE_HTML = NO\nGENERATE_LATEX = NO\nQUIET = YES\nWARNINGS = NO\n'
+              f'OUTPUT_DIRECTORY = "{out_dir}"\n')
     if filtered:
-        config += f'INPUT_FILTER = "{sys.executable} {os.path.join(ROOT, "book", "doxygen_filter.py")}"\n'
+        command = shlex.join([sys.executable, os.path.join(ROOT, "book", "doxygen_filter.py")])
+        config += f'INPUT_FILTER = "{command}"\n'
     subprocess.run(["doxygen", "-"], input=config, text=True, check=True, capture_output=True)
     return os.path.join(out_dir, "xml")
 
