@@ -2,7 +2,7 @@
 # back (the layout does not matter: one boot per architecture); a short slice
 # of the seeded system-call fuzzer under every i386 layout and on arm64 (the
 # long run is `make fuzz`, tests/system/fuzz_long.py); fault injection over
-# a few user tests, every run leak-free.
+# a few user tests, every run leak-free (pages and open files).
 toll_system_test(i386.qemu.stress.ut_manymaps --arch i386 --cmdline "run=/bin/ut_manymaps")
 toll_system_test(arm64.qemu.stress.ut_manymaps --arch arm64 --cmdline "run=/bin/ut_manymaps")
 
@@ -14,7 +14,7 @@ endforeach()
 toll_system_test(arm64.qemu.stress.ut_fuzz --arch arm64 --cmdline "run=/bin/ut_fuzz calls=10000 seed=1")
 
 toll_system_test(i386.qemu.stress.ut_failsweep --arch i386 --cmdline
-                 "fail.alloc=0 run=/bin/ut_failsweep ut_hello ut_forkexec ut_pipe ut_efault ut_layout")
+                 "fail.alloc=0 run=/bin/ut_failsweep ut_hello ut_forkexec ut_pipe ut_efault ut_layout ut_files")
 toll_system_test(arm64.qemu.stress.ut_failsweep --arch arm64 --cmdline
-                 "fail.alloc=0 run=/bin/ut_failsweep ut_hello ut_forkexec ut_pipe ut_mmap")
+                 "fail.alloc=0 run=/bin/ut_failsweep ut_hello ut_forkexec ut_pipe ut_mmap ut_files")
 

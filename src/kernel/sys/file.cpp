@@ -1,5 +1,6 @@
 // Files and descriptor tables, plus open() by path.
 #include "kernel/sys/file.h"
+#include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
 #include "kernel/proc/initrd.h"
 #include "kernel/proc/process.h"
@@ -10,6 +11,10 @@
 
 namespace toll::sys {
 namespace {
+
+/// Files alive now (a level): every file_new() adds one, the last
+/// file_unref() takes it away, so a leaked or twice-dropped reference shows.
+TOLL_COUNTER(g_files_live, "sys.files.live");
 
 long ramdisk_read(File& f, uintptr_t buffer, size_t count)
 {
@@ -38,6 +43,7 @@ File* file_new(const FileOps* ops, int flags)
     if (f) {
         f->ops = ops;
         f->flags = flags;
+        g_files_live.add();
     }
     return f;
 }
@@ -54,6 +60,7 @@ void file_unref(File* file)
         if (file->ops->release)
             file->ops->release(*file);
         destroy(file);
+        g_files_live.value--;
     }
 }
 
@@ -97,15 +104,24 @@ Errno file_open(const char* path, int flags, File** out)
     return k_ok;
 }
 
-Result<int> fd_install(proc::Process* p, File* file, int min)
+Result<int> fd_install(proc::Process* p, FileRef& file, int min)
 {
     for (int fd = min; fd < proc::k_max_fds; ++fd)
         if (!p->files[fd]) {
-            p->files[fd] = file;
+            p->files[fd] = file.release();
             fd_set_cloexec(p, fd, false);
             return fd;
         }
     return k_emfile;
+}
+
+FileRef fd_take(proc::Process* p, int fd)
+{
+    if (fd < 0 || fd >= proc::k_max_fds)
+        return FileRef{nullptr};
+    File* f = p->files[fd];
+    p->files[fd] = nullptr;
+    return FileRef{f};
 }
 
 void fd_set_cloexec(proc::Process* p, int fd, bool on)
@@ -117,10 +133,8 @@ void fd_set_cloexec(proc::Process* p, int fd, bool on)
 void fd_close_on_exec(proc::Process* p)
 {
     for (int fd = 0; fd < proc::k_max_fds; ++fd)
-        if (p->files[fd] && (p->close_on_exec >> fd & 1)) {
-            file_unref(p->files[fd]);
-            p->files[fd] = nullptr;
-        }
+        if (p->close_on_exec >> fd & 1)
+            (void)fd_take(p, fd); // dropped here: the descriptor is closed
     p->close_on_exec = 0;
 }
 
@@ -134,15 +148,14 @@ File* fd_get(int fd)
 
 void fd_close_all(proc::Process* p)
 {
-    for (auto& f : p->files)
-        if (f) {
-            file_unref(f);
-            f = nullptr;
-        }
+    for (int fd = 0; fd < proc::k_max_fds; ++fd)
+        (void)fd_take(p, fd); // dropped here: the descriptor is closed
 }
 
 void fd_copy_table(proc::Process* child, proc::Process* parent)
 {
+    // A reference of the child's own for each open descriptor, owned by the
+    // child's table from here on: a transfer, so no FileRef.
     for (int fd = 0; fd < proc::k_max_fds; ++fd)
         if ((child->files[fd] = parent->files[fd]))
             file_ref(child->files[fd]);

@@ -40,7 +40,8 @@ constexpr int k_o_rdonly = 0, k_o_wronly = 1, k_o_rdwr = 2, k_o_accmode = 3;
 constexpr int k_o_creat = 0100, k_o_trunc = 01000, k_o_append = 02000, k_o_nonblock = 04000,
               k_o_directory = 0200000, k_o_cloexec = 02000000;
 
-/// A new File with one reference; nullptr when memory is short.
+/// A new File with one reference; nullptr when memory is short. Every File
+/// alive is counted in the level counter sys.files.live.
 File* file_new(const FileOps* ops, int flags);
 /// Adds a reference.
 void file_ref(File* file);
@@ -48,8 +49,12 @@ void file_ref(File* file);
 void file_unref(File* file);
 
 /// Owns one reference to a File and drops it when it goes out of scope, so
-/// that no early return leaks one. share() hands out further references
-/// (for a descriptor table); release() gives up ownership without dropping.
+/// that no early return leaks one and none drops it twice. share() hands
+/// out further references; release() gives the owned one away (to a
+/// descriptor table, or to the caller through an out-parameter). The
+/// kernel takes and drops references through it wherever both happen in
+/// one scope; file_ref/file_unref by hand are left for the places where a
+/// reference changes owner (the descriptor table's own copy and close).
 class [[nodiscard]] FileRef {
   public:
     /// Takes over the reference the caller holds on @p file (may be null).
@@ -61,6 +66,8 @@ class [[nodiscard]] FileRef {
     }
     FileRef(const FileRef&) = delete;
     FileRef& operator=(const FileRef&) = delete;
+    FileRef(FileRef&& other) noexcept : m_file(other.release()) {}
+    FileRef& operator=(FileRef&&) = delete;
 
     File* get() const { return m_file; }
     explicit operator bool() const { return m_file != nullptr; }
@@ -84,6 +91,13 @@ class [[nodiscard]] FileRef {
     File* m_file;
 };
 
+/// A further reference to @p file, owned by the FileRef returned.
+inline FileRef file_share(File* file)
+{
+    file_ref(file);
+    return FileRef{file};
+}
+
 /// Opens a path: /dev/console, /dev/zero, /dev/null, a ramdisk file or a
 /// ramdisk directory.
 Errno file_open(const char* path, int flags, File** out);
@@ -93,10 +107,16 @@ Errno file_open(const char* path, int flags, File** out);
 /// k_eisdir if @p flags ask to write or create.
 Errno dir_open(const char* path, size_t length, int flags, File** out);
 
-/// Installs @p file in the lowest free descriptor of @p p at or above @p min.
-/// Returns the descriptor, or k_emfile when none is free (the reference is
-/// not consumed then).
-Result<int> fd_install(proc::Process* p, File* file, int min = 0);
+/// Installs @p file in the lowest free descriptor of @p p at or above @p min,
+/// clearing its close-on-exec flag. Returns the descriptor, the reference
+/// now the table's; or k_emfile when none is free, and @p file still holds
+/// its reference (dropped when it goes out of scope).
+Result<int> fd_install(proc::Process* p, FileRef& file, int min = 0);
+
+/// Takes descriptor @p fd out of @p p's table: the slot is free at once and
+/// the table's reference is handed to the caller (an empty FileRef if @p fd
+/// was not open). Close is `fd_take(p, fd)` and letting it go.
+FileRef fd_take(proc::Process* p, int fd);
 
 /// Sets or clears descriptor @p fd's close-on-exec flag in @p p.
 void fd_set_cloexec(proc::Process* p, int fd, bool on);

@@ -26,8 +26,8 @@ struct Pipe {
     uint8_t buffer[k_pipe_size];
     size_t head = 0;  ///< next byte to read
     size_t count = 0; ///< bytes in the buffer
-    int readers = 1;
-    int writers = 1;
+    int readers = 0;  ///< read ends open (Files), counted by open_end
+    int writers = 0;  ///< write ends open
 };
 
 long pipe_read(File& f, uintptr_t buffer, size_t count)
@@ -136,22 +136,33 @@ long pipe_no_read(File&, uintptr_t, size_t)
 const FileOps k_read_end = {pipe_read, pipe_no_write, nullptr, release_read, k_s_ififo};
 const FileOps k_write_end = {pipe_no_read, pipe_write, nullptr, release_write, k_s_ififo};
 
+// A new end of @p p (@p ops says which), counted in the pipe, so that its
+// release (release_end) balances it; nullptr when memory is short.
+File* open_end(Pipe* p, const FileOps* ops, int flags)
+{
+    File* f = file_new(ops, flags);
+    if (f) {
+        f->object = p;
+        ++(ops == &k_read_end ? p->readers : p->writers);
+    }
+    return f;
+}
+
 } // namespace
 
 Errno pipe_create(File** read_end, File** write_end)
 {
     Pipe* p = make<Pipe>();
-    File* r = file_new(&k_read_end, k_o_rdonly);
-    File* w = file_new(&k_write_end, k_o_wronly);
-    if (!p || !r || !w) {
-        destroy(p);
-        destroy(r);
-        destroy(w);
+    if (!p)
         return k_enomem;
-    }
-    r->object = w->object = p;
-    *read_end = r;
-    *write_end = w;
+    FileRef r{open_end(p, &k_read_end, k_o_rdonly)};
+    FileRef w{open_end(p, &k_write_end, k_o_wronly)};
+    if (!r && !w)
+        destroy(p); // no end was made to release it
+    if (!r || !w)
+        return k_enomem; // the end that was made is dropped, and the pipe with it
+    *read_end = r.release();
+    *write_end = w.release();
     return k_ok;
 }
 

@@ -1,5 +1,6 @@
 // System calls on descriptors: read, write, their vector forms, open, close,
 // dup, pipe, ioctl, lseek, fcntl.
+#include "kernel/kern/panic.h"
 #include "kernel/proc/process.h"
 #include "kernel/sys/file.h"
 #include "kernel/sys/syscalls.h"
@@ -94,14 +95,12 @@ long do_rwv(int fd, uintptr_t iov, size_t count, bool write)
     return r < 0 ? r : static_cast<long>(total);
 }
 
-long install(File* f, int min = 0)
+// Installs @p file in the current process (see fd_install): the descriptor,
+// or -EMFILE with the reference dropped by @p file going out of scope.
+long install(FileRef file, int min = 0)
 {
-    Result<int> fd = fd_install(proc::current_process(), f, min);
-    if (!fd) {
-        file_unref(f);
-        return -fd.error();
-    }
-    return fd.value();
+    Result<int> fd = fd_install(proc::current_process(), file, min);
+    return fd ? fd.value() : -fd.error();
 }
 
 } // namespace
@@ -152,7 +151,7 @@ long sys_open(const SyscallArgs& a)
     int flags = static_cast<int>(a.a[1]);
     if (Errno e = file_open(path, flags, &f); e != k_ok)
         return -e;
-    long fd = install(f);
+    long fd = install(FileRef{f});
     if (fd >= 0 && (flags & k_o_cloexec))
         fd_set_cloexec(proc::current_process(), static_cast<int>(fd), true);
     return fd;
@@ -166,11 +165,11 @@ long sys_access(const SyscallArgs& a)
     constexpr uintptr_t k_x_ok = 1, k_w_ok = 2, k_r_ok = 4;
     if (a.a[1] & ~(k_r_ok | k_w_ok | k_x_ok))
         return -k_einval;
-    File* f;
-    if (Errno e = file_open(path, k_o_rdonly, &f); e != k_ok)
+    File* opened;
+    if (Errno e = file_open(path, k_o_rdonly, &opened); e != k_ok)
         return -e;
-    bool is_device = f->ops->mode == 020000;
-    file_unref(f);
+    FileRef f{opened};
+    bool is_device = f.get()->ops->mode == 020000;
     return (a.a[1] & k_w_ok) && !is_device ? -k_erofs : 0;
 }
 
@@ -195,13 +194,9 @@ long sys_faccessat2(const SyscallArgs& a)
 
 long sys_close(const SyscallArgs& a)
 {
-    int fd = static_cast<int>(a.a[0]);
-    File* f = fd_get(fd);
-    if (!f)
-        return -k_ebadf;
-    proc::current_process()->files[fd] = nullptr;
-    file_unref(f);
-    return 0;
+    // The table's reference goes with the descriptor, dropped on return.
+    FileRef closed = fd_take(proc::current_process(), static_cast<int>(a.a[0]));
+    return closed ? 0 : -k_ebadf;
 }
 
 long sys_dup(const SyscallArgs& a)
@@ -209,8 +204,7 @@ long sys_dup(const SyscallArgs& a)
     File* f = fd_get(static_cast<int>(a.a[0]));
     if (!f)
         return -k_ebadf;
-    file_ref(f);
-    return install(f);
+    return install(file_share(f));
 }
 
 // dup2 and dup3: @p to becomes a copy of @p from, its close-on-exec flag
@@ -225,10 +219,13 @@ long dup_to(int from, int to, bool cloexec)
     if (from == to)
         return to;
     proc::Process* p = proc::current_process();
-    file_ref(f);
-    if (p->files[to])
-        file_unref(p->files[to]);
-    p->files[to] = f;
+    // What @p to held is closed (its reference dropped on return); the
+    // table's new reference is taken first, so a file dup'ed onto another
+    // descriptor of its own survives.
+    FileRef copy = file_share(f);
+    FileRef replaced = fd_take(p, to);
+    Result<int> fd = fd_install(p, copy, to);
+    TOLL_ASSERT(fd && fd.value() == to); // the slot was just freed
     fd_set_cloexec(p, to, cloexec);
     return to;
 }
@@ -253,27 +250,26 @@ long sys_pipe2(const SyscallArgs& a)
         return -k_einval;
     if (!user_range_ok(a.a[0], 2 * sizeof(int)))
         return -k_efault;
-    File *r, *w;
-    if (Errno e = pipe_create(&r, &w); e != k_ok)
+    File *r_new, *w_new;
+    if (Errno e = pipe_create(&r_new, &w_new); e != k_ok)
         return -e;
+    FileRef r{r_new}, w{w_new};
     int nonblock = static_cast<int>(a.a[1] & k_o_nonblock);
-    r->flags |= nonblock;
-    w->flags |= nonblock;
+    r.get()->flags |= nonblock;
+    w.get()->flags |= nonblock;
     proc::Process* p = proc::current_process();
     Result<int> read_fd = fd_install(p, r);
-    Result<int> write_fd = read_fd ? fd_install(p, w) : Result<int>(k_emfile);
+    if (!read_fd)
+        return -read_fd.error(); // r and w dropped: the pipe is gone
+    Result<int> write_fd = fd_install(p, w);
     if (!write_fd) {
-        if (read_fd)
-            p->files[read_fd.value()] = nullptr;
-        file_unref(r);
-        file_unref(w);
-        return -k_emfile;
+        (void)fd_take(p, read_fd.value()); // closes the read end again
+        return -write_fd.error();
     }
     int fds[2] = {read_fd.value(), write_fd.value()};
     if (copyout(a.a[0], fds, sizeof fds) != k_ok) {
-        p->files[fds[0]] = p->files[fds[1]] = nullptr;
-        file_unref(r);
-        file_unref(w);
+        (void)fd_take(p, fds[0]);
+        (void)fd_take(p, fds[1]);
         return -k_efault;
     }
     fd_set_cloexec(p, fds[0], a.a[1] & k_o_cloexec);
@@ -360,8 +356,7 @@ long sys_fcntl(const SyscallArgs& a)
     case k_f_dupfd_cloexec: {
         if (a.a[2] >= static_cast<uintptr_t>(proc::k_max_fds))
             return -k_einval;
-        file_ref(f);
-        long copy = install(f, static_cast<int>(a.a[2]));
+        long copy = install(file_share(f), static_cast<int>(a.a[2]));
         if (copy >= 0 && a.a[1] == k_f_dupfd_cloexec)
             fd_set_cloexec(p, static_cast<int>(copy), true);
         return copy;

@@ -4,8 +4,10 @@
  * sweep of N, then at random from a few seeds). The program may fail its own
  * checks, or die: what must hold is that the kernel does not panic, the
  * program ends (or, blocked for good on its own pipe after a fork that
- * failed, can be killed), and after every run the free pages are exactly
- * what they were before it. Needs a kernel booted with fail.alloc=.
+ * failed, can be killed), and after every run the free pages and the open
+ * files (sys.files.live) are exactly what they were before it: no reference
+ * leaked or dropped twice on a failure path. Needs a kernel booted with
+ * fail.alloc=.
  *
  *     ut_failsweep [program...]      (default: the portable user tests) */
 #include <fcntl.h>
@@ -64,12 +66,15 @@ static int run_injected(const char* program, unsigned long every, unsigned long 
 /* The free pages once the run has settled. A program's orphans (children
  * whose parent died of an injected failure) may still be finishing, and the
  * kernel frees an orphan's zombie at the next fork: so fork a trivial child,
- * nap, and look again, until the count is back to @p before or half a second
- * has gone by. A page that never comes back is a leak. */
-static unsigned long long settled_free_pages(unsigned long long before)
+ * nap, and look again, until the count is back to @p before (and the open
+ * files to @p files_before) or half a second has gone by. A page that never
+ * comes back is a leak. */
+static unsigned long long settled_free_pages(unsigned long long before,
+                                             unsigned long long files_before)
 {
     unsigned long long now = counter("vm.phys.available_pages");
-    for (int naps = 0; now != before && naps < 50; ++naps) {
+    for (int naps = 0; (now != before || counter("sys.files.live") != files_before) && naps < 50;
+         ++naps) {
         pid_t pid = fork();
         if (pid == 0)
             _exit(0);
@@ -92,12 +97,13 @@ int main(int argc, char** argv)
                    "the kernel was booted with fail.alloc= (injection armed)"))
         return utest_done();
     unsigned long long injected0 = counter("vm.fail.injected");
-    int runs = 0, leaks = 0, stuck = 0, unkillable = 0, clean_exits = 0;
+    int runs = 0, leaks = 0, file_leaks = 0, stuck = 0, unkillable = 0, clean_exits = 0;
     for (int p = 0; p < count; ++p) {
         const char* program = programs[p];
         /* How many allocations does a run make? Count without failing any. */
         unsigned long long c0 = counter("vm.fail.candidates");
         unsigned long long free0 = counter("vm.phys.available_pages");
+        unsigned long long files0 = counter("sys.files.live");
         int naps;
         g_limit_naps = 3000; /* 30 s */
         int status = run_injected(program, 0xFFFFFFFFul, 0, &naps);
@@ -106,6 +112,7 @@ int main(int argc, char** argv)
         if (!CHECK_MSG(status == 0, program)) /* without failures it passes */
             continue;
         CHECK_MSG(counter("vm.phys.available_pages") == free0, "a plain run gives every page back");
+        CHECK_MSG(counter("sys.files.live") == files0, "a plain run closes every file");
         /* Every Nth allocation: N = 1 (all fail), then spread up to the
          * run's own count (the last allocation fails); then at random. */
         unsigned long sweep[k_sweep + k_seeds];
@@ -121,8 +128,10 @@ int main(int argc, char** argv)
             unsigned long every = sweep[i] & 0x80000000ul ? 8 : sweep[i];
             unsigned long seed = sweep[i] & 0x80000000ul ? sweep[i] & 0xFF : 0;
             free0 = counter("vm.phys.available_pages");
+            files0 = counter("sys.files.live");
             status = run_injected(program, every, seed, &naps);
-            unsigned long long free1 = settled_free_pages(free0);
+            unsigned long long free1 = settled_free_pages(free0, files0);
+            unsigned long long files1 = counter("sys.files.live");
             ++runs;
             if (status == -3) {
                 ++unkillable;
@@ -132,6 +141,11 @@ int main(int argc, char** argv)
                 NOTE("%s with every=%lu seed=%lu blocked; killed", program, every, seed);
             } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
                 ++clean_exits;
+            }
+            if (files1 != files0) {
+                ++file_leaks;
+                NOTE("%s with every=%lu seed=%lu: %llu files open before, %llu after", program,
+                     every, seed, files0, files1);
             }
             if (free1 != free0) {
                 ++program_leaks;
@@ -150,5 +164,6 @@ int main(int argc, char** argv)
     CHECK_MSG(injected >= (unsigned long long)runs, "failures were really injected");
     CHECK_EQ(unkillable, 0);
     CHECK_EQ(leaks, 0);
+    CHECK_EQ(file_leaks, 0);
     return utest_done();
 }
