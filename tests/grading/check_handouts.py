@@ -16,7 +16,8 @@ starter must have:
 * every number of the worksheet's [measurements] checked by the grader (a
   rubric [[measurements]] item or a [[check]]/[[ratio]] of checks.toml),
   every checked number present in the starter's worksheet uncommented, and a
-  checks.toml used by a ctest test and asking for the same written answers.
+  checks.toml used by a ctest test and asking for the same written answers,
+  whose minimum length the grading statement states.
 
 Exit status 0 when every lab passes, 1 otherwise, each problem named.
 With --self-test, plants one defect of each kind in a copy of a lab and
@@ -160,6 +161,10 @@ def check_lab(root, rubric, labels, cmake_text):
             say(f"no ctest test uses {os.path.relpath(checks_path, root)}")
         if not any(i.kind == "ctest" and i.covers for i in rubric.items):
             say("rubric: no item runs the worksheet's ctest test")
+        words = checks.get("answers", {}).get("min_words")
+        if words and not re.search(rf"at least\s+{words}\s+words", parts.get("Grading", "")):
+            say(f"handout: the Grading section does not say that the answers need at least "
+                f"{words} words for the worksheet's points")
     reported = set(sheet.get("measurements", {}))
     if reported - checked:
         say(f"worksheet numbers nothing checks: {sorted(reported - checked)}")
@@ -201,6 +206,7 @@ PLANTS = [
     ("results.toml", r"(?m)^# ([a-z0-9_]+ = 0)", r"# # \1", "not ready to fill in"),
     ("results.toml", r"(?m)^(\[measurements\]\n(?:#.*\n)*)", r"\1extra_number = 1\n",
      "nothing checks"),
+    ("handout.rst", r"at least (\d+) words", r"at least 1\1 words", "at least"),
 ]
 
 
