@@ -26,6 +26,7 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 here=/autograder/source
 dpkg --add-architecture i386
+dpkg --add-architecture arm64
 apt-get update
 missing=""
 for package in {packages}; do
