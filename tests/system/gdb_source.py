@@ -43,7 +43,10 @@ def gdb_script(arch, build, port):
     with open(os.path.join(ROOT, init)) as f:
         text = f.read()
     text = text.replace("localhost:1234", f"localhost:{port}")
-    text = text.replace("file build/", f"file {build}/")
+    # The image's path is quoted for gdb: the build may sit under a folder
+    # whose name holds a space.
+    text = re.sub(r"^file build/(\S+)$", lambda m: f'file "{build}/{m.group(1)}"', text,
+                  flags=re.M)
     return text + (f"break toll::kernel_main\ncontinue\n"
                    f"echo ---listing---\\n\nlist {routine}\nkill\n")
 
@@ -104,7 +107,7 @@ def main(argv):
     # The listing of the assembly routine: find its file from gdb's own answer.
     info = subprocess.run(["grep", "-rl", f"^{ARCHES[args.arch][1]}:",
                            os.path.join(ROOT, "src", "arch", args.arch)],
-                          capture_output=True, text=True).stdout.split()
+                          capture_output=True, text=True).stdout.splitlines()
     if len(info) != 1:
         sys.exit(f"gdb_source: cannot find the file defining {ARCHES[args.arch][1]}")
     listed = check_lines(out[marker + 1:], lambda: read(info[0]))
