@@ -57,6 +57,13 @@ set_tests_properties(book.api_docs.finds_planted PROPERTIES TIMEOUT 60 LABELS "b
 add_test(NAME book.commands
   COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/book --build ${CMAKE_BINARY_DIR} --run-commands)
 set_tests_properties(book.commands PROPERTIES TIMEOUT 300 LABELS book FIXTURES_REQUIRED book_html)
+# A ctest command of a handout that selects no test (a renamed test) does not
+# work as written: of a planted pair, the dead one is found, the live one not.
+add_test(NAME book.commands.finds_dead_ctest
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/book --build ${CMAKE_BINARY_DIR}
+          --run-commands ${CMAKE_SOURCE_DIR}/tests/book/dead_ctest_command.json)
+set_tests_properties(book.commands.finds_dead_ctest PROPERTIES TIMEOUT 60 LABELS book
+  PASS_REGULAR_EXPRESSION "FAIL planted.rst:2: .*selects no test.*\n.*FAILED: 1 of 2 command")
 
 # The repository stands alone: no file points at documents outside it; and
 # the check finds a planted reference.
