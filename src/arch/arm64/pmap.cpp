@@ -1,14 +1,16 @@
 // arm64 user page tables (mmu.h): a level-1 table per address space, for
 // TTBR0_EL1, with level-2 and level-3 tables allocated on demand (the kernel
-// lives in TTBR1_EL1's tables, so these hold user pages only). Three mapping sizes: a page, a
-// contiguous run of pages (one TLB entry for 64 KB with a 4 KB granule, 2 MB
-// with 16 KB) and a level-2 block (2 MB, or 32 MB). No inline assembly here:
+// lives in TTBR1_EL1's tables, so these hold user pages only). Three mapping
+// sizes: a page, a contiguous run of pages (one TLB entry for 64 KB with a
+// 4 KB granule, 2 MB with 16 KB) and a level-2 block (2 MB, or 32 MB); their
+// promotion and demotion are in pmap_superpage.cpp. No inline assembly here:
 // the hardware operations are in mmu.cpp and maintenance.cpp, so the host
 // tests compile this file over simulated memory and check every store.
 #include "kernel/arch/pmap.h"
 #include "arch/arm64/asid.h"
 #include "arch/arm64/maintenance.h"
 #include "arch/arm64/mmu.h"
+#include "arch/arm64/pmap_internal.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/arch/kmem.h"
 #include "kernel/kern/counters.h"
@@ -17,71 +19,19 @@
 #include "lib/string.h"
 
 namespace toll::vm {
-
-/// The arm64 pmap is its level-1 table: a Pmap* is the table's kernel
-/// address. Each level-2 table below it is followed by a page of
-/// bookkeeping (see saved_l3()).
-struct Pmap {
-    uint64_t entries[arm64::k_entries];
-    /// In the page after the table: the pmap's ASID and its generation
-    /// (arch/arm64/asid.h).
-    uint64_t asid_context;
-};
-
+namespace arm64_pmap {
 namespace {
-
-using namespace toll::arm64;
-
-// Arm ARM D8.6.1, "The Contiguous bit": bit 52 of a descriptor marks it as
-// one of a naturally aligned set of entries mapping one contiguous output
-// range with identical attributes, which the TLB may cache as one entry. At
-// level 3 a set is 16 entries with a 4 KB granule and 128 with 16 KB.
-constexpr uint64_t k_contiguous = 1ull << 52;
-constexpr unsigned k_run_pages = k_page_size == 4096 ? 16 : 128;
-constexpr uint64_t k_run_size = k_run_pages * k_page_size;
-/// Bits [1:0] of a descriptor: what kind it is (D8.3).
-constexpr uint64_t k_desc_type = 3;
-/// Everything in a leaf descriptor but its output address and size marks:
-/// the bits that must agree across a run and within a block.
-constexpr uint64_t k_leaf_attributes = ~(k_desc_address | k_contiguous | k_desc_type);
 
 static_assert(k_user_limit % k_l2_block == 0, "user space ends on a level-2 block");
 /// The level-1 entries TTBR0 can reach: 8 at 16 KB (64 GB each), all 512 at 4 KB.
 constexpr unsigned k_user_l1_entries = unsigned((k_user_limit - 1) >> k_l1_shift) + 1;
 
-/// Size indices (pmap.h): a page, a contiguous run, a level-2 block.
-constexpr unsigned k_psind_run = 1, k_psind_block = 2;
-
 TOLL_COUNTER(g_page_tables, "vm.pmap.page_tables");
 TOLL_COUNTER(g_ptp_allocs, "vm.pmap.ptp_allocs"); // page-table pages ever allocated
 TOLL_COUNTER(g_l2_mappings, "vm.pmap.l2.mappings");
-TOLL_COUNTER(g_l2_promotions, "vm.pmap.l2.promotions");
-TOLL_COUNTER(g_l2_failures, "vm.pmap.l2.p_failures");
-TOLL_COUNTER(g_l2_demotions, "vm.pmap.l2.demotions");
 TOLL_COUNTER(g_l3c_mappings, "vm.pmap.l3c.mappings");
-TOLL_COUNTER(g_l3c_promotions, "vm.pmap.l3c.promotions");
-TOLL_COUNTER(g_l3c_failures, "vm.pmap.l3c.p_failures");
-TOLL_COUNTER(g_l3c_demotions, "vm.pmap.l3c.demotions");
 
 Pmap* g_current;
-
-/// Masks interrupts for a break-before-make sequence: nothing may run while
-/// the entries are invalid (FreeBSD does the same in pmap_update_entry).
-class [[nodiscard]] InterruptsOff {
-  public:
-    InterruptsOff() : m_were_enabled(arch::interrupts_disable()) {}
-    ~InterruptsOff() { arch::interrupts_restore(m_were_enabled); }
-    InterruptsOff(const InterruptsOff&) = delete;
-    InterruptsOff& operator=(const InterruptsOff&) = delete;
-
-  private:
-    bool m_were_enabled;
-};
-
-uint64_t* table(uint64_t descriptor)
-{
-    return static_cast<uint64_t*>(phys_to_virt(descriptor & k_desc_address));
-}
 
 // A zeroed page for a table, or k_enomem.
 Result<PhysAddr> alloc_table()
@@ -101,14 +51,6 @@ void free_table(PhysAddr pa)
     g_page_tables.value--;
 }
 
-// A level-2 table is allocated as an order-1 block: the table, then a page
-// holding, for each of its entries that is a block, the physical address of
-// the level-3 table kept aside for that block's demotion (0 for none).
-uint64_t& saved_l3(uint64_t* l2, uint64_t va)
-{
-    return l2[k_entries + l2_index(va)];
-}
-
 uint64_t* l2_table(Pmap* pmap, uint64_t va, bool create)
 {
     uint64_t& l1e = pmap->entries[l1_index(va)];
@@ -124,21 +66,6 @@ uint64_t* l2_table(Pmap* pmap, uint64_t va, bool create)
         store_entry(&l1e, pa.value() | k_desc_table);
     }
     return table(l1e);
-}
-
-bool is_table(uint64_t l2e)
-{
-    return (l2e & k_desc_type) == k_desc_table;
-}
-
-bool is_block(uint64_t l2e)
-{
-    return (l2e & k_desc_type) == k_desc_block;
-}
-
-bool mapped(uint64_t pte)
-{
-    return pte & (k_desc_valid | k_soft_none);
 }
 
 uint64_t pte_bits(unsigned prot)
@@ -159,12 +86,6 @@ uint64_t pte_bits(unsigned prot)
     return bits;
 }
 
-// A level-2 block descriptor with the rights of page descriptor bits @p bits.
-uint64_t block_bits(uint64_t page_bits)
-{
-    return (page_bits & ~k_desc_type) | k_desc_block;
-}
-
 unsigned prot_of(uint64_t leaf)
 {
     if (!(leaf & k_desc_valid))
@@ -176,6 +97,8 @@ unsigned prot_of(uint64_t leaf)
         prot |= k_prot_exec;
     return prot;
 }
+
+} // namespace
 
 // TLB maintenance by address is needed only for the live address space.
 // Another pmap's entries may sit in the TLB under its ASID: it gives the
@@ -196,9 +119,7 @@ void flush_range(Pmap* pmap, uint64_t va, uint64_t length)
         asid::forget(pmap->asid_context);
 }
 
-// The level-2 entry of user address @p va, allocating the level-2 table if
-// @p create; nullptr if there is none (or no memory for it).
-uint64_t* l2_slot(Pmap* pmap, uint64_t va, bool create = false)
+uint64_t* l2_slot(Pmap* pmap, uint64_t va, bool create)
 {
     if (va >= k_user_limit)
         return nullptr;
@@ -206,67 +127,7 @@ uint64_t* l2_slot(Pmap* pmap, uint64_t va, bool create = false)
     return l2 ? &l2[l2_index(va)] : nullptr;
 }
 
-// The level-2 table holding entry @p l2e (its page is aligned).
-uint64_t* table_of(uint64_t* l2e)
-{
-    return reinterpret_cast<uint64_t*>(reinterpret_cast<uintptr_t>(l2e) & ~(k_page_size - 1));
-}
-
-// ---- demotion -----------------------------------------------------------
-
-// Rewrites the contiguous run holding @p va as single pages, by
-// break-before-make: invalidate every entry, invalidate the TLB over the
-// whole run, store the entries again without the contiguous bit. Needs no
-// memory. (With hardware AF/dirty updates the run's AF and dirty state
-// would be ORed across its entries here; Toll keeps AF=1 and no DBM.)
-void demote_run(Pmap* pmap, uint64_t* l3, uint64_t va)
-{
-    uint64_t base = va & ~(k_run_size - 1);
-    uint64_t* run = &l3[l3_index(base)];
-    uint64_t first = run[0];
-    InterruptsOff off;
-    for (unsigned i = 0; i < k_run_pages; ++i)
-        store_entry(&run[i], 0);
-    flush_range(pmap, base, k_run_size);
-    uint64_t bits = first & ~(k_desc_address | k_contiguous);
-    for (unsigned i = 0; i < k_run_pages; ++i)
-        store_entry(&run[i], ((first & k_desc_address) + i * k_page_size) | bits);
-    g_l3c_demotions.add();
-}
-
-// Fills level-3 table @p l3 (not live) with the pages of block @p block, as
-// contiguous runs: demoting a block keeps the TLB reach of runs until an
-// operation needs single pages.
-void fill_from_block(uint64_t* l3, uint64_t block)
-{
-    uint64_t bits = (block & ~(k_desc_address | k_desc_type)) | k_desc_page | k_contiguous;
-    uint64_t pa = block & k_desc_address;
-    for (unsigned i = 0; i < k_entries; ++i)
-        store_entry(&l3[i], (pa + i * k_page_size) | bits);
-}
-
-// Replaces the block in @p l2e by a level-3 table of the same pages, by
-// break-before-make. Every block keeps a level-3 table aside (the one it was
-// promoted from, or one set aside when it was entered), so demotion never
-// needs memory and cannot fail.
-void demote_block(Pmap* pmap, uint64_t* l2e, uint64_t va)
-{
-    uint64_t base = va & ~(k_l2_block - 1);
-    uint64_t& saved = saved_l3(table_of(l2e), base);
-    TOLL_ASSERT(saved != 0 && "every block keeps its level-3 table");
-    PhysAddr l3 = saved;
-    uint64_t block = *l2e;
-    fill_from_block(static_cast<uint64_t*>(phys_to_virt(l3)), block);
-    {
-        InterruptsOff off;
-        store_entry(l2e, 0);
-        // One TLBI by any address of a block removes the block's entry.
-        flush(pmap, base);
-        store_entry(l2e, l3 | k_desc_table);
-    }
-    saved = 0;
-    g_l2_demotions.add();
-}
+namespace {
 
 // The level-3 slot of @p va, demoting a block that covers it; allocates the
 // level-3 table if @p create. nullptr (and *error set) when it cannot.
@@ -350,6 +211,9 @@ void for_each_mapping(Pmap* pmap, uint64_t start, uint64_t end, Visit visit)
 }
 
 } // namespace
+} // namespace arm64_pmap
+
+using namespace arm64_pmap;
 
 unsigned pmap_page_size_count()
 {
@@ -424,7 +288,7 @@ Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot, unsigned 
         if (prot & k_prot_exec)
             sync_icache_range(phys_to_virt(pa), k_page_size);
         if ((old & k_desc_valid) && (old & k_desc_address) != (pa & k_desc_address)) {
-            InterruptsOff off; // a new output address: break before make
+            arch::InterruptsOff off; // a new output address: break before make
             store_entry(pte, 0);
             flush(pmap, va);
             store_entry(pte, fresh);
@@ -461,7 +325,7 @@ Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot, unsigned 
         if (prot & k_prot_exec)
             sync_icache_range(phys_to_virt(pa), k_l2_block); // once for the block
         if (is_table(*l2e)) {
-            InterruptsOff off; // table to block: break before make
+            arch::InterruptsOff off; // table to block: break before make
             store_entry(l2e, 0);
             flush_range(pmap, va, k_l2_block);
         }
@@ -553,98 +417,6 @@ Errno pmap_protect(Pmap* pmap, uintptr_t start, uintptr_t end, unsigned prot)
         }
     });
     return k_ok;
-}
-
-namespace {
-
-// Whether the @p pages entries from @p first can become one mapping of
-// @p size bytes: every page valid, physically contiguous from an aligned
-// start, with the same attributes (rights, memory type, the BTI guard bit
-// if Toll used it).
-bool uniform(const uint64_t* first, unsigned pages, uint64_t size)
-{
-    bool ok = (*first & k_desc_valid) && (*first & k_desc_address) % size == 0;
-    for (unsigned i = 1; ok && i < pages; ++i)
-        ok = (first[i] & k_desc_valid) &&
-             (first[i] & k_desc_address) == (*first & k_desc_address) + i * k_page_size &&
-             (first[i] & k_leaf_attributes) == (*first & k_leaf_attributes);
-    return ok;
-}
-
-// Promotes the k_run_pages entries from @p first, mapping user addresses
-// from @p base, to a contiguous run: true if it did; false, counted in
-// vm.pmap.l3c.p_failures and changing nothing, if the entries cannot form
-// one.
-bool promote_run(Pmap* pmap, uint64_t* first, uint64_t base)
-{
-    // LAB superpages BEGIN: check that the run's k_run_pages entries from first are valid, map consecutive frames from a k_run_size-aligned one, and carry equal k_leaf_attributes (else count g_l3c_failures, return false); then, with InterruptsOff, break (store 0 in each, flush_range over the run), make (store each again with k_contiguous), count g_l3c_promotions, return true
-    bool ok = (*first & k_desc_valid) && (*first & k_desc_address) % k_run_size == 0;
-    for (unsigned i = 1; ok && i < k_run_pages; ++i)
-        ok = (first[i] & k_desc_valid) &&
-             (first[i] & k_desc_address) == (*first & k_desc_address) + i * k_page_size &&
-             (first[i] & k_leaf_attributes) == (*first & k_leaf_attributes);
-    if (!ok) {
-        g_l3c_failures.add();
-        return false;
-    }
-    uint64_t bits = *first & ~(k_desc_address | k_contiguous);
-    PhysAddr pa = *first & k_desc_address;
-    InterruptsOff off;
-    for (unsigned i = 0; i < k_run_pages; ++i)
-        store_entry(&first[i], 0);
-    flush_range(pmap, base, k_run_size);
-    for (unsigned i = 0; i < k_run_pages; ++i)
-        store_entry(&first[i], (pa + i * k_page_size) | bits | k_contiguous);
-    g_l3c_promotions.add();
-    return true;
-    // LAB superpages STUB
-    // (void)pmap;
-    // (void)first;
-    // (void)base;
-    // return false;
-    // LAB superpages END
-}
-
-// Promotes the full level-3 table of @p l2e, mapping user addresses from
-// @p base, to a block; false, counted, if its pages cannot form one.
-bool promote_block(Pmap* pmap, uint64_t* l2e, uint64_t base)
-{
-    uint64_t* first = table(*l2e);
-    if (!uniform(first, k_entries, k_l2_block)) {
-        g_l2_failures.add();
-        return false;
-    }
-    uint64_t bits = *first & ~(k_desc_address | k_contiguous);
-    PhysAddr pa = *first & k_desc_address;
-    // The level-3 table is kept for a later demotion. The walk cache may
-    // hold the table entry and the TLB any of its pages: invalidate all.
-    PhysAddr l3_pa = *l2e & k_desc_address;
-    InterruptsOff off;
-    store_entry(l2e, 0);
-    flush_range(pmap, base, k_l2_block);
-    store_entry(l2e, pa | block_bits(bits));
-    saved_l3(table_of(l2e), base) = l3_pa;
-    g_l2_promotions.add();
-    return true;
-}
-
-} // namespace
-
-bool pmap_promote(Pmap* pmap, uintptr_t va, unsigned psind)
-{
-    uint64_t size = pmap_page_size(psind);
-    if (psind == 0 || !size)
-        return false;
-    uint64_t base = va & ~(size - 1);
-    uint64_t* l2e = l2_slot(pmap, base);
-    if (!l2e || !is_table(*l2e))
-        return false; // nothing to promote, or a block already
-    if (psind == k_psind_block)
-        return promote_block(pmap, l2e, base);
-    uint64_t* first = &table(*l2e)[l3_index(base)];
-    if (*first & k_contiguous)
-        return false; // a run already
-    return promote_run(pmap, first, base);
 }
 
 bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot, unsigned* psind)

@@ -1,0 +1,104 @@
+// The hardware half of the arm64 MMU code, stubbed for the host tests:
+// every descriptor store, TLB invalidation, TTBR0 load and instruction-cache
+// sync is logged (pmap_world.h's g_log) and fed to the break-before-make
+// checker; interrupt masking is recorded so that a store made with
+// interrupts on inside a break-before-make sequence shows.
+#include "pmap_world.h"
+
+namespace pmap_world {
+
+Log g_log;
+BbmChecker g_bbm{g};
+
+} // namespace pmap_world
+
+using namespace pmap_world;
+
+namespace toll::arm64 {
+
+PhysAddr empty_user_table_phys()
+{
+    return k_empty_user_table;
+}
+
+void set_user_table(PhysAddr)
+{
+    ++g_log.ttbr_loads;
+    g_bbm.on_tlbi_all(); // no ASIDs: a TTBR0 load empties the TLB
+}
+
+void invalidate_page(uint64_t va)
+{
+    ++g_log.tlbi_pages;
+    g_bbm.on_tlbi(va);
+}
+
+void store_entry(uint64_t* slot, uint64_t value)
+{
+    ++g_log.stores;
+    g_bbm.on_store(slot, value);
+    *slot = value;
+}
+
+void invalidate_range(uint64_t va, uint64_t length)
+{
+    ++g_log.tlbi_ranges;
+    g_bbm.on_tlbi_range(va, length);
+}
+
+void sync_icache_range(const void* start, size_t length)
+{
+    g_log.icache.emplace_back(virt_to_phys(start), length);
+}
+
+} // namespace toll::arm64
+
+// ASIDs (arch/arm64/asid.h), modelled conservatively: every activation
+// empties the TLB, as a switch without ASIDs does.
+namespace toll::arm64::asid {
+
+void activate(PhysAddr l1_phys, uint64_t&)
+{
+    set_user_table(l1_phys);
+}
+
+void activate_none()
+{
+    set_user_table(k_empty_user_table);
+}
+
+void forget(uint64_t& context)
+{
+    context = 0;
+}
+
+void release(uint64_t& context)
+{
+    context = 0;
+}
+
+} // namespace toll::arm64::asid
+
+namespace toll::arch {
+
+bool interrupts_disable()
+{
+    bool were = g_log.interrupts_on;
+    g_log.interrupts_on = false;
+    return were;
+}
+
+void interrupts_restore(bool were_enabled)
+{
+    g_log.interrupts_on = were_enabled;
+}
+
+} // namespace toll::arch
+
+namespace toll {
+// The kernel reads vm.superpages from the command line; the host has none.
+unsigned long param_get_ulong(const char*, unsigned long fallback)
+{
+    return fallback;
+}
+} // namespace toll
