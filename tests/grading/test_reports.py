@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 # tools/lib, through PYTHONPATH=tools (ctest sets it).
 from lib import (lab_audit, lab_batch, lab_grade, lab_package, lab_report,  # noqa: E402
-                 lab_rubric)
+                 lab_rubric, lab_submission)
 
 FILES = ["src/lib/format.cpp", "labs/lab-demo/results.toml"]
 
@@ -40,29 +40,29 @@ class Locate(unittest.TestCase):
 
     def test_at_its_place(self):
         write(os.path.join(self.sub, FILES[0]))
-        path, note = lab_grade.locate(FILES[0], self.sub, FILES)
+        path, note = lab_submission.locate(FILES[0], self.sub, FILES)
         self.assertEqual(path, os.path.join(self.sub, FILES[0]))
         self.assertEqual(note, "")
 
     def test_flat_and_nested_uploads_are_used_and_said(self):
         write(os.path.join(self.sub, "format.cpp"))
-        path, note = lab_grade.locate(FILES[0], self.sub, FILES)
+        path, note = lab_submission.locate(FILES[0], self.sub, FILES)
         self.assertTrue(path and "without its folders" in note)
         shutil.rmtree(self.sub)
         write(os.path.join(self.sub, "my-repo", FILES[0]))
-        path, note = lab_grade.locate(FILES[0], self.sub, FILES)
+        path, note = lab_submission.locate(FILES[0], self.sub, FILES)
         self.assertTrue(path and "nested one folder deep" in note, note)
 
     def test_a_symlink_or_an_oversized_file_is_refused_and_said(self):
         os.makedirs(os.path.join(self.sub, "src", "lib"))
         os.symlink("/etc/passwd", os.path.join(self.sub, FILES[0]))
-        path, note = lab_grade.locate(FILES[0], self.sub, FILES)
+        path, note = lab_submission.locate(FILES[0], self.sub, FILES)
         self.assertIsNone(path)
         self.assertIn("symbolic link", note)
         os.unlink(os.path.join(self.sub, FILES[0]))
         with open(os.path.join(self.sub, FILES[0]), "wb") as f:
-            f.truncate(lab_grade.MAX_STUDENT_FILE + 1)
-        path, note = lab_grade.locate(FILES[0], self.sub, FILES)
+            f.truncate(lab_submission.MAX_STUDENT_FILE + 1)
+        path, note = lab_submission.locate(FILES[0], self.sub, FILES)
         self.assertIsNone(path)
         self.assertIn("over the", note)
 
@@ -71,7 +71,7 @@ class Locate(unittest.TestCase):
         grade = lab_grade.Grade(rubric, self.sub)
         tree = os.path.join(self.sub, "..", os.path.basename(self.sub) + "-tree")
         try:
-            lab_grade.assemble(grade, ROOT, FILES + ["src/lib/format.h"], self.sub, tree)
+            lab_submission.assemble(grade, ROOT, FILES + ["src/lib/format.h"], self.sub, tree)
             self.assertEqual(grade.missing, FILES)
             self.assertTrue(all("starter's version was graded" in n for n in grade.notices))
         finally:
@@ -88,16 +88,16 @@ class Forms(unittest.TestCase):
                 info = zipfile.ZipInfo("link.cpp")
                 info.external_attr = 0o120777 << 16
                 f.writestr(info, "/etc/passwd")
-            self.assertEqual(lab_grade.submission_form(z), "zip")
-            lab_grade.unzip(z, os.path.join(d, "out"))
+            self.assertEqual(lab_submission.submission_form(z), "zip")
+            lab_submission.unzip(z, os.path.join(d, "out"))
             self.assertEqual(sorted(os.listdir(os.path.join(d, "out"))), ["format.cpp"])
             self.assertFalse(os.path.exists(os.path.join(d, "escape.txt")))
             p = os.path.join(d, "a.patch")
             write(p, "diff --git a/x b/x\n")
-            self.assertEqual(lab_grade.submission_form(p), "patch")
+            self.assertEqual(lab_submission.submission_form(p), "patch")
             u = os.path.join(d, "notes.txt")
             write(u, "hello\n")
-            self.assertEqual(lab_grade.submission_form(u), "unknown")
+            self.assertEqual(lab_submission.submission_form(u), "unknown")
 
 
 class Batches(unittest.TestCase):
