@@ -3,12 +3,15 @@
 #include "host_kernel_stubs.h"
 #include "kernel/arch/kmem.h"
 #include "kernel/kern/panic.h"
+#include "kernel/kern/section.h"
 #include "kernel/vm/failpoint.h"
 #include "lib/format.h"
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+TOLL_SECTION_BOUNDS(toll::Counter, toll_counters);
 
 namespace toll {
 
@@ -54,6 +57,14 @@ vm::PhysAddr vm::virt_to_phys(const void* kernel_address)
 }
 
 namespace test {
+
+Counter& counter_named(const char* name)
+{
+    for (Counter* c = __start_toll_counters; c < __stop_toll_counters; ++c)
+        if (std::strcmp(c->name, name) == 0)
+            return *c;
+    throw std::runtime_error(std::string("no counter named ") + name);
+}
 
 SimulatedMemory::SimulatedMemory(vm::PhysAddr base, size_t size) : m_base(base), m_size(size)
 {

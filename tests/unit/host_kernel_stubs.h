@@ -2,6 +2,7 @@
 // and simulated physical memory behind vm::phys_to_virt.
 #pragma once
 #include "kernel/arch/physmem.h"
+#include "kernel/kern/counters.h"
 #include "kernel/kern/result.h"
 #include <cstddef>
 #include <stdexcept>
@@ -35,6 +36,11 @@ class SimulatedMemory {
     size_t m_size;
     unsigned char* m_memory;
 };
+
+/// The kernel counter called @p name, found in the linker-built table (GNU
+/// ld provides __start_/__stop_ for the toll_counters section); throws,
+/// failing the test, if there is none.
+Counter& counter_named(const char* name);
 
 /// The address a successful allocation returned. A failed one throws, which
 /// fails the test with the errno: for allocations the test expects to work.

@@ -11,8 +11,6 @@
 #include <set>
 #include <vector>
 
-TOLL_SECTION_BOUNDS(toll::Counter, toll_counters);
-
 using toll::Result;
 using toll::test::allocated;
 using toll::test::failure;
@@ -38,11 +36,7 @@ PhysAddr block_size(unsigned order)
 /// table (GNU ld provides __start_/__stop_ for the toll_counters section).
 uint64_t counter(const char* name)
 {
-    for (toll::Counter* c = __start_toll_counters; c < __stop_toll_counters; ++c)
-        if (std::strcmp(c->name, name) == 0)
-            return c->value;
-    FAIL("no counter named " << name);
-    return 0;
+    return toll::test::counter_named(name).value;
 }
 
 /// Allocates single pages until the allocator runs dry; returns them in order.

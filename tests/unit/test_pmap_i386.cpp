@@ -13,8 +13,6 @@
 #include <random>
 #include <vector>
 
-TOLL_SECTION_BOUNDS(toll::Counter, toll_counters);
-
 using toll::test::SimulatedMemory;
 using toll::vm::k_page_size;
 using toll::vm::PhysAddr;
@@ -100,11 +98,7 @@ uint32_t raw_pte(Pmap* pmap, uint32_t va)
 
 uint64_t counter(const char* name)
 {
-    for (toll::Counter* c = __start_toll_counters; c < __stop_toll_counters; ++c)
-        if (std::strcmp(c->name, name) == 0)
-            return c->value;
-    FAIL("no counter named " << name);
-    return 0;
+    return toll::test::counter_named(name).value;
 }
 
 /// A fresh allocator over the simulated memory, the kernel directory filled

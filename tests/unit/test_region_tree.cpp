@@ -1,6 +1,7 @@
 // Host tests of the region set (src/kernel/vm/region_tree.cpp): random
 // inserts, erases and hole searches checked against a plain sorted model, and
 // the logarithmic cost of a hole search among 50,000 regions.
+#include "host_kernel_stubs.h"
 #include "kernel/kern/counters.h"
 #include "kernel/vm/region_tree.h"
 #include <catch2/catch.hpp>
@@ -11,8 +12,6 @@
 #include <random>
 #include <vector>
 
-TOLL_SECTION_BOUNDS(toll::Counter, toll_counters);
-
 using toll::vm::Region;
 using toll::vm::RegionTree;
 
@@ -22,11 +21,7 @@ constexpr uintptr_t k_page = 4096;
 
 toll::Counter& steps()
 {
-    for (toll::Counter* c = __start_toll_counters; c < __stop_toll_counters; ++c)
-        if (std::strcmp(c->name, "vm.regions.steps") == 0)
-            return *c;
-    FAIL("no counter vm.regions.steps");
-    return *__start_toll_counters;
+    return toll::test::counter_named("vm.regions.steps");
 }
 
 /// The highest hole the slow way: every start from the top down.

@@ -84,11 +84,7 @@ inline uint64_t* l2e_of(Pmap* pmap, uint64_t va)
 
 inline uint64_t counter(const char* name)
 {
-    for (toll::Counter* c = __start_toll_counters; c < __stop_toll_counters; ++c)
-        if (std::strcmp(c->name, name) == 0)
-            return c->value;
-    FAIL("no counter named " << name);
-    return 0;
+    return toll::test::counter_named(name).value;
 }
 
 /// Counter deltas over a scope.

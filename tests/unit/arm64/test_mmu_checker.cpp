@@ -6,12 +6,23 @@
 
 using namespace pmap_world;
 
+namespace {
+
+/// A world with one live pmap and one page entered at k_va: its entry.
+uint64_t* entered_pte(World& w, Pmap*& pmap)
+{
+    pmap = w.create();
+    REQUIRE(pmap_enter(pmap, k_va, k_data, k_rw) == toll::k_ok);
+    return &host_words(raw_l2e(pmap, k_va) & g.address_mask())[(k_va % k_block) / k_page];
+}
+
+} // namespace
+
 TEST_CASE("arm64 checkers: break-before-make violations are caught", "[arm64][checker]")
 {
     World w;
-    Pmap* pmap = w.create();
-    REQUIRE(pmap_enter(pmap, k_va, k_data, k_rw) == toll::k_ok);
-    uint64_t* pte = &host_words(raw_l2e(pmap, k_va) & g.address_mask())[(k_va % k_block) / k_page];
+    Pmap* pmap;
+    uint64_t* pte = entered_pte(w, pmap);
     uint64_t old = *pte;
     SECTION("a valid entry rewritten to another frame in place")
     {
@@ -41,9 +52,8 @@ TEST_CASE("arm64 checkers: break-before-make violations are caught", "[arm64][ch
 TEST_CASE("arm64 checkers: a correct break-before-make passes", "[arm64][checker]")
 {
     World w;
-    Pmap* pmap = w.create();
-    REQUIRE(pmap_enter(pmap, k_va, k_data, k_rw) == toll::k_ok);
-    uint64_t* pte = &host_words(raw_l2e(pmap, k_va) & g.address_mask())[(k_va % k_block) / k_page];
+    Pmap* pmap;
+    uint64_t* pte = entered_pte(w, pmap);
     uint64_t old = *pte;
     toll::arm64::store_entry(pte, 0);
     toll::arm64::invalidate_page(k_va);
