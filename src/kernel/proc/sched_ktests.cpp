@@ -70,12 +70,18 @@ KTEST("sched.timer_preempts_and_shares_fairly")
     a.stop = true;
     b.stop = true;
     uint64_t ca = a.count, cb = b.count;
+    uint64_t sa = ta->switches_in, sb = tb->switches_in;
     sleep_on(&b, ticks() + 2); // let both see stop and exit
     KEXPECT(ticks() >= start + 20);
     KEXPECT(ca > 0 && cb > 0); // both ran: the clock preempted the first one
-    // Round robin with one-tick quanta: neither gets more than twice the other.
-    KEXPECT(ca < 2 * cb + 1000 && cb < 2 * ca + 1000);
-    KEXPECT(ta->switches_in >= 5 && tb->switches_in >= 5);
+    // Round robin with one-tick quanta: the two take turns, so each is
+    // switched in as often as the other, give or take the turn in progress.
+    // (Turns, not iterations: without --deterministic a tick is host time,
+    // and a busy host can take the CPU from QEMU in the middle of a turn.)
+    KEXPECT(sa >= 5 && sb >= 5);
+    KEXPECT(sa <= sb + 1 && sb <= sa + 1);
+    ktest::metric("sched.spinner_a_turns", sa, "count");
+    ktest::metric("sched.spinner_b_turns", sb, "count");
     ktest::metric("sched.spinner_a_iterations", ca, "count");
     ktest::metric("sched.spinner_b_iterations", cb, "count");
 }
