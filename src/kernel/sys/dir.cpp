@@ -95,7 +95,7 @@ const FileOps k_dir_ops = {dir_read, dir_write, nullptr, nullptr, k_s_ifdir};
 
 } // namespace
 
-Errno dir_open(const char* path, size_t length, int flags, File** out)
+Result<File*> dir_open(const char* path, size_t length, int flags)
 {
     // Is there a ramdisk file under path? Then path is a directory; the
     // File keeps a pointer into that file's own path as its name.
@@ -117,8 +117,7 @@ Errno dir_open(const char* path, size_t length, int flags, File** out)
         return k_enomem;
     f->data = reinterpret_cast<const uint8_t*>(name);
     f->size = length;
-    *out = f;
-    return k_ok;
+    return f;
 }
 
 long sys_getdents64(const SyscallArgs& a)

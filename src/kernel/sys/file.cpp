@@ -64,13 +64,15 @@ void file_unref(File* file)
     }
 }
 
-Errno file_open(const char* path, int flags, File** out)
+Result<File*> file_open(const char* path, int flags)
 {
     if (const FileOps* dev = device_lookup(path)) {
         if (flags & k_o_directory)
             return k_enotdir;
-        *out = file_new(dev, flags & (k_o_accmode | k_o_nonblock));
-        return *out ? k_ok : k_enomem;
+        File* f = file_new(dev, flags & (k_o_accmode | k_o_nonblock));
+        if (!f)
+            return k_enomem;
+        return f;
     }
     const proc::RamdiskFile* rf = proc::initrd_lookup(path);
     if (!rf && path[0] == '/') {
@@ -78,8 +80,8 @@ Errno file_open(const char* path, int flags, File** out)
         size_t length = strlen(path);
         while (length > 0 && path[length - 1] == '/')
             --length;
-        if (Errno e = dir_open(path, length, flags, out); e != k_enoent)
-            return e;
+        if (Result<File*> dir = dir_open(path, length, flags); dir || dir.error() != k_enoent)
+            return dir;
         // "/bin/sh/": a file named as if it were a directory.
         char file[sizeof proc::RamdiskFile{}.path];
         if (path[length] == '/' && length < sizeof file) {
@@ -100,8 +102,7 @@ Errno file_open(const char* path, int flags, File** out)
         return k_enomem;
     f->data = rf->data;
     f->size = rf->size;
-    *out = f;
-    return k_ok;
+    return f;
 }
 
 Result<int> fd_install(proc::Process* p, FileRef& file, int min)

@@ -99,13 +99,15 @@ inline FileRef file_share(File* file)
 }
 
 /// Opens a path: /dev/console, /dev/zero, /dev/null, a ramdisk file or a
-/// ramdisk directory.
-Errno file_open(const char* path, int flags, File** out);
+/// ramdisk directory. Returns the new File, whose one reference the caller
+/// owns (hold it in a FileRef); or k_enoent, k_enotdir, k_erofs (writing or
+/// creating a ramdisk file), k_eisdir or k_enomem.
+Result<File*> file_open(const char* path, int flags);
 
 /// Opens the ramdisk directory named by the first @p length bytes of
-/// @p path (0: the root) for getdents64. k_enoent if no file lies under it,
-/// k_eisdir if @p flags ask to write or create.
-Errno dir_open(const char* path, size_t length, int flags, File** out);
+/// @p path (0: the root) for getdents64, as file_open does. k_enoent if no
+/// file lies under it, k_eisdir if @p flags ask to write or create.
+Result<File*> dir_open(const char* path, size_t length, int flags);
 
 /// Installs @p file in the lowest free descriptor of @p p at or above @p min,
 /// clearing its close-on-exec flag. Returns the descriptor, the reference

@@ -147,11 +147,11 @@ long sys_open(const SyscallArgs& a)
     char path[k_path_max];
     if (Result<size_t> n = copyinstr(path, a.a[0], sizeof path); !n)
         return -n.error();
-    File* f;
     int flags = static_cast<int>(a.a[1]);
-    if (Errno e = file_open(path, flags, &f); e != k_ok)
-        return -e;
-    long fd = install(FileRef{f});
+    Result<File*> f = file_open(path, flags);
+    if (!f)
+        return -f.error();
+    long fd = install(FileRef{f.value()});
     if (fd >= 0 && (flags & k_o_cloexec))
         fd_set_cloexec(proc::current_process(), static_cast<int>(fd), true);
     return fd;
@@ -165,10 +165,10 @@ long sys_access(const SyscallArgs& a)
     constexpr uintptr_t k_x_ok = 1, k_w_ok = 2, k_r_ok = 4;
     if (a.a[1] & ~(k_r_ok | k_w_ok | k_x_ok))
         return -k_einval;
-    File* opened;
-    if (Errno e = file_open(path, k_o_rdonly, &opened); e != k_ok)
-        return -e;
-    FileRef f{opened};
+    Result<File*> opened = file_open(path, k_o_rdonly);
+    if (!opened)
+        return -opened.error();
+    FileRef f{opened.value()};
     bool is_device = f.get()->ops->mode == 020000;
     return (a.a[1] & k_w_ok) && !is_device ? -k_erofs : 0;
 }
