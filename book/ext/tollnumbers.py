@@ -250,9 +250,34 @@ def _points_table(entry):
     return any("points" in head.astext().lower() for head in table.traverse(nodes.thead))
 
 
+# A record of Toll's serial protocol, or a row of results.csv, with its value
+# typed into a literal block: a console transcript that quotes a measurement.
+# Write the block as a parsed-literal with :num: in place of the value.
+RECORD = re.compile(r"^\s*(?:\$\s.*)?(?:(?:METRIC|COUNTER)\s+\S+\s+\d[\d,]*\b.*"
+                    r"|[\w/.+-]+,[\w.+-]+,[\w.+-]+,\d+,\w+)\s*$", re.M)
+
+
+def _typed_records(doctree):
+    found = []
+    for block in doctree.traverse(nodes.literal_block):
+        for text in block.traverse(nodes.Text):
+            parent, in_role = text.parent, False
+            while parent is not None and parent is not block:
+                if isinstance(parent, nodes.inline) and "toll-num" in parent["classes"]:
+                    in_role = True
+                parent = parent.parent
+            if in_role:
+                continue
+            # A record whose value comes from :num: is split around the role:
+            # only a line whole in one text node can hold a typed value.
+            for match in RECORD.finditer(text.astext()):
+                found.append((_source(block), _line(block), match.group(0).strip()))
+    return found
+
+
 def unsourced(doctree):
     """(source, line, text) of every hand-typed measured number in @doctree."""
-    found = []
+    found = _typed_records(doctree)
     for text in doctree.traverse(nodes.Text):
         if _exempt(text) or _generated(text):
             continue

@@ -24,7 +24,8 @@ def main():
     if status == 0:
         failures.append("the lint accepted unsourced.rst")
     for planted in ("'182 instructions'", "'1.43\ntimes'", "'2 times'", "'182'",
-                    "'2900 thousand'",
+                    "'2900 thousand'", "'METRIC kern.loop_100k 400012 cycles'",
+                    "'3/1,lat_syscall,lat_syscall.getppid,182,instr'",
                     "no result 3/1:no_such.metric"):
         if planted.replace("\n", " ") not in out.replace("\n", " ").replace("  ", " "):
             failures.append(f"the lint did not name {planted!r} in unsourced.rst")
