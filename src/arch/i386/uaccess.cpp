@@ -3,7 +3,7 @@
 //    copies directly; a fault on a labelled instruction of copy_user.S is
 //    turned into a failure return instead of a panic.
 //  - 4/4: the kernel's directory holds no user memory. Small copies take the
-//    fast path through the trampoline (i386_fast_copy in trap_entry.S: load
+//    fast path through the trampoline (i386_fast_copy in copy_fast.S: load
 //    the user's CR3, copy via the shared copy buffer, load the kernel's);
 //    large ones, and any that fault there, take the slow path that maps each
 //    user page into a kernel window. vm.copy_fast_max= sets the threshold.

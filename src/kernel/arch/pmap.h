@@ -116,11 +116,11 @@ uintptr_t pmap_next_mapped(Pmap* pmap, uintptr_t va, uintptr_t end);
 
 /// Makes @p pmap (nullptr: none) the address space that user mode runs on
 /// from the next return to user mode. Nothing happens when it is already the
-/// current one. What else it costs depends on the architecture and layout:
-/// i386 under 3/1 and 3/1-pti loads CR3 at once (the kernel runs on the
-/// process's directory); under 4/4 the kernel never leaves its own directory,
-/// so it only records the user directory for the exit path to load; arm64
-/// loads TTBR0_EL1 with the pmap's ASID.
+/// current one. Whether it loads the translation-table base at once is the
+/// port's choice: a port whose kernel runs on the process's tables loads it
+/// here; a port (or layout) whose kernel keeps tables of its own only records
+/// it for the return to user mode to load. Each port's pmap_activate shows which
+/// it does, and the address-space chapter of the book compares them.
 void pmap_activate(Pmap* pmap);
 
 /// The pmap that is active now.
