@@ -28,7 +28,27 @@ ARCHES = {
 # gdb prints a source line as "<number>\t<text>".
 SOURCE_LINE = re.compile(r"^(\d+)\t(.*)$")
 # "Breakpoint 1, toll::kernel_main (info=...) at build/i386/../../src/kernel/kern/main.cpp:146"
-STOPPED = re.compile(r"^Breakpoint 1, .* at (\S+):(\d+)$")
+STOPPED = re.compile(r"^Breakpoint 1, (.*?) \(.*\) at (\S+):(\d+)$")
+# The debugging appendix shows this session; "…" stands for what depends on
+# the build (addresses, line numbers, argument values).
+APPENDIX = os.path.join(ROOT, "book", "appendix", "debugging.rst")
+
+
+def appendix_transcript():
+    """The gdb output lines of the appendix's session, as regular expressions."""
+    with open(APPENDIX) as f:
+        text = f.read()
+    start = text.index("   (gdb) break toll::kernel_main")
+    block = text[start:text.index("\n\n", start)]
+    return [(line.strip(), re.compile(".*?".join(re.escape(part) for part in squeeze(line).split("…"))
+                                      + "$"))
+            for line in block.splitlines() if not line.strip().startswith("(gdb)")]
+
+
+def squeeze(line):
+    """@p line with its runs of white space made one space (gdb prints a tab
+    after a line number; the book a run of spaces)."""
+    return " ".join(line.split())
 
 
 def free_port():
@@ -47,7 +67,7 @@ def gdb_script(arch, build, port):
     # whose name holds a space.
     text = re.sub(r"^file build/(\S+)$", lambda m: f'file "{build}/{m.group(1)}"', text,
                   flags=re.M)
-    return text + (f"break toll::kernel_main\ncontinue\n"
+    return text + (f"break toll::kernel_main\ncontinue\nbacktrace\n"
                    f"echo ---listing---\\n\nlist {routine}\nkill\n")
 
 
@@ -93,9 +113,17 @@ def main(argv):
     if "No such file" in gdb.stdout + gdb.stderr:
         sys.exit("gdb_source: gdb could not find a source file")
     marker = out.index("---listing---") if "---listing---" in out else len(out)
-    stop_file = os.path.normpath(os.path.join(ROOT, stop.group(1)))
+    if stop.group(1) != "toll::kernel_main":
+        sys.exit(f"gdb_source: the breakpoint on kernel_main stopped in {stop.group(1)}, "
+                 "not in kernel_main's own frame")
+    stop_file = os.path.normpath(os.path.join(ROOT, stop.group(2)))
     if not stop_file.endswith(os.path.join("src", "kernel", "kern", "main.cpp")):
-        sys.exit(f"gdb_source: the breakpoint on kernel_main stopped in {stop.group(1)}")
+        sys.exit(f"gdb_source: the breakpoint on kernel_main stopped in {stop.group(2)}")
+    if args.arch == "i386":  # the appendix shows the i386 session
+        for shown, pattern in appendix_transcript():
+            if not any(pattern.match(squeeze(line)) for line in out[:marker]):
+                sys.exit(f"gdb_source: the debugging appendix shows {shown!r}, which gdb did "
+                         "not print")
 
     def read(path):
         with open(path) as f:
@@ -113,7 +141,7 @@ def main(argv):
     listed = check_lines(out[marker + 1:], lambda: read(info[0]))
     if listed == 0:
         sys.exit(f"gdb_source: gdb printed no source for {ARCHES[args.arch][1]} (assembly)")
-    print(f"gdb_source: {args.arch}: stopped at {stop.group(1)}:{stop.group(2)} with "
+    print(f"gdb_source: {args.arch}: stopped at {stop.group(2)}:{stop.group(3)} with "
           f"{at_stop} source line(s); listed {listed} line(s) of {os.path.relpath(info[0], ROOT)}")
     return 0
 

@@ -121,7 +121,9 @@ void run_program(const char* command)
     arch::poweroff(status == 0);
 }
 
-void run_static_constructors()
+// Out of line, so that a breakpoint on kernel_main stops in kernel_main's
+// own frame and line, as the debugging appendix of the book shows.
+[[gnu::noinline]] void run_static_constructors()
 {
     for (auto** ctor = __init_array_start; ctor < __init_array_end; ++ctor)
         (*ctor)();
