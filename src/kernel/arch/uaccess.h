@@ -1,6 +1,8 @@
 // The architecture's fault-recovering user-memory primitives. The range
 // checks are done by the caller (kernel/sys/uaccess.cpp); these only survive
-// faults inside the range.
+// faults inside the range. The two copies answer bool, their one failure
+// being a fault: copyin/copyout turn it into k_efault, and keep the path
+// that every system call takes as short as it was.
 #pragma once
 #include "kernel/kern/result.h"
 #include <stddef.h>
