@@ -83,6 +83,19 @@ add_test(NAME lab4x4.worksheet
           --worksheet ${CMAKE_SOURCE_DIR}/labs/lab-4x4/checks.toml
                       ${CMAKE_SOURCE_DIR}/labs/lab-4x4/results.toml)
 set_tests_properties(lab4x4.worksheet PROPERTIES TIMEOUT 180 LABELS "bench;lab")
+# The reference answers quote numbers; each must be one the kernel measures
+# today (or a difference of two, or a fixed number of checks.toml), so they
+# cannot go stale unseen. Not part of the rubric: students may quote freely.
+add_test(NAME lab4x4.reference_answers
+  COMMAND ${TOLL_BENCH} --out ${CMAKE_BINARY_DIR}/bench-lab4x4-reference --reference
+          --worksheet ${CMAKE_SOURCE_DIR}/labs/lab-4x4/checks.toml
+                      ${CMAKE_SOURCE_DIR}/labs/lab-4x4/results.toml)
+add_test(NAME lab4x4.reference_answers.finds_stale
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/bench/stale_answer.py
+          ${TOLL_BENCH} --out ${CMAKE_BINARY_DIR}/bench-lab4x4-stale --
+          ${CMAKE_SOURCE_DIR}/labs/lab-4x4/checks.toml ${CMAKE_SOURCE_DIR}/labs/lab-4x4/results.toml)
+set_tests_properties(lab4x4.reference_answers lab4x4.reference_answers.finds_stale PROPERTIES
+  TIMEOUT 180 LABELS "bench;lab")
 
 # The superpages lab (labs/lab-superpages): the worksheet's numbers and ratios
 # match fresh deterministic runs of the arm64 kernels, superpages off and on
