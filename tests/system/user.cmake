@@ -11,8 +11,13 @@ foreach(split 3/1 3/1-pti 4/4)
     if(prog STREQUAL "ut_exhaust" AND NOT split STREQUAL "4/4")
       continue()
     endif()
-    toll_system_test(i386.qemu.${tag}.user.${prog} --arch i386
-                     --cmdline "vm.split=${split} run=/bin/${prog}" --timeout 60)
+    set(run "vm.split=${split} run=/bin/${prog}")
+    # ut_cow also checks a copy-on-write copy that memory is too short for:
+    # it steers the fault injector, which must be armed at boot.
+    if(prog STREQUAL "ut_cow")
+      set(run "fail.alloc=0 ${run} short")
+    endif()
+    toll_system_test(i386.qemu.${tag}.user.${prog} --arch i386 --cmdline "${run}" --timeout 60)
   endforeach()
 endforeach()
 

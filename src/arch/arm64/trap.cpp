@@ -72,8 +72,11 @@ void user_exception(arch::TrapFrame& f)
         address = f.far;
         bool write = ec == k_ec_data_abort_el0 && (f.esr & k_iss_wnr);
         bool present = (f.esr & k_fsc_mask) == k_fsc_permission;
-        if (vm::handle_user_fault(proc::current_vm(), address, write, present))
+        Errno e = vm::handle_user_fault(proc::current_vm(), address, write, present);
+        if (e == k_ok)
             return;
+        if (e == k_enomem)
+            proc::terminate_by_fault(proc::k_sigkill, ec, "out of memory", f.elr, address);
         signal = k_sigsegv;
     } else if (ec == k_ec_pc_alignment || ec == k_ec_sp_alignment) {
         signal = k_sigbus;

@@ -38,7 +38,7 @@ bool fixup_user_access(arch::TrapFrame& f)
     bool write = f.esr & k_iss_wnr;
     bool present = (f.esr & k_fsc_mask) == k_fsc_permission;
     // First let the VM fill a demand-zero page; only a real bad address fails.
-    if (!vm::handle_user_fault(proc::current_vm(), f.far, write, present))
+    if (vm::handle_user_fault(proc::current_vm(), f.far, write, present) != k_ok)
         f.elr = fault_exit;
     return true;
 }

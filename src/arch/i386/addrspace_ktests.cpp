@@ -23,8 +23,8 @@ KTEST("i386.layout.user_directory_holds_only_user_and_trampoline")
     constexpr uintptr_t k_low = 0x08048000, k_high = 0xBF000000;
     KEXPECT_EQ(vm::vmspace_map(space, k_low, 8192, vm::k_prot_read | vm::k_prot_write), k_ok);
     KEXPECT_EQ(vm::vmspace_map(space, k_high, 4096, vm::k_prot_read), k_ok);
-    KEXPECT(vm::vmspace_fault(space, k_low, true));
-    KEXPECT(vm::vmspace_fault(space, k_high, false));
+    KEXPECT(vm::vmspace_fault(space, k_low, true) == k_ok);
+    KEXPECT(vm::vmspace_fault(space, k_high, false) == k_ok);
     DirectoryCheck check = check_user_directory(space->pmap);
     KEXPECT_EQ(check.user_tables, 2u);
     KEXPECT_EQ(check.violations, 0u);

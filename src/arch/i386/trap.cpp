@@ -182,8 +182,11 @@ void user_exception(arch::TrapFrame& f)
         uint32_t address = read_cr2();
         bool write = f.error & k_pf_write;
         bool present = f.error & k_pf_present;
-        if (vm::handle_user_fault(proc::current_vm(), address, write, present))
+        Errno e = vm::handle_user_fault(proc::current_vm(), address, write, present);
+        if (e == k_ok)
             return;
+        if (e == k_enomem)
+            proc::terminate_by_fault(proc::k_sigkill, f.vector, "out of memory", f.eip, address);
         proc::force_signal(signal_for(f.vector), f.vector, exception_name(f.vector), f.eip,
                            address);
         return;

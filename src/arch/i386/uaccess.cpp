@@ -61,7 +61,7 @@ bool fixup_user_access(arch::TrapFrame& f)
     // First let the VM fill a demand-zero page; only a real bad address fails.
     uint32_t address = read_cr2();
     if (vm::handle_user_fault(proc::current_vm(), address, f.error & k_pf_write,
-                              f.error & k_pf_present))
+                              f.error & k_pf_present) == k_ok)
         return true; // retry the instruction
     f.eip = fault_exit;
     return true;
@@ -107,7 +107,7 @@ uint8_t* KernelWindow::map(uintptr_t address, bool write)
     bool ok = vm::pmap_extract(p->vm->pmap, page, &pa, &prot) && prot != vm::k_prot_none &&
               (!write || (prot & vm::k_prot_write));
     if (!ok) {
-        if (!vm::vmspace_fault(p->vm, address, write) ||
+        if (vm::vmspace_fault(p->vm, address, write) != k_ok ||
             !vm::pmap_extract(p->vm->pmap, page, &pa, &prot))
             return nullptr;
     }

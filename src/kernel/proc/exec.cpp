@@ -140,7 +140,9 @@ uint8_t* user_page(vm::VmSpace* space, uintptr_t va)
             return nullptr;
         unsigned saved = r->prot;
         r->prot = vm::k_prot_read | vm::k_prot_write; // the kernel fills it
-        bool ok = vm::vmspace_fault(space, va, true);
+        // The region is there and writable now: the only failure left is
+        // k_enomem, which is what load_segments reports for a nullptr.
+        bool ok = vm::vmspace_fault(space, va, true) == k_ok;
         r->prot = saved;
         // The page stays writable until load_segments gives each region
         // its rights in one pass: whole superpages keep their size, and an

@@ -24,8 +24,8 @@ long zero_read(File&, uintptr_t buffer, size_t count)
     size_t done = 0;
     while (done < count) {
         size_t n = count - done < sizeof k_zeros ? count - done : sizeof k_zeros;
-        if (copyout(buffer + done, k_zeros, n) != k_ok)
-            return done ? static_cast<long>(done) : -k_efault;
+        if (Errno e = copyout(buffer + done, k_zeros, n); e != k_ok)
+            return done ? static_cast<long>(done) : -e;
         done += n;
     }
     return static_cast<long>(count);
@@ -66,8 +66,8 @@ long console_write(File&, uintptr_t buffer, size_t count)
     size_t done = 0;
     while (done < count) {
         size_t n = count - done < sizeof chunk ? count - done : sizeof chunk;
-        if (copyin(chunk, buffer + done, n) != k_ok)
-            return done ? static_cast<long>(done) : -k_efault;
+        if (Errno e = copyin(chunk, buffer + done, n); e != k_ok)
+            return done ? static_cast<long>(done) : -e;
         for (size_t i = 0; i < n; ++i) {
             if (chunk[i] == '\n')
                 arch::console_putc('\r');
@@ -90,8 +90,8 @@ long console_read(File&, uintptr_t buffer, size_t count)
         return 0;
     }
     size_t n = g_ready_length < count ? g_ready_length : count;
-    if (copyout(buffer, g_ready, n) != k_ok)
-        return -k_efault;
+    if (Errno e = copyout(buffer, g_ready, n); e != k_ok)
+        return -e;
     memmove(g_ready, g_ready + n, g_ready_length - n);
     g_ready_length -= n;
     return static_cast<long>(n);

@@ -165,8 +165,8 @@ long sys_getdents64(const SyscallArgs& a)
         memcpy(record + 16, &reclen16, 2);
         record[18] = type;
         memcpy(record + k_name_offset, name, length);
-        if (copyout(buffer + done, record, reclen) != k_ok)
-            return done ? static_cast<long>(done) : -k_efault;
+        if (Errno e = copyout(buffer + done, record, reclen); e != k_ok)
+            return done ? static_cast<long>(done) : -e;
         done += reclen;
     }
     return static_cast<long>(done);

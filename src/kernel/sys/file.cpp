@@ -21,8 +21,8 @@ long ramdisk_read(File& f, uintptr_t buffer, size_t count)
     if (f.offset >= f.size)
         return 0;
     size_t n = f.size - f.offset < count ? f.size - f.offset : count;
-    if (copyout(buffer, f.data + f.offset, n) != k_ok)
-        return -k_efault;
+    if (Errno e = copyout(buffer, f.data + f.offset, n); e != k_ok)
+        return -e;
     f.offset += n;
     return static_cast<long>(n);
 }

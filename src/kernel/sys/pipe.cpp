@@ -50,8 +50,8 @@ long pipe_read(File& f, uintptr_t buffer, size_t count)
             run = p->count;
         if (run > count - done)
             run = count - done;
-        if (copyout(buffer + done, p->buffer + p->head, run) != k_ok)
-            return done ? static_cast<long>(done) : -k_efault;
+        if (Errno e = copyout(buffer + done, p->buffer + p->head, run); e != k_ok)
+            return done ? static_cast<long>(done) : -e;
         p->head = (p->head + run) % k_pipe_size;
         p->count -= run;
         done += run;
@@ -91,8 +91,8 @@ long pipe_write(File& f, uintptr_t buffer, size_t count)
             run = k_pipe_size - p->count;
         if (run > count - done)
             run = count - done;
-        if (copyin(p->buffer + tail, buffer + done, run) != k_ok)
-            return done ? static_cast<long>(done) : -k_efault;
+        if (Errno e = copyin(p->buffer + tail, buffer + done, run); e != k_ok)
+            return done ? static_cast<long>(done) : -e;
         p->count += run;
         done += run;
     }

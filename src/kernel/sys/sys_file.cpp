@@ -47,9 +47,10 @@ constexpr uintptr_t k_ssize_max = ~uintptr_t(0) >> 1;
 // a range outside user space EFAULT.
 long gather_iovecs(uintptr_t iov, size_t count, UserIovec* out)
 {
-    if (!user_range_ok(iov, count * sizeof(UserIovec)) ||
-        copyin(out, iov, count * sizeof(UserIovec)) != k_ok)
+    if (!user_range_ok(iov, count * sizeof(UserIovec)))
         return -k_efault;
+    if (Errno e = copyin(out, iov, count * sizeof(UserIovec)); e != k_ok)
+        return -e;
     uintptr_t total = 0;
     for (size_t i = 0; i < count; ++i) {
         if (out[i].length > k_ssize_max - total)
@@ -117,8 +118,8 @@ Errno check_at_dirfd(uintptr_t dirfd, uintptr_t path)
     // Toll has no directories to be relative to: only an absolute path,
     // which ignores dirfd, can be resolved.
     char first;
-    if (copyin(&first, path, 1) != k_ok)
-        return k_efault;
+    if (Errno e = copyin(&first, path, 1); e != k_ok)
+        return e;
     return first == '/' ? k_ok : k_enotdir;
 }
 
@@ -267,10 +268,10 @@ long sys_pipe2(const SyscallArgs& a)
         return -write_fd.error();
     }
     int fds[2] = {read_fd.value(), write_fd.value()};
-    if (copyout(a.a[0], fds, sizeof fds) != k_ok) {
+    if (Errno e = copyout(a.a[0], fds, sizeof fds); e != k_ok) {
         (void)fd_take(p, fds[0]);
         (void)fd_take(p, fds[1]);
-        return -k_efault;
+        return -e;
     }
     fd_set_cloexec(p, fds[0], a.a[1] & k_o_cloexec);
     fd_set_cloexec(p, fds[1], a.a[1] & k_o_cloexec);
@@ -338,7 +339,7 @@ long sys_llseek(const SyscallArgs& a)
     if (r < 0)
         return r;
     int64_t result = r;
-    return copyout(a.a[3], &result, sizeof result) == k_ok ? 0 : -k_efault;
+    return -copyout(a.a[3], &result, sizeof result); // 0, or -errno
 }
 
 long sys_fcntl(const SyscallArgs& a)

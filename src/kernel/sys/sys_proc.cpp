@@ -30,8 +30,9 @@ long copy_vector(ExecArgs& ea, uintptr_t user_vector, const char** out)
     if (user_vector) {
         for (;; ++i) {
             uintptr_t pointer;
-            if (copyin(&pointer, user_vector + i * sizeof pointer, sizeof pointer) != k_ok)
-                return -k_efault;
+            if (Errno e = copyin(&pointer, user_vector + i * sizeof pointer, sizeof pointer);
+                e != k_ok)
+                return -e;
             if (!pointer)
                 break;
             if (i == k_exec_max_args)
@@ -119,11 +120,13 @@ long sys_wait4(const SyscallArgs& a)
     if (!waited)
         return -waited.error();
     int r = waited.value();
-    if (r > 0 && a.a[1] && copyout(a.a[1], &status, sizeof status) != k_ok)
-        return -k_efault;
+    if (r > 0 && a.a[1])
+        if (Errno e = copyout(a.a[1], &status, sizeof status); e != k_ok)
+            return -e;
     // Toll keeps no resource accounting: the child used nothing it counts.
-    if (r > 0 && a.a[3] && copyout(a.a[3], rusage, sizeof rusage) != k_ok)
-        return -k_efault;
+    if (r > 0 && a.a[3])
+        if (Errno e = copyout(a.a[3], rusage, sizeof rusage); e != k_ok)
+            return -e;
     return r;
 }
 
@@ -176,8 +179,8 @@ long sys_getuid(const SyscallArgs&)
 long sys_nanosleep(const SyscallArgs& a)
 {
     LinuxTimespec ts;
-    if (copyin(&ts, a.a[0], sizeof ts) != k_ok)
-        return -k_efault;
+    if (Errno e = copyin(&ts, a.a[0], sizeof ts); e != k_ok)
+        return -e;
     if (ts.seconds < 0 || ts.nanoseconds < 0 || ts.nanoseconds >= k_ns_per_s)
         return -k_einval;
     uint64_t hz = arch::clock_hz();
@@ -204,7 +207,7 @@ long sys_clock_gettime(const SyscallArgs& a)
     uint64_t hz = arch::clock_hz();
     uint64_t t = proc::ticks();
     LinuxTimespec ts{static_cast<long>(t / hz), static_cast<long>((t % hz) * (k_ns_per_s / hz))};
-    return copyout(a.a[1], &ts, sizeof ts) == k_ok ? 0 : -k_efault;
+    return -copyout(a.a[1], &ts, sizeof ts); // 0, or -errno
 }
 
 } // namespace toll::sys

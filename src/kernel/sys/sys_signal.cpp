@@ -70,8 +70,8 @@ long sys_rt_sigaction(const SyscallArgs& a)
     proc::Process* p = proc::current_process();
     LinuxSigaction in;
     if (a.a[1]) {
-        if (copyin(&in, a.a[1], sizeof in) != k_ok)
-            return -k_efault;
+        if (Errno e = copyin(&in, a.a[1], sizeof in); e != k_ok)
+            return -e;
         if (sig == proc::k_sigkill || sig == proc::k_sigstop)
             return -k_einval;
     }
@@ -82,8 +82,8 @@ long sys_rt_sigaction(const SyscallArgs& a)
             static_cast<unsigned long>(old.flags),
             old.restorer,
             {static_cast<uint32_t>(old.mask), static_cast<uint32_t>(old.mask >> 32)}};
-        if (copyout(a.a[2], &out, sizeof out) != k_ok)
-            return -k_efault;
+        if (Errno e = copyout(a.a[2], &out, sizeof out); e != k_ok)
+            return -e;
     }
     if (a.a[1]) {
         // Flags Linux knows but Toll has no use for (SA_ONSTACK without an
@@ -112,11 +112,12 @@ long sys_rt_sigprocmask(const SyscallArgs& a)
     if (a.a[1]) {
         if (how > k_setmask)
             return -k_einval;
-        if (copyin(&set, a.a[1], sizeof set) != k_ok)
-            return -k_efault;
+        if (Errno e = copyin(&set, a.a[1], sizeof set); e != k_ok)
+            return -e;
     }
-    if (a.a[2] && copyout(a.a[2], &s.blocked, sizeof s.blocked) != k_ok)
-        return -k_efault;
+    if (a.a[2])
+        if (Errno e = copyout(a.a[2], &s.blocked, sizeof s.blocked); e != k_ok)
+            return -e;
     if (a.a[1]) {
         if (how == k_block)
             s.blocked |= set;
@@ -135,7 +136,7 @@ long sys_rt_sigpending(const SyscallArgs& a)
         return -k_einval;
     proc::Signals& s = proc::current_process()->signals;
     SigSet pending = s.pending & s.blocked;
-    return copyout(a.a[0], &pending, a.a[1]) == k_ok ? 0 : -k_efault;
+    return -copyout(a.a[0], &pending, a.a[1]); // 0, or -errno
 }
 
 long sys_rt_sigsuspend(const SyscallArgs& a)
@@ -143,8 +144,8 @@ long sys_rt_sigsuspend(const SyscallArgs& a)
     if (a.a[1] != k_sigset_size)
         return -k_einval;
     SigSet set;
-    if (copyin(&set, a.a[0], sizeof set) != k_ok)
-        return -k_efault;
+    if (Errno e = copyin(&set, a.a[0], sizeof set); e != k_ok)
+        return -e;
     proc::Signals& s = proc::current_process()->signals;
     s.suspend_saved = s.blocked;
     s.suspend_active = true;

@@ -23,7 +23,7 @@ long sys_counter_get(const SyscallArgs& a)
     if (!c)
         return -k_enoent;
     uint64_t value = c->value;
-    return copyout(a.a[1], &value, sizeof value) == k_ok ? 0 : -k_efault;
+    return -copyout(a.a[1], &value, sizeof value); // 0, or -errno
 }
 
 long sys_counter_list(const SyscallArgs& a)
@@ -32,8 +32,8 @@ long sys_counter_list(const SyscallArgs& a)
         uintptr_t buffer;
         size_t size;
         size_t used;
-        bool fault;
-    } listing{a.a[0], a.a[1], 0, false};
+        Errno fault;
+    } listing{a.a[0], a.a[1], 0, k_ok};
     if (!user_range_ok(listing.buffer, listing.size))
         return -k_efault;
     vm::levels_refresh();
@@ -45,12 +45,11 @@ long sys_counter_list(const SyscallArgs& a)
                                      static_cast<unsigned long long>(c.value));
             if (l->fault || l->used + n > l->size)
                 return;
-            if (copyout(l->buffer + l->used, line, n) != k_ok)
-                l->fault = true;
+            l->fault = copyout(l->buffer + l->used, line, n);
             l->used += n;
         },
         &listing);
-    return listing.fault ? -k_efault : static_cast<long>(listing.used);
+    return listing.fault != k_ok ? -listing.fault : static_cast<long>(listing.used);
 }
 
 long sys_tlb_reach(const SyscallArgs&)

@@ -4,6 +4,7 @@
 #include "kernel/arch/pmap.h"
 #include "kernel/arch/uaccess.h"
 #include "kernel/kern/counters.h"
+#include "kernel/proc/process.h"
 
 namespace toll::sys {
 namespace {
@@ -12,6 +13,22 @@ TOLL_COUNTER(g_copyin_bytes, "vm.copyin.bytes");
 TOLL_COUNTER(g_copyout_calls, "vm.copyout.calls");
 TOLL_COUNTER(g_copyout_bytes, "vm.copyout.bytes");
 TOLL_COUNTER(g_copy_faults, "vm.copy.faults");
+
+// Why a copy the port's primitive refused failed. The primitive answers
+// only yes or no (it is on every system call's path); the VM kept the
+// reason of the fault it could not satisfy: k_enomem when a page (say the
+// private copy of a copy-on-write page) could not be had, which the program
+// is told as ENOMEM. Linux answers EFAULT there (its allocator runs the
+// out-of-memory killer before it fails); Toll has no such killer, and says
+// which it was.
+Errno copy_failed()
+{
+    g_copy_faults.add();
+    vm::VmSpace* space = proc::current_vm();
+    if (space && vm::vmspace_take_fault_error(space) == k_enomem)
+        return k_enomem;
+    return k_efault;
+}
 } // namespace
 
 bool user_range_ok(uintptr_t address, size_t length)
@@ -24,10 +41,12 @@ Errno copyin(void* to, uintptr_t from, size_t length)
 {
     g_copyin_calls.add();
     g_copyin_bytes.add(length);
-    if (!user_range_ok(from, length) || !arch::copy_from_user(to, from, length)) {
+    if (!user_range_ok(from, length)) {
         g_copy_faults.add();
         return k_efault;
     }
+    if (!arch::copy_from_user(to, from, length))
+        return copy_failed();
     return k_ok;
 }
 
@@ -35,10 +54,12 @@ Errno copyout(uintptr_t to, const void* from, size_t length)
 {
     g_copyout_calls.add();
     g_copyout_bytes.add(length);
-    if (!user_range_ok(to, length) || !arch::copy_to_user(to, from, length)) {
+    if (!user_range_ok(to, length)) {
         g_copy_faults.add();
         return k_efault;
     }
+    if (!arch::copy_to_user(to, from, length))
+        return copy_failed();
     return k_ok;
 }
 
@@ -52,10 +73,8 @@ Result<size_t> copyinstr(char* to, uintptr_t from, size_t size)
     }
     size_t room = limit - from < size ? limit - from : size;
     Result<size_t> n = arch::copy_string_from_user(to, from, room);
-    if (n.error() == k_efault) {
-        g_copy_faults.add();
-        return k_efault;
-    }
+    if (n.error() == k_efault)
+        return copy_failed();
     if (!n) // no NUL: a string running into the end of user space is a bad address
         return room < size ? k_efault : k_enametoolong;
     g_copyin_bytes.add(n.value() + 1);

@@ -1,6 +1,7 @@
 // copyin, copyout and copyinstr: the only way the kernel touches user memory.
 // Every user pointer is range-checked against the top of user space, and a
-// fault while copying becomes EFAULT instead of a kernel panic.
+// fault while copying becomes EFAULT (or ENOMEM, when the page could not be
+// had) instead of a kernel panic.
 #pragma once
 #include "kernel/kern/errno.h"
 #include "kernel/kern/result.h"
@@ -13,16 +14,18 @@ namespace toll::sys {
 bool user_range_ok(uintptr_t address, size_t length);
 
 /// Copies @p length bytes from user address @p from into the kernel.
-/// Returns k_ok or k_efault.
+/// Returns k_ok; k_efault for a bad address; k_enomem when a page of the
+/// user range could not be made present for lack of memory.
 Errno copyin(void* to, uintptr_t from, size_t length);
 
-/// Copies @p length bytes from the kernel to user address @p to.
-/// Returns k_ok or k_efault.
+/// Copies @p length bytes from the kernel to user address @p to. Returns
+/// k_ok; k_efault for a bad address; k_enomem when memory is short (a page
+/// shared copy-on-write cannot be copied, a demand-zero page not filled).
 Errno copyout(uintptr_t to, const void* from, size_t length);
 
 /// Copies a NUL-terminated string of at most @p size bytes (NUL included)
-/// from user space. Returns its length (without the NUL), k_efault, or
-/// k_enametoolong.
+/// from user space. Returns its length (without the NUL), k_efault,
+/// k_enomem (as copyin), or k_enametoolong.
 Result<size_t> copyinstr(char* to, uintptr_t from, size_t size);
 
 } // namespace toll::sys

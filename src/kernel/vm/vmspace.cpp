@@ -76,34 +76,34 @@ Errno free_pages(VmSpace* space, uintptr_t start, uintptr_t end)
 
 // A write to the page at @p page, mapped read-only to @p pa because fork
 // shares it: the last sharer takes the page back writable in place; any
-// other gets a private copy. False when memory is short.
-bool break_cow(VmSpace* space, uintptr_t page, PhysAddr pa, unsigned prot)
+// other gets a private copy. k_enomem when memory is short.
+Errno break_cow(VmSpace* space, uintptr_t page, PhysAddr pa, unsigned prot)
 {
     if (pageref_get(pa) <= 1) {
-        if (pmap_protect(space->pmap, page, page + k_page_size, prot) != k_ok)
-            return false;
+        if (Errno e = pmap_protect(space->pmap, page, page + k_page_size, prot); e != k_ok)
+            return e;
         g_cow_reuses.add();
-        return true;
+        return k_ok;
     }
     Result<PhysAddr> page_copy = phys_allocator().alloc(0);
     if (!page_copy)
-        return false;
+        return page_copy.error();
     PhysAddr copy = page_copy.value();
     memcpy(phys_to_virt(copy), phys_to_virt(pa), k_page_size);
-    if (pmap_enter(space->pmap, page, copy, prot) != k_ok) {
+    if (Errno e = pmap_enter(space->pmap, page, copy, prot); e != k_ok) {
         phys_allocator().free(copy, 0);
-        return false;
+        return e;
     }
     pageref_set_one(copy);
     pageref_release(pa); // shared: at least one mapping is left
     g_cow_copies.add();
-    return true;
+    return k_ok;
 }
 
 // Maps a fresh zeroed page at @p page, of the region [region_start,
-// region_end), with @p prot. False when memory is short.
-bool zero_fill(VmSpace* space, uintptr_t page, unsigned prot, uintptr_t region_start,
-               uintptr_t region_end)
+// region_end), with @p prot. k_enomem when memory is short.
+Errno zero_fill(VmSpace* space, uintptr_t page, unsigned prot, uintptr_t region_start,
+                uintptr_t region_end)
 {
     // From the reservation of the page's aligned stretch if there is (or can
     // be) one, so that the stretch can become a superpage; else any page.
@@ -112,19 +112,19 @@ bool zero_fill(VmSpace* space, uintptr_t page, unsigned prot, uintptr_t region_s
     Result<PhysAddr> page_fresh =
         reserved ? Result<PhysAddr>(from_reservation.value()) : phys_allocator().alloc(0);
     if (!page_fresh)
-        return false;
+        return page_fresh.error();
     PhysAddr fresh = page_fresh.value();
     memset(phys_to_virt(fresh), 0, k_page_size);
-    if (pmap_enter(space->pmap, page, fresh, prot) != k_ok) {
+    if (Errno e = pmap_enter(space->pmap, page, fresh, prot); e != k_ok) {
         free_page(fresh);
-        return false;
+        return e;
     }
     pageref_set_one(fresh);
     ++space->resident_pages;
     g_faults_zero_fill.add();
     if (reserved)
         reserv_mapped(space, page, fresh); // may complete a superpage
-    return true;
+    return k_ok;
 }
 
 // Where reservations for faults in region @p r may end. A region's own end,
@@ -270,9 +270,9 @@ Errno vmspace_map_shared(VmSpace* space, uintptr_t start, size_t length, unsigne
         return e;
     vmspace_find(space, start)->shared = true;
     for (uintptr_t va = start; va < start + length; va += k_page_size)
-        if (!zero_fill(space, va, prot, start, start + length)) {
+        if (Errno e = zero_fill(space, va, prot, start, start + length); e != k_ok) {
             (void)vmspace_unmap(space, start, length);
-            return k_enomem;
+            return e;
         }
     return k_ok;
 }
@@ -336,37 +336,59 @@ Result<uintptr_t> vmspace_find_hole(VmSpace* space, size_t length)
     return start.value();
 }
 
-bool vmspace_fault(VmSpace* space, uintptr_t address, bool write)
+namespace {
+
+// vmspace_fault's work; its caller records a failure.
+Errno fault_in(VmSpace* space, uintptr_t address, bool write)
 {
     Region* r = vmspace_find(space, address);
     if (!r || (write && !(r->prot & k_prot_write)) || r->prot == k_prot_none) {
         g_faults_refused.add();
-        return false;
+        return k_efault;
     }
     uintptr_t page = address & ~uintptr_t(k_page_size - 1);
     PhysAddr pa;
     unsigned now;
     if (pmap_extract(space->pmap, page, &pa, &now)) {
         if (!write || (now & k_prot_write))
-            return true; // present already (a racing fault)
+            return k_ok; // present already (a racing fault)
         if (r->shared)   // never copied: the page is everyone's
-            return pmap_protect(space->pmap, page, page + k_page_size, r->prot) == k_ok;
+            return pmap_protect(space->pmap, page, page + k_page_size, r->prot);
         return break_cow(space, page, pa & ~PhysAddr(k_page_size - 1), r->prot);
     }
-    // false: out of memory, the program is killed
     return zero_fill(space, page, r->prot, r->start, reservation_end(space, r));
 }
 
-bool handle_user_fault(VmSpace* space, uintptr_t address, bool write, bool present)
+} // namespace
+
+Errno vmspace_fault(VmSpace* space, uintptr_t address, bool write)
 {
-    if (!space || address >= user_space_limit())
-        return false;
-    if (present && !write)
-        return false; // a protection fault on a readable page: nothing to fill
-    if (present && write) {
+    Errno e = fault_in(space, address, write);
+    if (e != k_ok)
+        space->fault_error = e;
+    return e;
+}
+
+Errno vmspace_take_fault_error(VmSpace* space)
+{
+    Errno e = space->fault_error;
+    space->fault_error = k_ok;
+    return e;
+}
+
+Errno handle_user_fault(VmSpace* space, uintptr_t address, bool write, bool present)
+{
+    if (!space)
+        return k_efault;
+    bool refused = address >= user_space_limit() || (present && !write);
+    if (!refused && present && write) {
         Region* r = vmspace_find(space, address);
-        if (!r || !(r->prot & k_prot_write))
-            return false;
+        refused = !r || !(r->prot & k_prot_write);
+    }
+    if (refused) {
+        // Beyond user space, or a protection fault on a page nothing can fill
+        space->fault_error = k_efault;
+        return k_efault;
     }
     return vmspace_fault(space, address, write);
 }

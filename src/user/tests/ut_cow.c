@@ -7,7 +7,14 @@
  * vm.fork.pages_shared, vm.cow.copies, vm.cow.reuses.
  *
  * With the argument "copy" (vm.fork=copy) it checks the same contents, and
- * that fork copied pages instead of sharing them. */
+ * that fork copied pages instead of sharing them. With "short" (booted with
+ * fail.alloc=0, so that the fault injector can be steered) it also checks
+ * what happens when a shared page cannot be copied for lack of memory:
+ * read(2) into it fails with ENOMEM, not EFAULT (the address is good), and
+ * a write from user mode ends the program with SIGKILL, as Linux's
+ * out-of-memory killer would, not with SIGSEGV. */
+#include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -16,11 +23,13 @@
 #include <toll/utest.h>
 #include <unistd.h>
 
-enum { k_page = 4096 };
+enum { k_page = 4096, k_own = 16384 };
 
-/* Pages of their own: nothing else the program writes lives in them. */
-static unsigned char g_page[k_page] __attribute__((aligned(k_page)));
-static unsigned char g_other[k_page] __attribute__((aligned(k_page)));
+/* Pages of their own: nothing else the program writes lives in them, under
+ * any port's largest page (arm64's 16 KB granule): the checks use the first
+ * k_page bytes of each. */
+static unsigned char g_page[k_own] __attribute__((aligned(k_own)));
+static unsigned char g_other[k_own] __attribute__((aligned(k_own)));
 
 static int g_copy_mode; /* run under vm.fork=copy */
 
@@ -132,6 +141,68 @@ static void test_kernel_write(void)
     close(data[1]);
 }
 
+/* Makes every page allocation fail from here on (@p on), or none. Before
+ * that the child writes its stack and errno, so that their copy-on-write
+ * copies are made while memory is still there. */
+static void memory_short(int on)
+{
+    volatile char stack[512];
+    for (unsigned i = 0; i < sizeof stack; ++i)
+        stack[i] = 0;
+    errno = 0;
+    if (fail_alloc(on ? 1 : 0, 0) != 0)
+        _exit(20);
+}
+
+/* No page for the copy of a shared page: the kernel's copy into it fails
+ * with ENOMEM and leaves the page (and the pipe's data) alone; with memory
+ * back the same read succeeds. A user-mode write then cannot get its copy
+ * either: SIGKILL. */
+static void test_short_of_memory(void)
+{
+    memset(g_other, 'm', k_page);
+    memset(g_page, 'p', k_page);
+    int data[2];
+    CHECK_EQ(pipe(data), 0);
+    CHECK_EQ(write(data[1], "xyz", 3), 3);
+    pid_t pid = fork();
+    if (pid == 0) {
+        memory_short(1);
+        long n = read(data[0], g_other, 3);
+        int error = errno;
+        memory_short(0);
+        if (n != -1)
+            _exit(21);
+        if (error == EFAULT)
+            _exit(22);
+        if (error != ENOMEM)
+            _exit(23);
+        if (!all(g_other, 'm'))
+            _exit(24);
+        if (read(data[0], g_other, 3) != 3 || memcmp(g_other, "xyz", 3) != 0)
+            _exit(25);
+        _exit(all_n(g_other + 3, k_page - 3, 'm') ? 0 : 26);
+    }
+    CHECK_MSG(status_of(pid) == 0, "read(2) into a page that cannot be copied: ENOMEM");
+    CHECK(all(g_other, 'm'));
+
+    pid = fork();
+    if (pid == 0) {
+        memory_short(1);
+        g_page[0] = 'c'; /* no page for the copy: killed here */
+        memory_short(0);
+        _exit(30);
+    }
+    int status = 0;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    CHECK_EQ(fail_alloc(0, 0), 0); /* the child could not switch it off */
+    CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+              "a user-mode write that cannot get its copy: SIGKILL");
+    CHECK(all(g_page, 'p'));
+    close(data[0]);
+    close(data[1]);
+}
+
 /* The counters are global: a check of their change over a span needs every
  * other process asleep. A child calls this first: it tells the parent it is
  * ready (its own copy-on-write faults of the stack are done by then) and
@@ -165,7 +236,8 @@ static void test_three(void)
             cow_now(&after);
             if (g_page[7] != 'A' + k || g_page[8] != 'p')
                 _exit(11);
-            if (!g_copy_mode && (after.copies - before.copies != 1 || after.reuses != before.reuses))
+            if (!g_copy_mode &&
+                (after.copies - before.copies != 1 || after.reuses != before.reuses))
                 _exit(12);
             _exit(0);
         }
@@ -277,5 +349,7 @@ int main(int argc, char** argv)
     test_three();
     test_mprotect();
     test_exec();
+    if (argc > 1 && strcmp(argv[1], "short") == 0)
+        test_short_of_memory();
     return utest_done();
 }
