@@ -3,6 +3,10 @@
 import os
 import sys
 
+# Sphinx imports a local extension by module name from sys.path, and conf.py
+# is where Sphinx expects that path to be added: the one sys.path edit the
+# repository allows (tools/lint syspath). The extensions reach the tools'
+# library (tools/lib) through PYTHONPATH=tools, which tools/book sets.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "ext"))
 
 project = "Toll"

@@ -42,7 +42,7 @@ add_test(NAME grading.handouts COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/
 add_test(NAME grading.handouts.finds_planted
   COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/grading/check_handouts.py --self-test)
 set_tests_properties(grading.handouts grading.handouts.finds_planted
-  PROPERTIES TIMEOUT 60 LABELS fast)
+  PROPERTIES TIMEOUT 60 LABELS fast ENVIRONMENT PYTHONPATH=${CMAKE_SOURCE_DIR}/tools)
 
 # Every other lab: its reference scores full marks and its starter builds and
 # fails exactly the items that cover its regions.

@@ -38,3 +38,15 @@ add_test(NAME lint.makehelp.detects_undocumented
 set_tests_properties(lint.makehelp.detects_undocumented PROPERTIES
   PASS_REGULAR_EXPRESSION "make help does not describe: secret")
 set_tests_properties(lint.makehelp lint.makehelp.detects_undocumented PROPERTIES LABELS fast TIMEOUT 30)
+
+# No Python file edits sys.path: the tools' library is the package `lib`,
+# found beside a program in tools/ or through PYTHONPATH=tools. The fixture
+# edits sys.path six ways (and reads it twice, which is allowed).
+add_test(NAME lint.syspath COMMAND ${TOLL_PYTHON} ${TOLL_LINT} syspath)
+add_test(NAME lint.syspath.detects_edits
+  COMMAND ${TOLL_PYTHON} ${TOLL_LINT} syspath ${CMAKE_SOURCE_DIR}/tests/lint/syspath_edit.txt)
+set_tests_properties(lint.syspath.detects_edits PROPERTIES
+  PASS_REGULAR_EXPRESSION
+  "txt:4: sys.path.insert.*txt:5: sys.path.append.*txt:6: an assignment.*txt:7: an assignment.*txt:8: site.addsitedir.*txt:9: from sys import path.*FAILED: 6 problem"
+  FAIL_REGULAR_EXPRESSION "txt:(1[01]|[1-3]):")
+set_tests_properties(lint.syspath lint.syspath.detects_edits PROPERTIES LABELS fast TIMEOUT 30)

@@ -16,14 +16,13 @@ make check).
 
 import json
 import os
-import sys
 
 from sphinx.directives import code
 
+from lib import lab_regions  # tools/lib: tools/book runs Sphinx with PYTHONPATH=tools
+
 BOOK = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(BOOK)
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-from lib import lab_regions  # noqa: E402
 
 
 def already_stubbed(lines, region):

@@ -33,10 +33,10 @@ import sys
 import tempfile
 import tomllib
 
+from lib import lab_regions, lab_rubric  # tools/lib, through PYTHONPATH=tools (ctest sets it)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-from lib import lab_regions, lab_rubric  # noqa: E402
 
 
 def sections(text):

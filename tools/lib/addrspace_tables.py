@@ -14,6 +14,8 @@
 
 Usage: tools/lib/addrspace_tables.py tables --results <build>/bench/results.csv
        tools/lib/addrspace_tables.py copyout --build <build> [--results CSV]
+It is the module lib.addrspace_tables of the tools' library, so
+`PYTHONPATH=tools python3 -m lib.addrspace_tables ...` runs it too.
 """
 
 import argparse
