@@ -83,6 +83,7 @@ add_test(NAME book.browser
 add_test(NAME book.browser.finds_planted
   COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/book/browser_check.py --self-test)
 set_tests_properties(book.browser book.browser.finds_planted PROPERTIES TIMEOUT 180 LABELS book
+  ENVIRONMENT PYTHONPATH=${CMAKE_SOURCE_DIR}/tools
   SKIP_RETURN_CODE 77)
 set_tests_properties(book.browser PROPERTIES FIXTURES_REQUIRED book_html)
 

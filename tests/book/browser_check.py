@@ -16,13 +16,14 @@ never reports success.
 
 import json
 import os
-import select
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.parse
+
+from lib import process  # tools/lib, through PYTHONPATH=tools (ctest sets it)
 
 SKIP = 77
 MIN_TEXT = 40  # characters of text in the page's main part: less is "empty"
@@ -67,13 +68,14 @@ class Browser:
                 moved = from_browser_w
             os.dup2(to_browser_r, 3)
             os.dup2(moved, 4)
-        self.proc = subprocess.Popen(
+        # Chromium and its helpers run in a group of their own: close() ends them all.
+        self.child = process.Group(
             [binary, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--disable-extensions", "--allow-file-access-from-files",
              "--remote-debugging-pipe", f"--user-data-dir={profile}", "about:blank"],
             # The dup2 to 3 and 4 happens in the child after Python's fd
             # closing would run, so keep the descriptors open.
-            preexec_fn=fds, close_fds=False,
+            preexec_fn=fds, close_fds=False, stdin=None,
             stdout=subprocess.DEVNULL,
             # TOLL_BROWSER_LOG=1 shows Chromium's own messages.
             stderr=None if os.environ.get("TOLL_BROWSER_LOG") else subprocess.DEVNULL)
@@ -92,9 +94,7 @@ class Browser:
         while b"\0" not in self._buffer:
             if time.monotonic() > deadline:
                 raise TimeoutError("Chromium did not answer")
-            ready, _, _ = select.select([self._from_browser], [], [], 0.5)
-            if ready:
-                chunk = os.read(self._from_browser, 1 << 16)
+            for _, chunk in process.read_ready([self._from_browser], 0.5):
                 if not chunk:
                     raise RuntimeError("Chromium closed the DevTools pipe")
                 self._buffer += chunk
@@ -133,11 +133,10 @@ class Browser:
             self.call("Browser.close", timeout=5)
         except (RuntimeError, TimeoutError, OSError):
             pass
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        self.child.wait(timeout=5)
+        self.child.kill()  # also any helper Chromium left behind
+        for fd in (self._to_browser, self._from_browser):
+            os.close(fd)
 
 
 def page_problems(browser, path):

@@ -90,6 +90,30 @@ class Streaming(unittest.TestCase):
         self.assertIsNotNone(child.proc.returncode)
 
 
+    def test_stop_kills_what_the_command_left_and_leaves_the_pipe_readable(self):
+        # The command prints, starts a grandchild that keeps its stdout, and exits.
+        script = "import subprocess; print('bye', flush=True); subprocess.Popen(['sleep', '100'])"
+        with process.Group([sys.executable, "-c", script], umask=0o077) as child:
+            self.assertEqual(child.wait(10), 0)
+            self.assertEqual(child.stop(), 0)
+            # The grandchild held the pipe open: end of file proves it died.
+            self.assertEqual(child.proc.stdout.read(), b"bye\n")
+            self.assertEqual(child.stop(), 0)  # a second stop signals nothing
+
+    def test_limited_copy_keeps_the_limit_and_counts_the_rest(self):
+        with tempfile.TemporaryFile() as log:
+            with process.Group(["head", "-c", "300000", "/dev/zero"]) as child:
+                copy = process.LimitedCopy(child.proc.stdout, log, 1000)
+                self.assertEqual(child.wait(10), 0)
+                self.assertTrue(copy.join(10))
+            self.assertEqual((copy.total, copy.kept, copy.truncated), (300000, 1000, True))
+            self.assertEqual(log.tell(), 1000)
+            with process.Group(["printf", "12345"]) as child:
+                copy = process.LimitedCopy(child.proc.stdout, log, 5)
+                self.assertTrue(copy.join(10))
+            self.assertEqual((copy.total, copy.truncated), (5, False))
+
+
 class Prepare(unittest.TestCase):
     def test_each_architecture_and_emulator_gets_its_own_machine(self):
         self.assertIs(emulators.MACHINES[("i386", "qemu")], qemu.QemuI386)

@@ -28,6 +28,8 @@ import subprocess
 import threading
 import time
 
+from . import process
+
 # The first uid of the dedicated users (one per slot: base, base+1, ...).
 # Debian leaves 60000-64999 to be allocated on demand; nothing here uses it.
 DEFAULT_UID_BASE = 64100
@@ -292,53 +294,26 @@ class Sandbox:
         out = Outcome()
         start = time.monotonic()
         with open(log_path, "wb") as log:
-            proc = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, cwd=None if self.bwrap else cwd,
-                                    env=env, start_new_session=True, umask=0o022,
-                                    **_as_user(uid))
-            reader = threading.Thread(target=_copy_limited, args=(proc.stdout, log, limits, out))
-            reader.start()
-            try:
-                out.status = proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                out.status = None
-            finally:
+            with process.Group(full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               cwd=None if self.bwrap else cwd, env=env, umask=0o022,
+                               **_as_user(uid)) as child:
+                copy = process.LimitedCopy(child.proc.stdout, log, limits.output_bytes)
                 try:
-                    os.killpg(proc.pid, signal.SIGKILL)  # bwrap's own, or a plain process group
-                except (ProcessLookupError, PermissionError):
-                    pass
-                if proc.poll() is None:
-                    proc.kill()
-                proc.wait()
-                if uid is not None:
-                    out.leftovers = kill_user(uid)
-                reader.join(timeout=10)
-                proc.stdout.close()  # also frees a reader a leftover keeps waiting (no sandbox)
+                    out.status = child.wait(timeout)
+                finally:
+                    child.stop()  # bwrap's own session, or a plain process group
+                    if uid is not None:
+                        out.leftovers = kill_user(uid)
+                    copy.join(timeout=10)
+            # Leaving the group closed the pipe, which also frees a reader that
+            # a leftover (no sandbox) keeps waiting.
+            copy.join(timeout=10)
+            out.output_bytes, out.truncated = copy.total, copy.truncated
+            if copy.truncated:
+                log.write(TRUNCATION_MARK.format(limit=limits.output_bytes,
+                                                 dropped=copy.total - copy.kept).encode())
         out.seconds = time.monotonic() - start
         return out
-
-
-def _copy_limited(pipe, log, limits, out):
-    """Copies @p pipe to @p log up to the output limit, then drains the rest."""
-    kept = 0
-    try:
-        while True:
-            chunk = pipe.read1(65536)
-            if not chunk:
-                break
-            out.output_bytes += len(chunk)
-            room = limits.output_bytes - kept
-            if room > 0:
-                log.write(chunk[:room])
-                kept += min(room, len(chunk))
-            else:
-                out.truncated = True
-    except (OSError, ValueError):
-        pass
-    if out.truncated:
-        log.write(TRUNCATION_MARK.format(limit=limits.output_bytes,
-                                         dropped=out.output_bytes - kept).encode())
-    log.flush()
 
 
 def minimal_env(extra=None):

@@ -5,12 +5,22 @@ compilers), and is always reaped.
     with process.Group(cmd, stdout=subprocess.PIPE) as child:
         for fd, chunk in process.read_ready([child.proc.stdout.fileno()], 0.2):
             ...
+
+A command that may print without end has its output copied to a file on a
+thread, up to a limit (LimitedCopy), while the caller waits with a deadline:
+
+    with process.Group(cmd, stderr=subprocess.STDOUT) as child:
+        copy = process.LimitedCopy(child.proc.stdout, log, limit)
+        status = child.wait(timeout)   # None: still running at the deadline
+        child.stop()
+        copy.join(10)
 """
 
 import os
 import select
 import signal
 import subprocess
+import threading
 
 
 class Group:
@@ -19,9 +29,11 @@ class Group:
     command: nothing it started outlives it."""
 
     def __init__(self, command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                 stderr=subprocess.PIPE, env=None, cwd=None):
+                 stderr=subprocess.PIPE, env=None, cwd=None, **popen):
+        """@p popen: further subprocess.Popen arguments (umask, user, preexec_fn...)."""
         self.proc = subprocess.Popen(command, stdin=stdin, stdout=stdout, stderr=stderr,
-                                     env=env, cwd=cwd, start_new_session=True)
+                                     env=env, cwd=cwd, start_new_session=True, **popen)
+        self._stopped = False
 
     def __enter__(self):
         return self
@@ -43,14 +55,27 @@ class Group:
         except subprocess.TimeoutExpired:
             return None
 
-    def kill(self):
+    def stop(self):
         """Kills the group (even after the command itself exited: a child it
-        left behind is in the group too) and reaps the command."""
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        status = self.proc.wait()
+        left behind is in the group too) and reaps the command, leaving its
+        pipes open for a reader to drain. Only the first call kills: after
+        the reaping, the group's number may belong to someone else."""
+        if not self._stopped:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            if self.proc.poll() is None:  # left its group (setsid), or not ours to signal
+                try:
+                    self.proc.kill()
+                except ProcessLookupError:
+                    pass
+            self._stopped = True
+        return self.proc.wait()
+
+    def kill(self):
+        """stop(), then closes the command's pipes."""
+        status = self.stop()
         for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if pipe:
                 try:
@@ -73,3 +98,39 @@ def read_ready(fds, timeout):
         except OSError:  # a pseudo-terminal whose other side closed
             chunks.append((fd, b""))
     return chunks
+
+
+class LimitedCopy:
+    """Copies a pipe to a binary file on a thread of its own: the first
+    @p limit bytes are written, the rest are read, counted and dropped, so a
+    command that prints without end neither blocks on a full pipe nor fills
+    the disk. Ends at end of file, or when the pipe is closed under it."""
+
+    def __init__(self, pipe, sink, limit):
+        self.total = 0  # bytes read, kept or not
+        self.kept = 0   # bytes written to the sink
+        self._thread = threading.Thread(target=self._copy, args=(pipe, sink, limit), daemon=True)
+        self._thread.start()
+
+    @property
+    def truncated(self):
+        return self.total > self.kept
+
+    def join(self, timeout=None):
+        """True when the copy has ended (within @p timeout seconds)."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def _copy(self, pipe, sink, limit):
+        try:
+            while True:
+                chunk = pipe.read1(65536)
+                if not chunk:
+                    break
+                room = max(0, limit - self.kept)
+                if room:
+                    sink.write(chunk[:room])
+                    self.kept += min(room, len(chunk))
+                self.total += len(chunk)
+        except (OSError, ValueError):  # the pipe was closed under the read
+            pass
