@@ -39,6 +39,8 @@ GENERATED = os.path.join(ROOT, "book", "generated")
 LAYOUTS = ["3/1", "3/1-pti", "4/4"]
 EMUS = ["qemu", "bochs"]
 GLOBAL = [("global on", ""), ("global off", " vm.global=off")]
+# Where walks.inc says its numbers come from.
+SOURCE = "vm.walks=count runs (tools/bench) and make bench"
 # Whose walks the cost model uses: the emulator whose TLB keeps global
 # translations across a CR3 load, as hardware does.
 MODEL_EMU = "bochs"
@@ -272,7 +274,7 @@ def main(argv):
     if args.what != "render" and not args.build:
         p.error(f"{args.what} needs --build DIR (the build folder of make build)")
     build = os.path.abspath(args.build or ".")
-    source = "vm.walks=count runs (tools/bench) and make bench"
+    source = SOURCE
     try:
         if args.what == "render":
             text = render(read_walks_csv(os.path.join(GENERATED, "walks.csv")),
