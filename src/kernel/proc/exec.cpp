@@ -400,7 +400,7 @@ Result<int> spawn(const char* path, const char* const* argv)
     // own reference goes when `console` does).
     if (sys::FileRef console{sys::console_open()}) {
         for (int fd = 0; fd < 3; ++fd)
-            p->files[fd] = console.share();
+            p->files[fd] = sys::file_share(console.get());
     }
     arch::context_init_user(t->context, t->kstack_base + k_kstack_size, pc, sp);
     g_execs.add();

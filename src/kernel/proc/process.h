@@ -5,13 +5,10 @@
 #include "kernel/kern/result.h"
 #include "kernel/proc/signal.h"
 #include "kernel/proc/thread.h"
+#include "kernel/sys/file.h"
 #include "kernel/vm/vmspace.h"
 #include <stddef.h>
 #include <stdint.h>
-
-namespace toll::sys {
-struct File;
-}
 
 namespace toll::proc {
 
@@ -22,18 +19,18 @@ constexpr int k_max_processes = 256;
 /// its open files. The entry stays, as a zombie, from exit until the parent
 /// collects the wait status.
 struct Process {
-    int pid = 0;               ///< process id; 1 is init
-    Process* parent = nullptr; ///< who forked it; nullptr for a spawned one (init) and orphans
-    Thread* thread = nullptr;  ///< the thread that runs it (one per process)
-    vm::VmSpace* vm = nullptr; ///< its address space
-    sys::File* files[k_max_fds] = {}; ///< open file descriptors; nullptr = free
-    uint64_t close_on_exec = 0;       ///< bit n: descriptor n closes at execve (FD_CLOEXEC)
-    bool zombie = false;              ///< exited; waits for its parent's wait4
-    int wait_status = 0;              ///< Linux encoding: exit code << 8, or the signal number
-    Signals signals;                  ///< actions, mask, pending signals
-    uintptr_t clear_child_tid = 0;    ///< set_tid_address: user word cleared at exit
-    bool orphan = false;              ///< its parent exited: nobody will wait for it
-    char name[16] = {};               ///< the program's name, for the console
+    int pid = 0;                   ///< process id; 1 is init
+    Process* parent = nullptr;     ///< who forked it; nullptr for a spawned one (init) and orphans
+    Thread* thread = nullptr;      ///< the thread that runs it (one per process)
+    vm::VmSpace* vm = nullptr;     ///< its address space
+    sys::FileRef files[k_max_fds]; ///< open file descriptors, each a reference; empty = free
+    uint64_t close_on_exec = 0;    ///< bit n: descriptor n closes at execve (FD_CLOEXEC)
+    bool zombie = false;           ///< exited; waits for its parent's wait4
+    int wait_status = 0;           ///< Linux encoding: exit code << 8, or the signal number
+    Signals signals;               ///< actions, mask, pending signals
+    uintptr_t clear_child_tid = 0; ///< set_tid_address: user word cleared at exit
+    bool orphan = false;           ///< its parent exited: nobody will wait for it
+    char name[16] = {};            ///< the program's name, for the console
 };
 
 /// The process of the running thread, or nullptr for a kernel thread.

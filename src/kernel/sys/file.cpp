@@ -109,7 +109,7 @@ Result<int> fd_install(proc::Process* p, FileRef& file, int min)
 {
     for (int fd = min; fd < proc::k_max_fds; ++fd)
         if (!p->files[fd]) {
-            p->files[fd] = file.release();
+            p->files[fd] = FileRef{file.release()};
             fd_set_cloexec(p, fd, false);
             return fd;
         }
@@ -120,9 +120,7 @@ FileRef fd_take(proc::Process* p, int fd)
 {
     if (fd < 0 || fd >= proc::k_max_fds)
         return FileRef{nullptr};
-    File* f = p->files[fd];
-    p->files[fd] = nullptr;
-    return FileRef{f};
+    return FileRef{p->files[fd].release()};
 }
 
 void fd_set_cloexec(proc::Process* p, int fd, bool on)
@@ -144,7 +142,7 @@ File* fd_get(int fd)
     proc::Process* p = proc::current_process();
     if (!p || fd < 0 || fd >= proc::k_max_fds)
         return nullptr;
-    return p->files[fd];
+    return p->files[fd].get();
 }
 
 void fd_close_all(proc::Process* p)
@@ -155,11 +153,10 @@ void fd_close_all(proc::Process* p)
 
 void fd_copy_table(proc::Process* child, proc::Process* parent)
 {
-    // A reference of the child's own for each open descriptor, owned by the
-    // child's table from here on: a transfer, so no FileRef.
+    // A reference of the child's own for each open descriptor.
     for (int fd = 0; fd < proc::k_max_fds; ++fd)
-        if ((child->files[fd] = parent->files[fd]))
-            file_ref(child->files[fd]);
+        if (parent->files[fd])
+            child->files[fd] = file_share(parent->files[fd].get());
     child->close_on_exec = parent->close_on_exec;
 }
 

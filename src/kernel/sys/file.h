@@ -48,15 +48,18 @@ void file_ref(File* file);
 /// Drops a reference; the last one releases the file.
 void file_unref(File* file);
 
-/// Owns one reference to a File and drops it when it goes out of scope, so
-/// that no early return leaks one and none drops it twice. share() hands
-/// out further references; release() gives the owned one away (to a
-/// descriptor table, or to the caller through an out-parameter). The
-/// kernel takes and drops references through it wherever both happen in
-/// one scope; file_ref/file_unref by hand are left for the places where a
-/// reference changes owner (the descriptor table's own copy and close).
+/// Owns one reference to a File and drops it when it goes out of scope (or
+/// is assigned over), so that no early return leaks one and none drops it
+/// twice. share() hands out further references; release() gives the owned
+/// one away (to the caller through an out-parameter). Every descriptor
+/// table slot (proc::Process::files) is one: fork's copy takes a reference
+/// per slot, and close, exec's close-on-exec and exit drop them by emptying
+/// the slot. file_ref/file_unref are called only here.
 class [[nodiscard]] FileRef {
   public:
+    /// Empty: no file.
+    FileRef() : m_file(nullptr) {}
+
     /// Takes over the reference the caller holds on @p file (may be null).
     explicit FileRef(File* file) : m_file(file) {}
     ~FileRef()
@@ -67,7 +70,18 @@ class [[nodiscard]] FileRef {
     FileRef(const FileRef&) = delete;
     FileRef& operator=(const FileRef&) = delete;
     FileRef(FileRef&& other) noexcept : m_file(other.release()) {}
-    FileRef& operator=(FileRef&&) = delete;
+
+    /// Drops the reference held (if any) and takes over @p other's.
+    FileRef& operator=(FileRef&& other) noexcept
+    {
+        if (this != &other) {
+            File* old = m_file;
+            m_file = other.release();
+            if (old)
+                file_unref(old);
+        }
+        return *this;
+    }
 
     File* get() const { return m_file; }
     explicit operator bool() const { return m_file != nullptr; }

@@ -395,6 +395,38 @@ Errno handle_user_fault(VmSpace* space, uintptr_t address, bool write, bool pres
 
 namespace {
 
+// One more reference on each page of a run that fork is about to map into
+// the child, given back when the guard goes unless keep() says the child's
+// mapping holds them now: an early return cannot leave a count one too
+// high. (No page needs freeing on the way back: the parent still maps it.)
+class [[nodiscard]] PageShares {
+  public:
+    // Shares the @p pages pages from @p first, stopping at the first whose
+    // count cannot grow.
+    PageShares(PhysAddr first, size_t pages) : m_first(first), m_count(0)
+    {
+        while (m_count < pages && pageref_share(first + m_count * k_page_size))
+            ++m_count;
+    }
+    ~PageShares()
+    {
+        while (m_count)
+            pageref_release(m_first + --m_count * k_page_size);
+    }
+    PageShares(const PageShares&) = delete;
+    PageShares& operator=(const PageShares&) = delete;
+
+    // How many pages are shared (all of them, or fork must copy instead).
+    size_t count() const { return m_count; }
+
+    // The child's mapping owns the references from here on.
+    void keep() { m_count = 0; }
+
+  private:
+    PhysAddr m_first;
+    size_t m_count;
+};
+
 // Gives @p child the page mapped at @p va in @p parent: the same page with
 // the same rights in a MAP_SHARED region (@p shared_region); otherwise
 // shared read-only in both when @p share (copy-on-write), else copied.
@@ -407,31 +439,30 @@ bool fork_page(VmSpace* parent, VmSpace* child, uintptr_t va, unsigned prot, boo
         return true;
     from &= ~PhysAddr(k_page_size - 1);
     if (shared_region) {
-        if (!pageref_share(from))
+        PageShares ref{from, 1};
+        if (!ref.count() || pmap_enter(child->pmap, va, from, prot) != k_ok)
             return false;
-        if (pmap_enter(child->pmap, va, from, prot) != k_ok) {
-            pageref_release(from);
-            return false;
-        }
+        ref.keep();
         ++child->resident_pages;
         return true;
     }
-    if (share && pageref_share(from)) {
-        unsigned shared = prot & ~unsigned(k_prot_write);
-        if (pmap_enter(child->pmap, va, from, shared) != k_ok) {
-            pageref_release(from);
-            return false;
+    if (share) {
+        PageShares ref{from, 1};
+        if (ref.count()) {
+            unsigned shared = prot & ~unsigned(k_prot_write);
+            if (pmap_enter(child->pmap, va, from, shared) != k_ok)
+                return false;
+            if ((prot & k_prot_write) &&
+                pmap_protect(parent->pmap, va, va + k_page_size, shared) != k_ok) {
+                // Just entered as a base page: nothing to demote, cannot fail.
+                (void)pmap_remove_page(child->pmap, va);
+                return false;
+            }
+            ref.keep();
+            ++child->resident_pages;
+            g_fork_pages_shared.add();
+            return true;
         }
-        if ((prot & k_prot_write) &&
-            pmap_protect(parent->pmap, va, va + k_page_size, shared) != k_ok) {
-            // Just entered as a base page: nothing to demote, cannot fail.
-            (void)pmap_remove_page(child->pmap, va);
-            pageref_release(from);
-            return false;
-        }
-        ++child->resident_pages;
-        g_fork_pages_shared.add();
-        return true;
     }
     Result<PhysAddr> page_to = phys_allocator().alloc(0);
     if (!page_to)
@@ -456,22 +487,19 @@ bool fork_superpage(VmSpace* parent, VmSpace* child, uintptr_t va, PhysAddr from
                     unsigned psind)
 {
     size_t pages = pmap_page_size(psind) / k_page_size;
-    size_t shared = 0;
-    while (shared < pages && pageref_share(from + shared * k_page_size))
-        ++shared;
+    PageShares refs{from, pages};
     unsigned child_prot = prot & ~unsigned(k_prot_write);
-    if (shared == pages && pmap_enter(child->pmap, va, from, child_prot, psind) == k_ok) {
-        if (!(prot & k_prot_write) ||
-            pmap_protect(parent->pmap, va, va + pages * k_page_size, child_prot) == k_ok) {
-            child->resident_pages += pages;
-            g_fork_pages_shared.add(pages);
-            return true;
-        }
+    if (refs.count() < pages || pmap_enter(child->pmap, va, from, child_prot, psind) != k_ok)
+        return false;
+    if ((prot & k_prot_write) &&
+        pmap_protect(parent->pmap, va, va + pages * k_page_size, child_prot) != k_ok) {
         (void)pmap_remove(child->pmap, va, va + pages * k_page_size, nullptr, nullptr);
+        return false;
     }
-    while (shared)
-        pageref_release(from + --shared * k_page_size);
-    return false;
+    refs.keep();
+    child->resident_pages += pages;
+    g_fork_pages_shared.add(pages);
+    return true;
 }
 
 } // namespace
