@@ -222,15 +222,14 @@ unsigned pmap_page_size_count()
 
 size_t pmap_page_size(unsigned psind)
 {
+    TOLL_ASSERT(psind <= k_psind_block); // a made-up size index: a kernel bug
     switch (psind) {
     case 0:
         return k_page_size;
     case k_psind_run:
         return k_run_size;
-    case k_psind_block:
+    default: // k_psind_block
         return k_l2_block;
-    default:
-        return 0;
     }
 }
 

@@ -7,6 +7,7 @@
 #include "arch/i386/trampoline.h"
 #include "kernel/arch/kmem.h"
 #include "kernel/kern/counters.h"
+#include "kernel/kern/panic.h"
 #include "kernel/vm/phys.h"
 #include "lib/string.h"
 
@@ -160,7 +161,8 @@ unsigned pmap_page_size_count()
 
 size_t pmap_page_size(unsigned psind)
 {
-    return psind == 0 ? k_page_size : 0;
+    TOLL_ASSERT(psind == 0); // no other size index exists here
+    return k_page_size;
 }
 
 Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot, unsigned psind)

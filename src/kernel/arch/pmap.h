@@ -33,7 +33,9 @@ constexpr unsigned k_max_page_sizes = 4;
 unsigned pmap_page_size_count();
 
 /// The size in bytes of size index @p psind, in increasing order: index 0 is
-/// k_page_size. 0 when @p psind >= pmap_page_size_count().
+/// k_page_size. @p psind must be below pmap_page_size_count(): the core
+/// only asks for sizes it was told of, so any other index is a kernel bug
+/// (an assertion, not a 0 that a caller might divide by).
 size_t pmap_page_size(unsigned psind);
 
 /// Creates the page tables of a new user address space (kernel part shared).

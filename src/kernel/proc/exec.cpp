@@ -388,12 +388,13 @@ Result<int> spawn(const char* path, const char* const* argv)
         thread_free(t);
         return e;
     }
-    p = make_process_for_spawn(t, space);
-    if (!p) {
+    Result<Process*> made = make_process_for_spawn(t, space);
+    if (!made) {
         vm::vmspace_destroy(space);
         thread_free(t);
-        return k_eagain;
+        return made.error();
     }
+    p = made.value();
     set_name(p, path);
     memcpy(t->name, p->name, sizeof t->name);
     // Descriptors 0, 1 and 2: the console, one reference each (console_open's

@@ -93,14 +93,14 @@ int process_count()
     return n;
 }
 
-Process* make_process_for_spawn(Thread* t, vm::VmSpace* space)
+Result<Process*> make_process_for_spawn(Thread* t, vm::VmSpace* space)
 {
     Process* p = alloc_process(nullptr);
-    if (p) {
-        p->thread = t;
-        p->vm = space;
-        t->process = p;
-    }
+    if (!p)
+        return k_eagain; // as fork: the table is full, or its entry cannot be had
+    p->thread = t;
+    p->vm = space;
+    t->process = p;
     return p;
 }
 

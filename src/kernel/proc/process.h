@@ -49,8 +49,9 @@ Result<int> spawn(const char* path, const char* const* argv);
 int wait_for(int pid);
 
 /// Makes a parentless process owning thread @p t and address space @p space
-/// (for spawn). Returns nullptr when the table is full.
-Process* make_process_for_spawn(Thread* t, vm::VmSpace* space);
+/// (for spawn). Returns it; k_eagain when the process table is full (or no
+/// memory is left for the entry), and @p t and @p space stay the caller's.
+Result<Process*> make_process_for_spawn(Thread* t, vm::VmSpace* space);
 
 /// fork(): copies the current process. Returns the child's pid; k_eagain
 /// when the process table is full, k_enomem when memory is short.

@@ -156,7 +156,14 @@ File* console_open();
 /// (kernel/arch/console.h).
 void console_input_byte(char c);
 
-/// Creates a pipe: @p read_end and @p write_end. Returns k_ok or k_enomem.
-Errno pipe_create(File** read_end, File** write_end);
+/// The two ends of a new pipe, one reference each, which the caller owns
+/// (hold them in FileRefs at once).
+struct PipeEnds {
+    File* read = nullptr;
+    File* write = nullptr;
+};
+
+/// Creates a pipe. Returns its two ends, or k_enomem.
+Result<PipeEnds> pipe_create();
 
 } // namespace toll::sys

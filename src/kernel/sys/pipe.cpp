@@ -150,7 +150,7 @@ File* open_end(Pipe* p, const FileOps* ops, int flags)
 
 } // namespace
 
-Errno pipe_create(File** read_end, File** write_end)
+Result<PipeEnds> pipe_create()
 {
     Pipe* p = make<Pipe>();
     if (!p)
@@ -161,9 +161,7 @@ Errno pipe_create(File** read_end, File** write_end)
         destroy(p); // no end was made to release it
     if (!r || !w)
         return k_enomem; // the end that was made is dropped, and the pipe with it
-    *read_end = r.release();
-    *write_end = w.release();
-    return k_ok;
+    return PipeEnds{r.release(), w.release()};
 }
 
 } // namespace toll::sys

@@ -251,10 +251,10 @@ long sys_pipe2(const SyscallArgs& a)
         return -k_einval;
     if (!user_range_ok(a.a[0], 2 * sizeof(int)))
         return -k_efault;
-    File *r_new, *w_new;
-    if (Errno e = pipe_create(&r_new, &w_new); e != k_ok)
-        return -e;
-    FileRef r{r_new}, w{w_new};
+    Result<PipeEnds> ends = pipe_create();
+    if (!ends)
+        return -ends.error();
+    FileRef r{ends.value().read}, w{ends.value().write};
     int nonblock = static_cast<int>(a.a[1] & k_o_nonblock);
     r.get()->flags |= nonblock;
     w.get()->flags |= nonblock;

@@ -99,13 +99,4 @@ uint64_t memmap_total(const MemRegion* regions, size_t count, MemType type)
     return total;
 }
 
-uint64_t memmap_usable_top(const MemRegion* regions, size_t count)
-{
-    uint64_t top = 0;
-    for (size_t i = 0; i < count; ++i)
-        if (regions[i].type == MemType::usable && end_of(regions[i]) > top)
-            top = end_of(regions[i]);
-    return top;
-}
-
 } // namespace toll::vm

@@ -24,7 +24,4 @@ size_t memmap_sanitise(MemRegion* regions, size_t count, size_t capacity);
 /// sanitise first).
 uint64_t memmap_total(const MemRegion* regions, size_t count, MemType type);
 
-/// The end of the highest usable region, 0 if there is none.
-uint64_t memmap_usable_top(const MemRegion* regions, size_t count);
-
 } // namespace toll::vm

@@ -21,24 +21,24 @@ uint16_t* slot(PhysAddr pa)
 
 } // namespace
 
-bool pageref_init(PhysAddr lo, PhysAddr hi)
+Errno pageref_init(PhysAddr lo, PhysAddr hi)
 {
     if (hi <= lo)
-        return false;
+        return k_einval;
     uint64_t bytes = (hi - lo) / k_page_size * sizeof(uint16_t);
     unsigned order = 0;
     while ((uint64_t(k_page_size) << order) < bytes)
         ++order;
     if (order > PhysAllocator::k_max_order)
-        return false;
+        return k_enomem; // more than the largest block the allocator has
     Result<PhysAddr> table = phys_allocator().alloc(order);
     if (!table)
-        return false;
+        return table.error();
     g_counts = static_cast<uint16_t*>(phys_to_virt(table.value()));
     memset(g_counts, 0, k_page_size << order);
     g_lo = lo;
     g_hi = hi;
-    return true;
+    return k_ok;
 }
 
 bool pageref_ready()
@@ -46,10 +46,11 @@ bool pageref_ready()
     return g_counts != nullptr;
 }
 
-unsigned pageref_get(PhysAddr pa)
+Optional<unsigned> pageref_get(PhysAddr pa)
 {
-    uint16_t* c = slot(pa);
-    return c ? *c : 0;
+    if (uint16_t* c = slot(pa))
+        return unsigned(*c);
+    return {};
 }
 
 void pageref_set_one(PhysAddr pa)

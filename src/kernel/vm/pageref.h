@@ -2,20 +2,25 @@
 // that fork can share pages copy-on-write and the last unmapping frees them.
 #pragma once
 #include "kernel/arch/physmem.h"
+#include "kernel/kern/errno.h"
+#include "kernel/kern/result.h"
 #include <stdint.h>
 
 namespace toll::vm {
 
 /// Sets up one count per page of [@p lo, @p hi) (page aligned), all zero.
 /// The table comes from the physical allocator (2 bytes per page, 16 KB for
-/// 32 MB). Returns false when it cannot be allocated; fork then copies.
-bool pageref_init(PhysAddr lo, PhysAddr hi);
+/// 32 MB). Returns k_ok; k_einval for an empty range; k_enomem when the
+/// table cannot be allocated (fork then copies).
+Errno pageref_init(PhysAddr lo, PhysAddr hi);
 
 /// True when pageref_init succeeded: copy-on-write is possible.
 bool pageref_ready();
 
-/// The number of mappings of the page at @p pa (0 for a page outside the table).
-unsigned pageref_get(PhysAddr pa);
+/// The number of mappings of the page at @p pa (0 for a free page); nothing
+/// for a page outside the table, which is never shared (no count is kept
+/// for it: callers treat it as private, as pageref_release does).
+Optional<unsigned> pageref_get(PhysAddr pa);
 
 /// Records a fresh private page: exactly one mapping.
 void pageref_set_one(PhysAddr pa);

@@ -68,7 +68,7 @@ void vm_init(const BootInfo& info)
     }
     // Page reference counts for copy-on-write fork; without them fork copies.
     constexpr PhysAddr k_page_mask = k_page_size - 1;
-    if (!pageref_init(lowest & ~k_page_mask, (highest + k_page_mask) & ~k_page_mask))
+    if (pageref_init(lowest & ~k_page_mask, (highest + k_page_mask) & ~k_page_mask) != k_ok)
         kprintf("vm: no memory for page reference counts; fork will copy\n");
     g_user_limit.value = user_space_limit();
     fail_alloc_init();

@@ -79,7 +79,7 @@ Errno free_pages(VmSpace* space, uintptr_t start, uintptr_t end)
 // other gets a private copy. k_enomem when memory is short.
 Errno break_cow(VmSpace* space, uintptr_t page, PhysAddr pa, unsigned prot)
 {
-    if (pageref_get(pa) <= 1) {
+    if (pageref_get(pa).value_or(1) <= 1) { // outside the table: never shared
         if (Errno e = pmap_protect(space->pmap, page, page + k_page_size, prot); e != k_ok)
             return e;
         g_cow_reuses.add();
@@ -309,7 +309,7 @@ Errno vmspace_protect(VmSpace* space, uintptr_t start, size_t length, unsigned p
             PhysAddr pa;
             Region* r = vmspace_find(space, va);
             if (!(r && r->shared) && pmap_extract(space->pmap, va, &pa, nullptr) &&
-                pageref_get(pa) > 1)
+                pageref_get(pa).value_or(1) > 1)
                 if (Errno e = pmap_protect(space->pmap, va, va + k_page_size,
                                            prot & ~unsigned(k_prot_write));
                     e != k_ok)
