@@ -260,6 +260,20 @@ def fresh(build):
     return problems
 
 
+def rendered_inc():
+    """walks.inc as book/generated/walks.csv and results.csv give it."""
+    return render(read_walks_csv(os.path.join(GENERATED, "walks.csv")),
+                  read_rows(os.path.join(GENERATED, "results.csv")), SOURCE)
+
+
+def write_inc():
+    """Writes book/generated/walks.inc from the data beside it; returns its path."""
+    path = os.path.join(GENERATED, "walks.inc")
+    with open(path, "w") as f:
+        f.write(rendered_inc())
+    return path
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -274,23 +288,18 @@ def main(argv):
     if args.what != "render" and not args.build:
         p.error(f"{args.what} needs --build DIR (the build folder of make build)")
     build = os.path.abspath(args.build or ".")
-    source = SOURCE
     try:
+        if args.what == "render" and args.check:
+            with open(os.path.join(GENERATED, "walks.inc")) as f:
+                if f.read() != rendered_inc():
+                    sys.stderr.write("walks_tables: FAILED: book/generated/walks.inc is stale "
+                                     "against walks.csv and results.csv; run "
+                                     "tools/lib/walks_tables.py render\n")
+                    return 1
+            print("walks.inc matches walks.csv and results.csv")
+            return 0
         if args.what == "render":
-            text = render(read_walks_csv(os.path.join(GENERATED, "walks.csv")),
-                          read_rows(os.path.join(GENERATED, "results.csv")), source)
-            inc = os.path.join(GENERATED, "walks.inc")
-            if args.check:
-                with open(inc) as f:
-                    if f.read() != text:
-                        sys.stderr.write("walks_tables: FAILED: book/generated/walks.inc is stale "
-                                         "against walks.csv and results.csv; run "
-                                         "tools/lib/walks_tables.py render\n")
-                        return 1
-                print("walks.inc matches walks.csv and results.csv")
-                return 0
-            with open(inc, "w") as f:
-                f.write(text)
+            write_inc()
             print("wrote book/generated/walks.inc")
             return 0
         if args.what in ("check", "fresh"):
@@ -308,7 +317,7 @@ def main(argv):
         os.makedirs(GENERATED, exist_ok=True)
         write_csv(rows, os.path.join(GENERATED, "walks.csv"))
         with open(os.path.join(GENERATED, "walks.inc"), "w") as f:
-            f.write(render(walks_per_op(rows), read_rows(args.results), source))
+            f.write(render(walks_per_op(rows), read_rows(args.results), SOURCE))
         print("wrote book/generated/walks.csv and walks.inc")
         return 0
     except (OSError, ValueError, subprocess.CalledProcessError) as e:
