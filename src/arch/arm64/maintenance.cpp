@@ -11,7 +11,7 @@ TOLL_COUNTER(g_pte_stores, "vm.pmap.pte_stores");
 TOLL_COUNTER(g_icache_syncs, "vm.pmap.icache_syncs");
 
 /// Above this many pages a range is invalidated with one TLBI VMALLE1
-/// instead of one TLBI per page (an L2 promotion would otherwise issue 512,
+/// instead of one TLBI per page (an L2 promotion would otherwise send 512,
 /// or 2048 with a 16 KB granule). FreeBSD loops per page; Linux switches to
 /// a whole flush above a similar threshold.
 constexpr uint64_t k_range_pages_max = 128;
