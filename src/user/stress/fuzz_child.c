@@ -49,6 +49,10 @@ static unsigned pick(unsigned n)
 /* --- what the hostile values are made of -------------------------------- */
 
 static char* g_arena; /* k_arena_pages pages, see above */
+/* One page shared with the driver (MAP_SHARED, so fork keeps it shared):
+ * the child counts its calls there, and the driver's watch reads the count.
+ * A child that execs loses the page, so it stops counting. */
+static volatile unsigned long* g_progress;
 static long g_page;
 static word g_limit; /* the top of user space (vm.user_limit) */
 static word g_image_start, g_image_end;
@@ -319,7 +323,8 @@ static int hits_self(word a, word len)
     if (end < a)
         end = (word)-1;
     return (a < g_image_end && end > g_image_start) || end > g_stack_floor ||
-           (a < (word)g_arena + k_arena_pages * g_page && end > (word)g_arena);
+           (a < (word)g_arena + k_arena_pages * g_page && end > (word)g_arena) ||
+           (a < (word)g_progress + g_page && end > (word)g_progress);
 }
 
 static const struct FuzzCall* choose_call(struct FuzzCall* unknown)
@@ -475,6 +480,7 @@ void fuzz_child(uint64_t seed, long child, long calls, int verbose)
             continue; /* drawn again: the sequence still depends on the seed alone */
         if (verbose)
             print_call(i, c, &f);
+        ++*g_progress;
         long r = fuzz_trap(&f);
         ++i;
         if (r == 0 && makes_process(f.number) && getpid() != self)
@@ -503,7 +509,18 @@ int fuzz_setup(unsigned long user_limit)
     mprotect(g_arena + 6 * g_page, g_page, PROT_READ);
     mprotect(g_arena + 7 * g_page, g_page, PROT_NONE);
     memset(g_arena, 0, 6 * g_page);
+    /* After the arena, so that the arena's address (and every pointer drawn
+     * into it) is what it was before the page existed. */
+    void* progress = mmap(NULL, g_page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (progress == MAP_FAILED)
+        return 0;
+    g_progress = progress;
     return 1;
+}
+
+unsigned long fuzz_progress(void)
+{
+    return *g_progress;
 }
 
 unsigned fuzz_call_count(void)
