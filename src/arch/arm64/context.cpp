@@ -61,15 +61,14 @@ void fill_user_frame(TrapFrame* f, uintptr_t pc, uintptr_t sp)
 void cpu_init()
 {
     // The vectors are in place since entry.S; add the MMU, the interrupt
-    // controller, the user-access fault fixups, the system calls, the preemption point on trap
-    // exit, and the clock.
+    // controller, the user-access fault fixups, the system calls, and the
+    // clock. (The way out of every trap is the core's proc::trap_exit.)
     arm64::mmu_init();
     arm64::asid::init();
     arm64::gic_init();
     arm64::uaccess_init();
     arm64::syscalls_init();
     arm64::fpu::init();
-    arm64::set_trap_exit_hook(proc::sched_preempt_point);
     arm64::timer_start(k_clock_hz, proc::sched_clock_tick);
 }
 

@@ -169,6 +169,5 @@ extern "C" void arm64_syscall(toll::arch::TrapFrame* frame)
     g_traps_total.add();
     g_syscalls.add();
     syscall_dispatch(*frame);
-    toll::proc::return_to_user_checks(*frame);
-    toll::proc::sched_preempt_point(true); // what trap_exit_hook() holds, called directly
+    toll::proc::trap_exit(*frame, true);
 }

@@ -13,6 +13,7 @@
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
+#include "kernel/proc/fault.h"
 #include "kernel/proc/process.h"
 #include "kernel/proc/thread.h"
 #include "kernel/vm/vmspace.h"
@@ -76,25 +77,28 @@ const char* const k_exception_names[32] = {"divide error",
                                            "security",
                                            "reserved"};
 
-// Linux signal numbers for the exceptions a user program can cause.
-int signal_for(unsigned vector)
+// What each exception a user program can cause is, for the core's fault
+// policy (proc::user_fault picks the signal and si_code).
+proc::FaultKind fault_kind(unsigned vector)
 {
-    constexpr int k_sigill = 4, k_sigtrap = 5, k_sigbus = 7, k_sigfpe = 8, k_sigsegv = 11;
+    using proc::FaultKind;
     switch (vector) {
     case k_vec_divide:
     case k_vec_x87:
     case k_vec_simd:
-        return k_sigfpe;
+        return FaultKind::arithmetic;
     case k_vec_debug:
     case k_vec_breakpoint:
-        return k_sigtrap;
+        return FaultKind::breakpoint;
     case k_vec_invalid_opcode:
     case k_vec_device_not_available:
-        return k_sigill;
+        return FaultKind::illegal;
     case k_vec_alignment:
-        return k_sigbus;
+        return FaultKind::alignment;
+    case k_vec_page_fault:
+        return FaultKind::page;
     default:
-        return k_sigsegv;
+        return FaultKind::protection;
     }
 }
 
@@ -178,25 +182,16 @@ void kernel_exception(arch::TrapFrame& f)
 
 void user_exception(arch::TrapFrame& f)
 {
+    proc::UserFault fault{fault_kind(f.vector), f.vector, exception_name(f.vector), f.eip};
     if (f.vector == k_vec_page_fault) {
-        uint32_t address = read_cr2();
-        bool write = f.error & k_pf_write;
-        bool present = f.error & k_pf_present;
-        Errno e = vm::handle_user_fault(proc::current_vm(), address, write, present);
-        if (e == k_ok)
-            return;
-        if (e == k_enomem)
-            proc::terminate_by_fault(proc::k_sigkill, f.vector, "out of memory", f.eip, address);
-        proc::force_signal(signal_for(f.vector), f.vector, exception_name(f.vector), f.eip,
-                           address);
-        return;
+        fault.address = read_cr2();
+        fault.write = f.error & k_pf_write;
+        fault.present = f.error & k_pf_present;
     }
-    proc::force_signal(signal_for(f.vector), f.vector, exception_name(f.vector), f.eip, 0);
+    proc::user_fault(fault);
 }
 
 void interrupt(unsigned irq);
-
-constexpr int k_sigsegv = 11;
 
 // A trap from virtual-8086 mode through the kernel's IDT. The kernel's own
 // BIOS calls run under the vm86 monitor's tables, so this is a program that
@@ -209,7 +204,7 @@ constexpr int k_sigsegv = 11;
 {
     if (f.vector >= k_irq_base && f.vector < k_irq_base + 16)
         interrupt(f.vector - k_irq_base);
-    proc::terminate_by_fault(k_sigsegv, f.vector, "entered virtual-8086 mode", f.eip, 0);
+    proc::terminate_by_fault(proc::k_sigsegv, f.vector, "entered virtual-8086 mode", f.eip, 0);
 }
 
 void interrupt(unsigned irq)
@@ -262,7 +257,5 @@ extern "C" void i386_trap(toll::arch::TrapFrame* frame)
         if (!from_user)
             panic("unexpected vector %u in the kernel", f.vector);
     }
-    if (from_user)
-        proc::return_to_user_checks(f);
-    proc::sched_preempt_point(from_user);
+    proc::trap_exit(f, from_user);
 }

@@ -87,6 +87,16 @@ inline void return_to_user_checks(arch::TrapFrame& frame)
         return_to_user_work(*t->process, t->context, frame);
 }
 
+/// The way out of every trap, on every port: the checks above when the trap
+/// came from user mode, then the scheduler's preemption point. A port calls
+/// it last in its trap handler (and its system-call path).
+inline void trap_exit(arch::TrapFrame& frame, bool from_user)
+{
+    if (from_user)
+        return_to_user_checks(frame);
+    sched_preempt_point(from_user);
+}
+
 /// Calls @p visit for every process in existence (zombies included).
 void for_each_process(void (*visit)(Process& process, void* context), void* context);
 

@@ -179,7 +179,8 @@ Errno kill(int pid, int sig)
     return t.found ? k_ok : k_esrch;
 }
 
-void force_signal(int sig, unsigned vector, const char* what, uintptr_t pc, uintptr_t address)
+void force_signal(int sig, int code, unsigned vector, const char* what, uintptr_t pc,
+                  uintptr_t address)
 {
     Process* p = current_process();
     TOLL_ASSERT(p);
@@ -188,9 +189,7 @@ void force_signal(int sig, unsigned vector, const char* what, uintptr_t pc, uint
         a.handler != k_sig_dfl && a.handler != k_sig_ign && !(p->signals.blocked & sig_bit(sig));
     if (!catchable)
         terminate_by_fault(sig, vector, what, pc, address);
-    // si_code 1 is the plain case of each fault signal: SEGV_MAPERR,
-    // ILL_ILLOPC, FPE_INTDIV, BUS_ADRALN, TRAP_BRKPT.
-    p->signals.info[sig - 1] = SigInfo{k_segv_maperr, 0, 0, address};
+    p->signals.info[sig - 1] = SigInfo{code, 0, 0, address};
     p->signals.pending |= sig_bit(sig);
     current()->context.exit_work |= arch::k_exit_signal;
 }
@@ -219,7 +218,7 @@ void deliver(Process* p, arch::ThreadContext& ctx, arch::TrapFrame& frame)
     if (ctx.exit_work & arch::k_exit_check_frame) {
         ctx.exit_work &= ~arch::k_exit_check_frame;
         if (!arch::user_frame_vet(frame, ctx))
-            force_signal(k_sigsegv, 0, "frame cannot be restored", frame.pc(), 0);
+            force_signal(k_sigsegv, k_si_kernel, 0, "frame cannot be restored", frame.pc(), 0);
     }
     for (;;) {
         SigSet ready = s.pending & ~s.blocked;

@@ -71,9 +71,12 @@ struct SigAction {
     SigSet mask = 0;               ///< blocked while the handler runs
 };
 
-// siginfo_t's si_code values Toll produces (Linux, asm-generic/siginfo.h).
-constexpr int k_si_user = 0, k_si_kernel = 0x80, k_segv_maperr = 1, k_cld_exited = 1,
-              k_cld_killed = 2, k_cld_stopped = 5, k_cld_continued = 6;
+// siginfo_t's si_code values Toll produces (Linux, include/uapi/asm-generic/siginfo.h).
+constexpr int k_si_user = 0, k_si_kernel = 0x80;
+constexpr int k_segv_maperr = 1, k_segv_accerr = 2;                 // SIGSEGV
+constexpr int k_bus_adraln = 1, k_bus_objerr = 3;                   // SIGBUS
+constexpr int k_ill_illopc = 1, k_trap_brkpt = 1, k_fpe_intdiv = 1; // SIGILL, SIGTRAP, SIGFPE
+constexpr int k_cld_exited = 1, k_cld_killed = 2, k_cld_stopped = 5, k_cld_continued = 6;
 
 /// Why a signal was sent: the fields of siginfo_t a handler may read.
 struct SigInfo {
@@ -119,12 +122,14 @@ void siginfo_write(uint8_t (&out)[k_siginfo_size], const SignalDelivery& d);
 /// included). Wakes the process if it sleeps, so blocking calls give up.
 void signal_send(Process& p, int sig, const SigInfo& info);
 
-/// A synchronous fault of the running program (SIGSEGV, SIGILL, ...): if it
-/// has a handler for @p sig that is not blocked, the signal is queued and
-/// runs on the way out of this trap; otherwise the process ends (a blocked
-/// or ignored fault signal cannot be survived, as on Linux), with a line on
-/// the console saying why.
-void force_signal(int sig, unsigned vector, const char* what, uintptr_t pc, uintptr_t address);
+/// A synchronous fault of the running program (SIGSEGV, SIGILL, ...), with
+/// si_code @p code and si_addr @p address: if it has a handler for @p sig
+/// that is not blocked, the signal is queued and runs on the way out of this
+/// trap; otherwise the process ends (a blocked or ignored fault signal
+/// cannot be survived, as on Linux), with a line on the console saying why.
+/// The ports reach it through user_fault (fault.h), which picks the signal.
+void force_signal(int sig, int code, unsigned vector, const char* what, uintptr_t pc,
+                  uintptr_t address);
 
 /// Ends the running process for a fault, whatever its signal actions say.
 [[noreturn]] void terminate_by_fault(int sig, unsigned vector, const char* what, uintptr_t pc,
