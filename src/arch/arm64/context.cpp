@@ -88,25 +88,22 @@ unsigned clock_hz()
 void context_init_kernel(ThreadContext& ctx, uintptr_t stack_top, void (*entry)(void*), void* arg)
 {
     ctx.sp = arm64::switch_frame_for_thread(stack_top, entry, arg, kernel_thread_exit_from_entry);
-    ctx.kstack_top = stack_top;
-    ctx.frame = nullptr;
     ctx.tls = 0;
 }
 
-void context_init_user(ThreadContext& ctx, uintptr_t stack_top, uintptr_t pc, uintptr_t sp)
+TrapFrame* context_init_user(ThreadContext& ctx, uintptr_t stack_top, uintptr_t pc, uintptr_t sp)
 {
     TrapFrame* f = user_frame_at(stack_top);
     fill_user_frame(f, pc, sp);
-    ctx.kstack_top = stack_top;
-    ctx.frame = f;
     ctx.tls = 0;
     ctx.fp = FpState{};
     switch_into_trap_return(ctx, f);
+    return f;
 }
 
-void frame_reset_user(ThreadContext& ctx, uintptr_t pc, uintptr_t sp)
+void frame_reset_user(ThreadContext& ctx, TrapFrame& f, uintptr_t pc, uintptr_t sp)
 {
-    fill_user_frame(ctx.frame, pc, sp);
+    fill_user_frame(&f, pc, sp);
     ctx.tls = 0;
     asm volatile("msr tpidr_el0, xzr");
     arm64::fpu::exec_reset(ctx); // the new program starts with clean FP registers
@@ -122,7 +119,7 @@ unsigned elf_class()
     return k_elfclass64;
 }
 
-void context_init_fork(ThreadContext& child, uintptr_t stack_top, const TrapFrame& parent)
+TrapFrame* context_init_fork(ThreadContext& child, uintptr_t stack_top, const TrapFrame& parent)
 {
     TrapFrame* f = user_frame_at(stack_top);
     *f = parent;
@@ -130,12 +127,11 @@ void context_init_fork(ThreadContext& child, uintptr_t stack_top, const TrapFram
     // The parent is running: its TPIDR_EL0 is live, its saved copy may be stale.
     asm volatile("mrs %0, tpidr_el0" : "=r"(child.tls));
     arm64::fpu::fork_copy(proc::current()->context, child);
-    child.kstack_top = stack_top;
-    child.frame = f;
     switch_into_trap_return(child, f);
+    return f;
 }
 
-void context_switch(ThreadContext& from, ThreadContext& to)
+void context_switch(ThreadContext& from, ThreadContext& to, uintptr_t)
 {
     // The user thread pointer (TPIDR_EL0) belongs to the thread; EL0 may
     // change it at will, so it is read back rather than trusted.

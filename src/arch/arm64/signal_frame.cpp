@@ -143,11 +143,11 @@ bool signal_frame_pop(TrapFrame& f, ThreadContext& ctx, bool rt, uint64_t* mask)
     return true;
 }
 
-void syscall_restart(TrapFrame& f, const ThreadContext& ctx)
+void syscall_restart(TrapFrame& f, uintptr_t saved)
 {
     constexpr uint64_t k_svc_length = 4;
     f.elr -= k_svc_length;
-    f.x[0] = ctx.syscall_saved;
+    f.x[0] = saved;
 }
 
 bool user_frame_vet(TrapFrame&, ThreadContext&)

@@ -37,9 +37,13 @@ bool fixup_user_access(arch::TrapFrame& f)
         return false; // a kernel address: the caller's range check failed
     bool write = f.esr & k_iss_wnr;
     bool present = (f.esr & k_fsc_mask) == k_fsc_permission;
-    // First let the VM fill a demand-zero page; only a real bad address fails.
-    if (vm::handle_user_fault(proc::current_vm(), f.far, write, present) != k_ok)
+    // First let the VM fill a demand-zero page; only a real bad address
+    // fails, and the copy returns the VM's reason.
+    Errno e = vm::handle_user_fault(proc::current_vm(), f.far, write, present);
+    if (e != k_ok) {
+        proc::current()->copy_fault = e;
         f.elr = fault_exit;
+    }
     return true;
 }
 
@@ -54,25 +58,24 @@ void uaccess_init()
 
 namespace toll::arch {
 
-bool copy_from_user(void* to, uintptr_t from, size_t length)
+Errno copy_from_user(void* to, uintptr_t from, size_t length)
 {
-    return arm64_copy_user(to, reinterpret_cast<const void*>(from), length);
+    if (arm64_copy_user(to, reinterpret_cast<const void*>(from), length))
+        return k_ok;
+    return proc::current()->copy_fault;
 }
 
-bool copy_to_user(uintptr_t to, const void* from, size_t length)
+Errno copy_to_user(uintptr_t to, const void* from, size_t length)
 {
-    return arm64_copy_user(reinterpret_cast<void*>(to), from, length);
+    if (arm64_copy_user(reinterpret_cast<void*>(to), from, length))
+        return k_ok;
+    return proc::current()->copy_fault;
 }
 
 Result<size_t> copy_string_from_user(char* to, uintptr_t from, size_t size)
 {
-    // copy_user.S's protocol: the length, -1 on a fault, -2 without a NUL.
     long n = arm64_copy_string_user(to, reinterpret_cast<const char*>(from), size);
-    if (n == -1)
-        return k_efault;
-    if (n < 0)
-        return k_enametoolong;
-    return static_cast<size_t>(n);
+    return copy_string_result(n, proc::current()->copy_fault);
 }
 
 } // namespace toll::arch

@@ -34,6 +34,18 @@ TrapFrame* user_frame_at(uintptr_t stack_top)
     return reinterpret_cast<TrapFrame*>(stack_top - sizeof(TrapFrame));
 }
 
+// A user frame that enters the program at @p pc with stack @p sp: user
+// segments, interrupts on, every other register 0 (a new thread and execve).
+void fill_user_frame(TrapFrame& f, uintptr_t pc, uintptr_t sp)
+{
+    memset(&f, 0, sizeof f);
+    f.cs = i386::k_user_cs;
+    f.ds = f.es = f.fs = f.gs = f.user_ss = i386::k_user_ds;
+    f.eip = pc;
+    f.user_esp = sp;
+    f.eflags = k_eflags_reserved1 | k_eflags_if;
+}
+
 // Puts a SwitchFrame below @p frame_top that "returns" into trap_return.
 void switch_into_trap_return(ThreadContext& ctx, TrapFrame* frame)
 {
@@ -76,35 +88,21 @@ void context_init_kernel(ThreadContext& ctx, uintptr_t stack_top, void (*entry)(
     *sw = SwitchFrame{0, reinterpret_cast<uint32_t>(arg), reinterpret_cast<uint32_t>(entry), 0,
                       reinterpret_cast<uint32_t>(kernel_thread_start)};
     ctx.esp = reinterpret_cast<uint32_t>(sw);
-    ctx.kstack_top = stack_top;
-    ctx.frame = nullptr;
 }
 
-void context_init_user(ThreadContext& ctx, uintptr_t stack_top, uintptr_t pc, uintptr_t sp)
+TrapFrame* context_init_user(ThreadContext& ctx, uintptr_t stack_top, uintptr_t pc, uintptr_t sp)
 {
     TrapFrame* f = user_frame_at(stack_top);
-    memset(f, 0, sizeof *f);
-    f->cs = i386::k_user_cs;
-    f->ds = f->es = f->fs = f->gs = f->user_ss = i386::k_user_ds;
-    f->eip = pc;
-    f->user_esp = sp;
-    f->eflags = k_eflags_reserved1 | k_eflags_if;
-    ctx.kstack_top = stack_top;
-    ctx.frame = f;
+    fill_user_frame(*f, pc, sp);
     ctx.tls = {};
     switch_into_trap_return(ctx, f);
+    return f;
 }
 
-void frame_reset_user(ThreadContext& ctx, uintptr_t pc, uintptr_t sp)
+void frame_reset_user(ThreadContext& ctx, TrapFrame& f, uintptr_t pc, uintptr_t sp)
 {
-    TrapFrame* f = ctx.frame;
-    memset(f, 0, sizeof *f);
-    f->cs = i386::k_user_cs;
-    f->ds = f->es = f->fs = f->gs = f->user_ss = i386::k_user_ds;
-    f->eip = pc;
-    f->user_esp = sp;
-    f->eflags = k_eflags_reserved1 | k_eflags_if;
-    f->vector = i386::k_vec_syscall;
+    fill_user_frame(f, pc, sp);
+    f.vector = i386::k_vec_syscall;
     ctx.tls = {};
     i386::gdt_set_user_tls(ctx.tls);
     i386::fpu::exec_reset(ctx);
@@ -120,26 +118,25 @@ unsigned elf_class()
     return 1; // ELFCLASS32
 }
 
-void context_init_fork(ThreadContext& child, uintptr_t stack_top, const TrapFrame& parent)
+TrapFrame* context_init_fork(ThreadContext& child, uintptr_t stack_top, const TrapFrame& parent)
 {
     TrapFrame* f = user_frame_at(stack_top);
     *f = parent;
     f->eax = 0; // fork returns 0 in the child
-    child.kstack_top = stack_top;
-    child.frame = f;
     i386::fpu::fork_copy(child);
     switch_into_trap_return(child, f);
+    return f;
 }
 
-void context_switch(ThreadContext& from, ThreadContext& to)
+void context_switch(ThreadContext& from, ThreadContext& to, uintptr_t to_kstack_top)
 {
     // Under 3/1 a trap from user mode lands on the thread's kernel stack
     // directly; under the isolated layouts it lands on the trampoline stack
     // (TSS.esp0, fixed) and the entry code moves it to kstack_top.
     if (i386::layout_isolated())
-        trampoline_vars.kstack_top = to.kstack_top;
+        trampoline_vars.kstack_top = to_kstack_top;
     else
-        i386::tss_set_kernel_stack(to.kstack_top);
+        i386::tss_set_kernel_stack(to_kstack_top);
     i386::gdt_set_user_tls(to.tls);
     // The user's gs selector comes back from its trap frame; until then hold
     // a null one, so that the TLS entry can change under it.

@@ -206,16 +206,15 @@ bool signal_frame_pop(TrapFrame& f, ThreadContext& ctx, bool rt, uint64_t* mask)
         memcpy(fx + k_mxcsr_offset, &mxcsr, sizeof mxcsr);
     }
     restore_context(f, sc);
-    ctx.exit_work |= k_exit_check_frame; // every value came from the program
     i386::fpu::signal_restore(ctx, sc.fpstate ? fx : nullptr);
     return true;
 }
 
-void syscall_restart(TrapFrame& f, const ThreadContext& ctx)
+void syscall_restart(TrapFrame& f, uintptr_t saved)
 {
     constexpr uint32_t k_int_0x80_length = 2; // CD 80
     f.eip -= k_int_0x80_length;
-    f.eax = static_cast<uint32_t>(ctx.syscall_saved);
+    f.eax = static_cast<uint32_t>(saved);
 }
 
 bool user_frame_vet(TrapFrame& f, ThreadContext& ctx)

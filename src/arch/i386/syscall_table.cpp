@@ -78,9 +78,9 @@ long sys_set_thread_area(const SyscallArgs& a)
     d.entry_number = k_gdt_user_tls;
     if (copyout(a.a[0], &d, sizeof d) != k_ok)
         return -k_efault;
-    arch::ThreadContext& ctx = proc::current()->context;
-    ctx.tls = tls;
-    ctx.exit_work |= arch::k_exit_check_frame; // a saved selector may name what just went
+    proc::Thread* t = proc::current();
+    t->context.tls = tls;
+    t->exit_work |= proc::k_exit_check_frame; // a saved selector may name what just went
     gdt_set_user_tls(tls);
     // A segment register of this thread may hold the TLS selector of a slot
     // just emptied: the check of every frame on its way back to user mode

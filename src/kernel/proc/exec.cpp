@@ -367,7 +367,7 @@ Errno exec(const char* path, const char* const* argv, const char* const* envp)
     set_name(p, path);
     signals_exec_reset(*p);
     sys::fd_close_on_exec(p);
-    arch::frame_reset_user(current()->context, pc, sp);
+    arch::frame_reset_user(current()->context, *current()->frame, pc, sp);
     g_execs.add();
     return k_ok;
 }
@@ -400,7 +400,7 @@ Result<int> spawn(const char* path, const char* const* argv)
         for (int fd = 0; fd < 3; ++fd)
             p->files[fd] = sys::file_share(console.get());
     }
-    arch::context_init_user(t->context, t->kstack_base + k_kstack_size, pc, sp);
+    t->frame = arch::context_init_user(t->context, kstack_top(*t), pc, sp);
     g_execs.add();
     make_runnable(t);
     return p->pid;

@@ -123,8 +123,8 @@ Result<int> fork(arch::TrapFrame& frame)
     sys::fd_copy_table(child, parent);
     child->thread->process = child;
     child->thread->context.tls = current()->context.tls;
-    arch::context_init_fork(child->thread->context, child->thread->kstack_base + k_kstack_size,
-                            frame);
+    Thread* t = child->thread;
+    t->frame = arch::context_init_fork(t->context, kstack_top(*t), frame);
     g_forks.add();
     make_runnable(child->thread);
     return child->pid;

@@ -83,8 +83,8 @@ Errno kill(int pid, int signal);
 inline void return_to_user_checks(arch::TrapFrame& frame)
 {
     Thread* t = current();
-    if (t->context.exit_work && t->process)
-        return_to_user_work(*t->process, t->context, frame);
+    if (t->exit_work && t->process)
+        return_to_user_work(*t->process, *t, frame);
 }
 
 /// The way out of every trap, on every port: the checks above when the trap

@@ -74,7 +74,7 @@ void reschedule()
     // whichever is loaded (the kernel part is the same in all of them).
     if (next->process && next->process->vm)
         vm::pmap_activate(next->process->vm->pmap);
-    arch::context_switch(prev->context, next->context);
+    arch::context_switch(prev->context, next->context, kstack_top(*next));
     reap_dead();
 }
 
@@ -132,8 +132,7 @@ void sched_init()
     g_boot_thread.id = g_next_id++;
     g_idle = thread_alloc("idle");
     TOLL_ASSERT(g_idle);
-    arch::context_init_kernel(g_idle->context, g_idle->kstack_base + k_kstack_size, idle_loop,
-                              nullptr);
+    arch::context_init_kernel(g_idle->context, kstack_top(*g_idle), idle_loop, nullptr);
     g_idle->state = ThreadState::runnable; // never on the run queue
 }
 
@@ -165,7 +164,7 @@ Thread* thread_create_kernel(const char* name, void (*fn)(void*), void* arg, boo
     if (!t)
         return nullptr;
     t->preemptible = preemptible;
-    arch::context_init_kernel(t->context, t->kstack_base + k_kstack_size, fn, arg);
+    arch::context_init_kernel(t->context, kstack_top(*t), fn, arg);
     make_runnable(t);
     return t;
 }

@@ -145,7 +145,7 @@ void signal_send(Process& p, int sig, const SigInfo& info)
         s.info[sig - 1] = info;
     s.pending |= sig_bit(sig);
     if (p.thread)
-        p.thread->context.exit_work |= arch::k_exit_signal;
+        p.thread->exit_work |= k_exit_signal;
     kick(p);
 }
 
@@ -191,7 +191,7 @@ void force_signal(int sig, int code, unsigned vector, const char* what, uintptr_
         terminate_by_fault(sig, vector, what, pc, address);
     p->signals.info[sig - 1] = SigInfo{code, 0, 0, address};
     p->signals.pending |= sig_bit(sig);
-    current()->context.exit_work |= arch::k_exit_signal;
+    current()->exit_work |= k_exit_signal;
 }
 
 void terminate_by_fault(int sig, unsigned vector, const char* what, uintptr_t pc, uintptr_t address)
@@ -212,12 +212,12 @@ bool interrupted()
 namespace {
 
 // return_to_user_checks' work when there is some.
-void deliver(Process* p, arch::ThreadContext& ctx, arch::TrapFrame& frame)
+void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
 {
     Signals& s = p->signals;
-    if (ctx.exit_work & arch::k_exit_check_frame) {
-        ctx.exit_work &= ~arch::k_exit_check_frame;
-        if (!arch::user_frame_vet(frame, ctx))
+    if (t.exit_work & k_exit_check_frame) {
+        t.exit_work &= ~k_exit_check_frame;
+        if (!arch::user_frame_vet(frame, t.context))
             force_signal(k_sigsegv, k_si_kernel, 0, "frame cannot be restored", frame.pc(), 0);
     }
     for (;;) {
@@ -246,13 +246,13 @@ void deliver(Process* p, arch::ThreadContext& ctx, arch::TrapFrame& frame)
         }
         // A handler. A system call it interrupted either runs again after
         // it (SA_RESTART) or returns EINTR.
-        if (ctx.exit_work & arch::k_exit_restart) {
-            ctx.exit_work &= ~arch::k_exit_restart;
+        if (t.exit_work & k_exit_restart) {
+            t.exit_work &= ~k_exit_restart;
             if (a.flags & k_sa_restart)
-                arch::syscall_restart(frame, ctx);
+                arch::syscall_restart(frame, t.syscall_saved);
         }
         SignalDelivery d{sig, s.info[sig - 1], a, mask_to_save(*p)};
-        if (!arch::signal_frame_push(frame, ctx, d)) {
+        if (!arch::signal_frame_push(frame, t.context, d)) {
             // No room for the frame (a bad stack pointer): Linux's answer too.
             terminate_by_fault(k_sigsegv, 0, "cannot write the signal frame", frame.pc(), 0);
         }
@@ -265,9 +265,9 @@ void deliver(Process* p, arch::ThreadContext& ctx, arch::TrapFrame& frame)
         return;
     }
     // Nothing ran in user mode: an interrupted call simply runs again.
-    if (ctx.exit_work & arch::k_exit_restart) {
-        ctx.exit_work &= ~arch::k_exit_restart;
-        arch::syscall_restart(frame, ctx);
+    if (t.exit_work & k_exit_restart) {
+        t.exit_work &= ~k_exit_restart;
+        arch::syscall_restart(frame, t.syscall_saved);
     }
     if (s.suspend_active) { // sigsuspend woke for a signal that needed no handler
         s.blocked = s.suspend_saved;
@@ -277,14 +277,14 @@ void deliver(Process* p, arch::ThreadContext& ctx, arch::TrapFrame& frame)
 
 } // namespace
 
-void return_to_user_work(Process& p, arch::ThreadContext& ctx, arch::TrapFrame& frame)
+void return_to_user_work(Process& p, Thread& t, arch::TrapFrame& frame)
 {
-    ctx.exit_work &= ~arch::k_exit_suspend; // s.suspend_active says the rest
-    deliver(&p, ctx, frame);
+    t.exit_work &= ~k_exit_suspend; // s.suspend_active says the rest
+    deliver(&p, t, frame);
     // k_exit_signal stays while anything is pending, blocked signals too, so
     // that unblocking one needs no other bookkeeping.
     if (!p.signals.pending)
-        ctx.exit_work &= ~arch::k_exit_signal;
+        t.exit_work &= ~k_exit_signal;
 }
 
 bool notify_parent_of_exit(Process& child, int wait_status)

@@ -9,6 +9,7 @@
 namespace toll::proc {
 
 struct Process;
+struct Thread;
 
 /// Signals are numbered 1 to 64 (Linux's _NSIG); 32 and up are real-time.
 constexpr int k_nsig = 64;
@@ -127,7 +128,7 @@ void signal_send(Process& p, int sig, const SigInfo& info);
 /// that is not blocked, the signal is queued and runs on the way out of this
 /// trap; otherwise the process ends (a blocked or ignored fault signal
 /// cannot be survived, as on Linux), with a line on the console saying why.
-/// The ports reach it through user_fault (fault.h), which picks the signal.
+/// The ports reach it through user_fault, which picks the signal.
 void force_signal(int sig, int code, unsigned vector, const char* what, uintptr_t pc,
                   uintptr_t address);
 
@@ -136,11 +137,11 @@ void force_signal(int sig, int code, unsigned vector, const char* what, uintptr_
                                      uintptr_t address);
 
 /// The work of return_to_user_checks when there is some: for the
-/// running process @p p, whose thread's context is @p ctx, delivers the
+/// running process @p p, whose thread is @p t, delivers the
 /// first pending unblocked signal (its default action, or a handler frame
 /// built by the architecture), vets a frame marked k_exit_check_frame and
 /// finishes an interrupted system call (restarted, or EINTR).
-void return_to_user_work(Process& p, arch::ThreadContext& ctx, arch::TrapFrame& frame);
+void return_to_user_work(Process& p, Thread& t, arch::TrapFrame& frame);
 
 /// True if a signal waits that should end a blocking system call: blocking
 /// loops return -k_erestartsys (or EINTR) when it is.

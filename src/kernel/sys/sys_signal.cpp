@@ -56,9 +56,9 @@ long syscall_interrupted(SyscallHandler handler, uintptr_t overwritten)
 {
     if (handler == sys_rt_sigreturn || handler == sys_sigreturn)
         return -k_erestartsys; // the restored register, whatever it holds
-    arch::ThreadContext& ctx = proc::current()->context;
-    ctx.exit_work |= arch::k_exit_restart; // return_to_user_checks consumes it
-    ctx.syscall_saved = overwritten;
+    proc::Thread* t = proc::current();
+    t->exit_work |= proc::k_exit_restart; // return_to_user_checks consumes it
+    t->syscall_saved = overwritten;
     return -k_eintr;
 }
 
@@ -149,7 +149,7 @@ long sys_rt_sigsuspend(const SyscallArgs& a)
     proc::Signals& s = proc::current_process()->signals;
     s.suspend_saved = s.blocked;
     s.suspend_active = true;
-    proc::current()->context.exit_work |= arch::k_exit_suspend;
+    proc::current()->exit_work |= proc::k_exit_suspend;
     s.blocked = set & ~k_unblockable;
     while (!proc::interrupted())
         proc::sleep_on(&s);
@@ -170,9 +170,11 @@ namespace {
 long do_sigreturn(const SyscallArgs& a, bool rt)
 {
     SigSet mask;
-    if (!arch::signal_frame_pop(*a.frame, proc::current()->context, rt, &mask))
+    proc::Thread* t = proc::current();
+    if (!arch::signal_frame_pop(*a.frame, t->context, rt, &mask))
         proc::terminate_by_fault(proc::k_sigsegv, 0, "bad signal frame at sigreturn", a.frame->pc(),
                                  0);
+    t->exit_work |= proc::k_exit_check_frame; // every value came from the program
     proc::current_process()->signals.blocked = mask & ~k_unblockable;
     return arch::syscall_return_value(*a.frame); // the restored register, unchanged
 }

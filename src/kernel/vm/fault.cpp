@@ -109,17 +109,7 @@ Errno zero_fill(VmSpace* space, uintptr_t page, unsigned prot, uintptr_t region_
 
 Errno vmspace_fault(VmSpace* space, uintptr_t address, bool write)
 {
-    Errno e = fault_in(space, address, write);
-    if (e != k_ok)
-        space->fault_error = e;
-    return e;
-}
-
-Errno vmspace_take_fault_error(VmSpace* space)
-{
-    Errno e = space->fault_error;
-    space->fault_error = k_ok;
-    return e;
+    return fault_in(space, address, write);
 }
 
 Errno handle_user_fault(VmSpace* space, uintptr_t address, bool write, bool present)
@@ -131,11 +121,8 @@ Errno handle_user_fault(VmSpace* space, uintptr_t address, bool write, bool pres
         Region* r = vmspace_find(space, address);
         refused = !r || !(r->prot & k_prot_write);
     }
-    if (refused) {
-        // Beyond user space, or a protection fault on a page nothing can fill
-        space->fault_error = k_efault;
+    if (refused) // beyond user space, or a protection fault on a page nothing can fill
         return k_efault;
-    }
     return vmspace_fault(space, address, write);
 }
 
