@@ -131,7 +131,7 @@ TrapFrame* context_init_fork(ThreadContext& child, uintptr_t stack_top, const Tr
     return f;
 }
 
-void context_switch(ThreadContext& from, ThreadContext& to, uintptr_t)
+void context_switch(ThreadContext& from, ThreadContext& to)
 {
     // The user thread pointer (TPIDR_EL0) belongs to the thread; EL0 may
     // change it at will, so it is read back rather than trusted.

@@ -125,16 +125,19 @@ void user_exception(arch::TrapFrame& f)
 {
     using proc::FaultKind;
     unsigned ec = exception_class(f);
+    if (ec == k_ec_data_abort_el0 || ec == k_ec_instruction_abort_el0) {
+        // The common case (a page the VM fills or copies): the fault is
+        // built here, where the compiler keeps it in registers.
+        unsigned fsc = static_cast<unsigned>(f.esr & k_fsc_mask);
+        bool data = ec == k_ec_data_abort_el0;
+        proc::user_fault(
+            proc::UserFault{abort_kind(fsc), ec, data ? "data abort" : "instruction abort", f.elr,
+                            f.far, data && (f.esr & k_iss_wnr), (fsc & ~3u) == k_fsc_permission});
+        return;
+    }
     proc::UserFault fault{FaultKind::illegal, ec, "synchronous exception", f.elr};
     if (ec == k_ec_unknown) {
         fault.what = "undefined instruction";
-    } else if (ec == k_ec_data_abort_el0 || ec == k_ec_instruction_abort_el0) {
-        unsigned fsc = static_cast<unsigned>(f.esr & k_fsc_mask);
-        fault.kind = abort_kind(fsc);
-        fault.what = ec == k_ec_data_abort_el0 ? "data abort" : "instruction abort";
-        fault.address = f.far;
-        fault.write = ec == k_ec_data_abort_el0 && (f.esr & k_iss_wnr);
-        fault.present = (fsc & ~3u) == k_fsc_permission;
     } else if (ec == k_ec_pc_alignment || ec == k_ec_sp_alignment) {
         fault.kind = FaultKind::alignment;
         fault.what = ec == k_ec_pc_alignment ? "PC alignment fault" : "SP alignment fault";

@@ -8,7 +8,7 @@
 #include "kernel/proc/process.h"
 #include "kernel/vm/vmspace.h"
 
-extern "C" bool arm64_copy_user(void* to, const void* from, size_t length);
+extern "C" toll::Errno arm64_copy_user(void* to, const void* from, size_t length);
 extern "C" long arm64_copy_string_user(char* to, const char* from, size_t size);
 extern "C" char arm64_copy_user_load[], arm64_copy_user_store[], arm64_copy_user_fault[];
 extern "C" char arm64_copy_string_access[], arm64_copy_string_fault[];
@@ -41,7 +41,7 @@ bool fixup_user_access(arch::TrapFrame& f)
     // fails, and the copy returns the VM's reason.
     Errno e = vm::handle_user_fault(proc::current_vm(), f.far, write, present);
     if (e != k_ok) {
-        proc::current()->copy_fault = e;
+        f.x[0] = static_cast<uint64_t>(errno_value(e)); // what the fault exit returns
         f.elr = fault_exit;
     }
     return true;
@@ -60,22 +60,18 @@ namespace toll::arch {
 
 Errno copy_from_user(void* to, uintptr_t from, size_t length)
 {
-    if (arm64_copy_user(to, reinterpret_cast<const void*>(from), length))
-        return k_ok;
-    return proc::current()->copy_fault;
+    return arm64_copy_user(to, reinterpret_cast<const void*>(from), length);
 }
 
 Errno copy_to_user(uintptr_t to, const void* from, size_t length)
 {
-    if (arm64_copy_user(reinterpret_cast<void*>(to), from, length))
-        return k_ok;
-    return proc::current()->copy_fault;
+    return arm64_copy_user(reinterpret_cast<void*>(to), from, length);
 }
 
 Result<size_t> copy_string_from_user(char* to, uintptr_t from, size_t size)
 {
     long n = arm64_copy_string_user(to, reinterpret_cast<const char*>(from), size);
-    return copy_string_result(n, proc::current()->copy_fault);
+    return copy_string_result(n);
 }
 
 } // namespace toll::arch

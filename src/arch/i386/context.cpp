@@ -88,12 +88,14 @@ void context_init_kernel(ThreadContext& ctx, uintptr_t stack_top, void (*entry)(
     *sw = SwitchFrame{0, reinterpret_cast<uint32_t>(arg), reinterpret_cast<uint32_t>(entry), 0,
                       reinterpret_cast<uint32_t>(kernel_thread_start)};
     ctx.esp = reinterpret_cast<uint32_t>(sw);
+    ctx.trap_stack = stack_top;
 }
 
 TrapFrame* context_init_user(ThreadContext& ctx, uintptr_t stack_top, uintptr_t pc, uintptr_t sp)
 {
     TrapFrame* f = user_frame_at(stack_top);
     fill_user_frame(*f, pc, sp);
+    ctx.trap_stack = stack_top;
     ctx.tls = {};
     switch_into_trap_return(ctx, f);
     return f;
@@ -123,20 +125,21 @@ TrapFrame* context_init_fork(ThreadContext& child, uintptr_t stack_top, const Tr
     TrapFrame* f = user_frame_at(stack_top);
     *f = parent;
     f->eax = 0; // fork returns 0 in the child
+    child.trap_stack = stack_top;
     i386::fpu::fork_copy(child);
     switch_into_trap_return(child, f);
     return f;
 }
 
-void context_switch(ThreadContext& from, ThreadContext& to, uintptr_t to_kstack_top)
+void context_switch(ThreadContext& from, ThreadContext& to)
 {
     // Under 3/1 a trap from user mode lands on the thread's kernel stack
     // directly; under the isolated layouts it lands on the trampoline stack
     // (TSS.esp0, fixed) and the entry code moves it to kstack_top.
     if (i386::layout_isolated())
-        trampoline_vars.kstack_top = to_kstack_top;
+        trampoline_vars.kstack_top = to.trap_stack;
     else
-        i386::tss_set_kernel_stack(to_kstack_top);
+        i386::tss_set_kernel_stack(to.trap_stack);
     i386::gdt_set_user_tls(to.tls);
     // The user's gs selector comes back from its trap frame; until then hold
     // a null one, so that the TLS entry can change under it.

@@ -180,7 +180,8 @@ void kernel_exception(arch::TrapFrame& f)
     panic("kernel %s (trap %u) at eip 0x%x", exception_name(f.vector), f.vector, f.eip);
 }
 
-void user_exception(arch::TrapFrame& f)
+// Out of line and cold: the system call path through i386_trap stays short.
+[[gnu::noinline, gnu::cold]] void user_exception(arch::TrapFrame& f)
 {
     proc::UserFault fault{fault_kind(f.vector), f.vector, exception_name(f.vector), f.eip};
     if (f.vector == k_vec_page_fault) {

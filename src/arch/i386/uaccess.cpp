@@ -19,7 +19,7 @@
 #include "kernel/vm/vmspace.h"
 #include "lib/string.h"
 
-extern "C" bool i386_copy_user(void* to, const void* from, size_t length);
+extern "C" toll::Errno i386_copy_user(void* to, const void* from, size_t length);
 extern "C" long i386_copy_string_user(char* to, const char* from, size_t size);
 extern "C" bool i386_fast_copy(void* to, const void* from, size_t length);
 extern "C" char i386_copy_user_access_1[], i386_copy_user_access_2[], i386_copy_user_fault[];
@@ -64,8 +64,8 @@ bool fixup_user_access(arch::TrapFrame& f)
     Errno e = vm::handle_user_fault(proc::current_vm(), address, f.error & k_pf_write,
                                     f.error & k_pf_present);
     if (e == k_ok)
-        return true; // retry the instruction
-    proc::current()->copy_fault = e;
+        return true;                               // retry the instruction
+    f.eax = static_cast<uint32_t>(errno_value(e)); // what the fault exit returns
     f.eip = fault_exit;
     return true;
 }
@@ -126,7 +126,7 @@ Result<uint8_t*> KernelWindow::map(uintptr_t address, bool write)
 // returns true to go on. Returns k_ok once @p step stopped or the range is
 // done, or why a page could not be had. Every slow copy goes through here.
 template <typename Step>
-Errno for_each_user_page(uintptr_t user, size_t length, bool write, Step step)
+[[gnu::noinline]] Errno for_each_user_page(uintptr_t user, size_t length, bool write, Step step)
 {
     g_slow_copies.add();
     KernelWindow window;
@@ -143,7 +143,7 @@ Errno for_each_user_page(uintptr_t user, size_t length, bool write, Step step)
 
 // A slow copy: both sides are kernel addresses once the user page is in the
 // window, and the string-move copy of copy_user.S is the quickest way across.
-Errno slow_copy(uint8_t* kernel, uintptr_t user, size_t length, bool to_user)
+[[gnu::noinline]] Errno slow_copy(uint8_t* kernel, uintptr_t user, size_t length, bool to_user)
 {
     return for_each_user_page(user, length, to_user, [&](uint8_t* w, size_t n, size_t done) {
         if (to_user)
@@ -177,7 +177,8 @@ bool four_four()
 // Under 4/4 a kernel thread has no user space at all: every copy fails.
 bool has_user_space()
 {
-    return proc::current_vm() != nullptr;
+    proc::Process* p = proc::current_process();
+    return p && p->vm;
 }
 
 } // namespace
@@ -189,11 +190,8 @@ using namespace toll::i386;
 
 Errno copy_from_user(void* to, uintptr_t from, size_t length)
 {
-    if (!four_four()) {
-        if (i386_copy_user(to, reinterpret_cast<const void*>(from), length))
-            return k_ok;
-        return proc::current()->copy_fault;
-    }
+    if (!four_four())
+        return i386_copy_user(to, reinterpret_cast<const void*>(from), length);
     if (length == 0)
         return k_ok;
     if (!has_user_space())
@@ -208,11 +206,8 @@ Errno copy_from_user(void* to, uintptr_t from, size_t length)
 
 Errno copy_to_user(uintptr_t to, const void* from, size_t length)
 {
-    if (!four_four()) {
-        if (i386_copy_user(reinterpret_cast<void*>(to), from, length))
-            return k_ok;
-        return proc::current()->copy_fault;
-    }
+    if (!four_four())
+        return i386_copy_user(reinterpret_cast<void*>(to), from, length);
     if (length == 0)
         return k_ok;
     if (!has_user_space())
@@ -228,8 +223,8 @@ Errno copy_to_user(uintptr_t to, const void* from, size_t length)
 Result<size_t> copy_string_from_user(char* to, uintptr_t from, size_t size)
 {
     if (!four_four()) {
-        long n = i386_copy_string_user(to, reinterpret_cast<const char*>(from), size);
-        return copy_string_result(n, proc::current()->copy_fault);
+        return copy_string_result(
+            i386_copy_string_user(to, reinterpret_cast<const char*>(from), size));
     }
     // Page by page through the window, stopping at the NUL.
     Optional<size_t> length;

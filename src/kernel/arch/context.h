@@ -35,12 +35,13 @@ unsigned elf_class();
 TrapFrame* context_init_fork(ThreadContext& child, uintptr_t stack_top,
                              const TrapFrame& parent_frame);
 
-/// Saves the running thread in @p from and resumes @p to, whose kernel stack
-/// ends at @p to_kstack_top: where a trap from its user mode will land
-/// (i386: TSS.esp0, or the trampoline's kstack_top under the isolated
-/// layouts), its user TLS (i386:
+/// Saves the running thread in @p from and resumes @p to: its kernel stack,
+/// where a trap from its user mode will land (i386: TSS.esp0, or the
+/// trampoline's kstack_top under the isolated layouts, which the port notes
+/// in its ThreadContext when the context_init_* calls hand it the stack top),
+/// its user TLS (i386:
 /// the TLS segment; arm64: TPIDR_EL0) and its FPU state (lazily or eagerly).
 /// It does not change the address space: the scheduler calls pmap_activate.
-void context_switch(ThreadContext& from, ThreadContext& to, uintptr_t to_kstack_top);
+void context_switch(ThreadContext& from, ThreadContext& to);
 
 } // namespace toll::arch

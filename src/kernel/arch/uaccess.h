@@ -1,9 +1,9 @@
 // The architecture's fault-recovering user-memory primitives. The range
 // checks are done by the caller (kernel/sys/uaccess.cpp); these only survive
 // faults inside the range. A fault the VM refuses ends the copy with the
-// VM's reason: the port's fixup stores it in the running thread
-// (proc::Thread::copy_fault) before the copy routine returns its failure,
-// and the primitive returns it, so nothing is left behind for later.
+// VM's reason: the port's fixup puts it in the copy routine's return
+// register as it sends it to its fault exit, and the primitive returns it,
+// so nothing is left behind for a later copy to find.
 #pragma once
 #include "kernel/kern/result.h"
 #include <stddef.h>
@@ -24,15 +24,17 @@ Errno copy_to_user(uintptr_t to, const void* from, size_t length);
 Result<size_t> copy_string_from_user(char* to, uintptr_t from, size_t size);
 
 /// The string copy's register protocol between a port's copy_user.S and its
-/// C++, the same on every port: @p n is the length copied, -1 for a fault
-/// (why: @p fault, which the fixup stored) or -2 when no NUL came within the
-/// size. Turned into copy_string_from_user's answer.
-inline Result<size_t> copy_string_result(long n, Errno fault)
+/// C++, the same on every port: @p n is the length copied, -errno for a
+/// fault (the Errno the fixup left in the return register) or
+/// k_string_no_nul when no NUL came within the size. Turned into
+/// copy_string_from_user's answer.
+constexpr long k_string_no_nul = -2; // a fault gives -k_efault or -k_enomem, never -2
+inline Result<size_t> copy_string_result(long n)
 {
-    if (n == -1)
-        return fault;
-    if (n < 0)
+    if (n == k_string_no_nul)
         return k_enametoolong;
+    if (n < 0)
+        return static_cast<Errno>(-n);
     return static_cast<size_t>(n);
 }
 

@@ -7,14 +7,11 @@
 namespace toll::proc {
 namespace {
 
-// A page fault the VM could not resolve: SIGKILL for a memory shortage,
+// A page fault the VM refused (@p e): SIGKILL for a memory shortage,
 // otherwise SIGSEGV saying whether anything is mapped there.
-void page_fault(const UserFault& f)
+void page_fault(const UserFault& f, Errno e)
 {
     vm::VmSpace* space = current_vm();
-    Errno e = vm::handle_user_fault(space, f.address, f.write, f.present);
-    if (e == k_ok)
-        return;
     if (e == k_enomem)
         terminate_by_fault(k_sigkill, f.vector, "out of memory", f.pc, f.address);
     bool region = f.present || (space && f.address < vm::user_space_limit() &&
@@ -25,11 +22,11 @@ void page_fault(const UserFault& f)
 
 } // namespace
 
-void user_fault(const UserFault& f)
+void user_fault_signal(const UserFault& f, Errno vm_answer)
 {
     switch (f.kind) {
     case FaultKind::page:
-        page_fault(f);
+        page_fault(f, vm_answer);
         return;
     case FaultKind::access:
         force_signal(k_sigsegv, k_segv_accerr, f.vector, f.what, f.pc, f.address);

@@ -3,6 +3,8 @@
 // and hands it over; the core asks the VM to resolve a page fault and
 // otherwise picks the signal and si_code Linux would send.
 #pragma once
+#include "kernel/kern/errno.h"
+#include "kernel/vm/vmspace.h"
 #include <stdint.h>
 
 namespace toll::proc {
@@ -51,6 +53,26 @@ struct UserFault {
 /// A signal goes to a handler if the program has one and does not block it
 /// (force_signal); otherwise the program ends. Returns when the program is
 /// to run on (retried, or to its handler).
-void user_fault(const UserFault& fault);
+inline void user_fault(const UserFault& fault);
+
+/// user_fault's answer once the VM had its say (@p vm_answer: why it
+/// refused a page fault; unused for the other kinds): the signal.
+void user_fault_signal(const UserFault& fault, Errno vm_answer);
+
+/// The VM's side of the current process, as process.h declares it.
+vm::VmSpace* current_vm();
+
+// Inline, so that the common fault, one the VM resolves (a demand-zero page,
+// a copy-on-write copy), costs the port's trap no more than asking the VM.
+inline void user_fault(const UserFault& fault)
+{
+    Errno e = k_efault;
+    if (fault.kind == FaultKind::page) {
+        e = vm::handle_user_fault(current_vm(), fault.address, fault.write, fault.present);
+        if (e == k_ok)
+            return;
+    }
+    user_fault_signal(fault, e);
+}
 
 } // namespace toll::proc

@@ -74,7 +74,7 @@ void reschedule()
     // whichever is loaded (the kernel part is the same in all of them).
     if (next->process && next->process->vm)
         vm::pmap_activate(next->process->vm->pmap);
-    arch::context_switch(prev->context, next->context, kstack_top(*next));
+    arch::context_switch(prev->context, next->context);
     reap_dead();
 }
 

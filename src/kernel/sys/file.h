@@ -46,7 +46,8 @@ constexpr int k_o_creat = 0100, k_o_trunc = 01000, k_o_append = 02000, k_o_nonbl
 /// (a further reference); it moves (out of a Result with release_value())
 /// and is never copied. Every descriptor table slot (proc::Process::files)
 /// is one: fork's copy takes a reference per slot, and close, exec's
-/// close-on-exec and exit drop them by emptying the slot. The reference count is touched only here (ref and unref).
+/// close-on-exec and exit drop them by emptying the slot. The reference count is touched only here
+/// (ref and unref).
 class [[nodiscard]] FileRef {
   public:
     /// Empty: no file.
