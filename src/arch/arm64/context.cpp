@@ -61,13 +61,14 @@ void fill_user_frame(TrapFrame* f, uintptr_t pc, uintptr_t sp)
 void cpu_init()
 {
     // The vectors are in place since entry.S; add the MMU, the interrupt
-    // controller, the user-access fault fixups, the system calls, and the
-    // clock. (The way out of every trap is the core's proc::trap_exit.)
+    // controller, the user-access fault fixups and the clock. (The system
+    // call table is built at compile time; SVC from EL0 goes straight from
+    // vectors.S to arm64_syscall. The way out of every trap is the core's
+    // proc::trap_exit.)
     arm64::mmu_init();
     arm64::asid::init();
     arm64::gic_init();
     arm64::uaccess_init();
-    arm64::syscalls_init();
     arm64::fpu::init();
     arm64::timer_start(k_clock_hz, proc::sched_clock_tick);
 }

@@ -33,10 +33,6 @@ void set_sync_hook(unsigned ec, SyncHook hook);
 /// Every exception taken, system calls included (cpu.traps, as on i386).
 extern Counter g_traps_total;
 
-/// Fills the system call table (syscall_table.cpp). SVC from EL0 does not go
-/// through arm64_trap's hooks: vectors.S sends it straight to arm64_syscall.
-void syscalls_init();
-
 /// Installs the data-abort hook that lets copyin/copyout fail instead of
 /// panicking (uaccess.cpp).
 void uaccess_init();

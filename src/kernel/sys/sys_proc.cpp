@@ -3,6 +3,7 @@
 #include "kernel/arch/cpu.h"
 #include "kernel/kern/counters.h"
 #include "kernel/proc/process.h"
+#include "kernel/sys/dispatch.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
 #include "kernel/vm/kmalloc.h"
@@ -64,6 +65,11 @@ long sys_unknown(uintptr_t number)
     (void)number;
     g_unknown_syscalls.add();
     return -k_enosys;
+}
+
+long sys_not_implemented(const SyscallArgs& a)
+{
+    return sys_unknown(arch::syscall_number(*a.frame));
 }
 
 long sys_fork(const SyscallArgs& a)
