@@ -37,6 +37,32 @@ struct [[gnu::packed]] SegmentDescriptor {
     uint8_t base_high;
 };
 
+/// An IDT gate descriptor (Intel SDM Vol. 3, 6.11, Figure 6-2).
+struct [[gnu::packed]] Gate {
+    uint16_t offset_low;
+    uint16_t selector;
+    uint8_t zero;
+    uint8_t type_attr;
+    uint16_t offset_high;
+};
+/// Its type byte: present, a 32-bit interrupt gate (DPL 0); or'ed with
+/// k_gate_dpl3, user mode may raise the vector itself (int n).
+constexpr uint8_t k_gate_interrupt32 = 0x8E, k_gate_dpl3 = 0x60;
+
+/// An interrupt gate to @p handler in the kernel code segment.
+constexpr Gate interrupt_gate(uint32_t handler, uint8_t type_attr = k_gate_interrupt32)
+{
+    return Gate{static_cast<uint16_t>(handler & 0xFFFF), k_kernel_cs, 0, type_attr,
+                static_cast<uint16_t>(handler >> 16)};
+}
+
+/// The operand of lgdt, lidt, sgdt and sidt (Intel SDM Vol. 3, 2.4.1 and
+/// 2.4.3): a descriptor table's limit and linear base address.
+struct [[gnu::packed]] TableRegister {
+    uint16_t limit;
+    uint32_t base;
+};
+
 /// The 32-bit task-state segment (Intel SDM Vol. 3, 7.2.1).
 struct [[gnu::packed]] Tss {
     uint32_t prev_task;

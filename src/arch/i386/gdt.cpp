@@ -18,11 +18,6 @@ constexpr uint8_t k_gran_4k_32bit = 0xC0;
 alignas(8) TOLL_TRAMPOLINE_DATA SegmentDescriptor g_gdt[k_gdt_count];
 TOLL_TRAMPOLINE_DATA Tss g_tss;
 
-struct [[gnu::packed]] Pseudo {
-    uint16_t limit;
-    uint32_t base;
-};
-
 SegmentDescriptor make(uint32_t base, uint32_t limit, uint8_t access, uint8_t flags)
 {
     return SegmentDescriptor{static_cast<uint16_t>(limit & 0xFFFF),
@@ -61,7 +56,7 @@ void gdt_init()
     g_gdt[k_gdt_tss] =
         make(reinterpret_cast<uint32_t>(&g_tss), sizeof(Tss) - 1, k_present | k_tss_available, 0);
 
-    Pseudo gdtr{sizeof g_gdt - 1, reinterpret_cast<uint32_t>(g_gdt)};
+    TableRegister gdtr{sizeof g_gdt - 1, reinterpret_cast<uint32_t>(g_gdt)};
     asm volatile("lgdt %0\n\t"
                  "ljmp %1, $1f\n"
                  "1:\n\t"

@@ -23,15 +23,6 @@ extern "C" char trap_stubs[], isolated_trap_stubs[], isolated_syscall_entry[];
 namespace toll::i386 {
 namespace {
 
-// Intel SDM Vol. 3, 6.11: a 32-bit interrupt gate.
-struct [[gnu::packed]] Gate {
-    uint16_t offset_low;
-    uint16_t selector;
-    uint8_t zero;
-    uint8_t type_attr;
-    uint16_t offset_high;
-};
-constexpr uint8_t k_gate_interrupt32 = 0x8E, k_gate_dpl3 = 0x60;
 constexpr unsigned k_stub_size = 16; // each stub is .balign 16 in trap_entry.S
 
 alignas(8) TOLL_TRAMPOLINE_DATA Gate g_idt[256]; // in the trampoline: read on every trap
@@ -118,10 +109,8 @@ void set_exception_hook(unsigned vector, ExceptionHook hook)
 
 void idt_set_gate(unsigned vector, uint32_t handler, bool user_callable)
 {
-    g_idt[vector] =
-        Gate{static_cast<uint16_t>(handler & 0xFFFF), k_kernel_cs, 0,
-             static_cast<uint8_t>(k_gate_interrupt32 | (user_callable ? k_gate_dpl3 : 0)),
-             static_cast<uint16_t>(handler >> 16)};
+    g_idt[vector] = interrupt_gate(
+        handler, static_cast<uint8_t>(k_gate_interrupt32 | (user_callable ? k_gate_dpl3 : 0)));
 }
 
 void idt_set_task_gate(unsigned vector, uint16_t tss_selector, uint8_t type_attr)
@@ -151,10 +140,7 @@ void idt_init()
                      ? reinterpret_cast<uint32_t>(isolated_syscall_entry)
                      : trap_stub_address(k_vec_syscall),
                  true);
-    struct [[gnu::packed]] {
-        uint16_t limit;
-        uint32_t base;
-    } idtr{sizeof g_idt - 1, reinterpret_cast<uint32_t>(g_idt)};
+    TableRegister idtr{sizeof g_idt - 1, reinterpret_cast<uint32_t>(g_idt)};
     asm volatile("lidt %0" : : "m"(idtr));
 }
 

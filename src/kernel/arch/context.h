@@ -37,8 +37,8 @@ TrapFrame* context_init_fork(ThreadContext& child, uintptr_t stack_top,
 
 /// Saves the running thread in @p from and resumes @p to: its kernel stack,
 /// where a trap from its user mode will land (i386: TSS.esp0, or the
-/// trampoline's kstack_top under the isolated layouts, which the port notes
-/// in its ThreadContext when the context_init_* calls hand it the stack top),
+/// trampoline's kstack_top under the isolated layouts, which the port noted
+/// when the context_init_* calls handed it the stack top),
 /// its user TLS (i386:
 /// the TLS segment; arm64: TPIDR_EL0) and its FPU state (lazily or eagerly).
 /// It does not change the address space: the scheduler calls pmap_activate.

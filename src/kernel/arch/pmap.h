@@ -28,8 +28,10 @@ constexpr unsigned k_max_page_sizes = 4;
 
 /// How many mapping sizes this architecture can make, by size index ("psind",
 /// after FreeBSD's pagesizes[]): 1 means base pages only (i386); arm64 says 3
-/// (page, contiguous run, L2 block) unless superpages are switched off at
-/// boot. This is the core's one test for superpage work: no #ifdef.
+/// (page, contiguous run, L2 block), always: switching superpages off at
+/// boot (vm.superpages=0) is the core's decision (kernel/vm/reserv.cpp),
+/// which then asks for index 0 only. This is the core's one test for
+/// superpage work: no #ifdef.
 unsigned pmap_page_size_count();
 
 /// The size in bytes of size index @p psind, in increasing order: index 0 is
