@@ -154,9 +154,9 @@ using namespace arm64_pmap;
 
 bool pmap_promote(Pmap* pmap, uintptr_t va, unsigned psind)
 {
-    uint64_t size = pmap_page_size(psind);
-    if (psind == 0 || !size)
+    if (psind == 0)
         return false;
+    uint64_t size = pmap_page_size(psind); // asserts that psind is one of ours
     uint64_t base = va & ~(size - 1);
     uint64_t* l2e = l2_slot(pmap, base);
     if (!l2e || !is_table(*l2e))

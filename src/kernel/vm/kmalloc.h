@@ -17,6 +17,10 @@ void kfree(void* p);
 /// over and over does not take and give back a page each time.
 size_t kmalloc_empty_pages();
 
+/// For the host tests: forget every slab (the test's allocator, which held
+/// them, is gone), so that the next test starts from an empty heap.
+void kmalloc_reset_for_tests();
+
 /// Allocates and zeroes one physical page, returning its kernel address.
 [[nodiscard]] void* alloc_page();
 
@@ -25,11 +29,15 @@ void free_page(void* page);
 
 } // namespace toll::vm
 
+#ifdef TOLL_HOST_TEST
+#include <new> // the host's library has placement new already
+#else
 /// Placement new for constructing objects in kmalloc'ed memory.
 inline void* operator new(size_t, void* where) noexcept
 {
     return where;
 }
+#endif
 
 namespace toll {
 /// Allocates and constructs a T on the kernel heap; nullptr when memory is short.
