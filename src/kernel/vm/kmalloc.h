@@ -1,6 +1,7 @@
 // The kernel heap: small objects from size classes carved out of slab pages
 // (given back to the page allocator when empty), large ones as page runs.
 #pragma once
+#include "kernel/kern/placement_new.h"
 #include <stddef.h>
 
 namespace toll::vm {
@@ -28,16 +29,6 @@ void kmalloc_reset_for_tests();
 void free_page(void* page);
 
 } // namespace toll::vm
-
-#ifdef TOLL_HOST_TEST
-#include <new> // the host's library has placement new already
-#else
-/// Placement new for constructing objects in kmalloc'ed memory.
-inline void* operator new(size_t, void* where) noexcept
-{
-    return where;
-}
-#endif
 
 namespace toll {
 /// Allocates and constructs a T on the kernel heap; nullptr when memory is short.
