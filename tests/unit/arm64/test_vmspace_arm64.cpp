@@ -135,7 +135,7 @@ TEST_CASE("vmspace: MAP_FIXED inside a filled superpage takes no page from its r
         w.map(start, size);
         VmWorld::fill(w.space, start, end);
         Counters c;
-        w.map(mid, k_page); // MAP_FIXED over one page
+        w.map(mid, k_page);                // MAP_FIXED over one page
         CHECK(reserv_unused_pages() == 0); // the old reservation is gone
         CHECK(VmWorld::read(w.space, mid) == 0);
         REQUIRE(VmWorld::write(w.space, mid, VmWorld::pattern(mid)) == k_ok);

@@ -26,8 +26,7 @@ struct VmWorld {
     size_t available_at_start = 0;
 
     /// 8 MB of memory at 4 KB, 16 MB at 16 KB unless @p bytes says otherwise.
-    explicit VmWorld(size_t bytes = 8 * (size_t(2) << 20) / (k_page == 4096 ? 2 : 1))
-        : size(bytes)
+    explicit VmWorld(size_t bytes = 8 * (size_t(2) << 20) / (k_page == 4096 ? 2 : 1)) : size(bytes)
     {
         phys_allocator() = PhysAllocator();
         phys_allocator().add_range(k_mem_base, size);
