@@ -14,9 +14,9 @@ struct Counter {
     /// The counter's name, unique, as COUNTER records and counter_find()
     /// spell it.
     const char* name;
-    /// The events counted since boot (a Gauge: the amount it holds now).
+    /// The events counted since boot (for a gauge: the amount it holds now).
     uint64_t value;
-    /// A Gauge computed when read: the function that computes it; nullptr
+    /// For a gauge computed when read: the function that computes it; nullptr
     /// for everything else.
     uint64_t (*compute)() = nullptr;
 
