@@ -99,3 +99,13 @@ set_tests_properties(book.browser PROPERTIES FIXTURES_REQUIRED book_html)
 add_test(NAME book.starters
   COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/book --build ${CMAKE_BINARY_DIR} --check-starters)
 set_tests_properties(book.starters PROPERTIES TIMEOUT 600 LABELS book FIXTURES_REQUIRED book_html)
+
+# The figures as a reader meets them: each numbered and referred to by its
+# number, no wider than the text column, and no text below a readable size;
+# the self-test plants one defect of each kind and requires every one found.
+add_test(NAME book.figures
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/book/check_figures.py ${CMAKE_BINARY_DIR}/book/html)
+set_tests_properties(book.figures PROPERTIES TIMEOUT 60 LABELS book FIXTURES_REQUIRED book_html)
+add_test(NAME book.figures.finds_planted
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/book/check_figures.py --self-test)
+set_tests_properties(book.figures.finds_planted PROPERTIES TIMEOUT 60 LABELS "book;fast")
