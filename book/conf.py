@@ -18,7 +18,9 @@ copyright = "the Toll authors"
 # time; tollcommands: commands in the text that the build checks; tollcode:
 # code excerpts show lab regions as the starter does; tolllabs: a handout's
 # grading table from its rubric (README.rst).
-extensions = ["breathe", "sphinx.ext.todo", "tollnumbers", "tollfigures", "tollcommands", "tollcode", "tolllabs"]
+# tollinstructor: the instructor edition's pages (make book-instructor).
+extensions = ["breathe", "sphinx.ext.todo", "tollnumbers", "tollfigures", "tollcommands", "tollcode",
+              "tolllabs", "tollinstructor"]
 
 root_doc = "index"
 
@@ -29,6 +31,11 @@ numfig = True
 numfig_secnum_depth = 1
 numfig_format = {"figure": "Figure %s", "table": "Table %s", "code-block": "Listing %s"}
 exclude_patterns = ["_build", "Doxyfile", "README.rst", "ext", "figures"]
+# The instructor edition (tools/book --instructor: sphinx -t instructor) adds
+# book/instructor/: solutions, answer notes, grading notes. The student book
+# never reads those pages, and tools/mklab leaves them out of every starter.
+if not tags.has("instructor"):  # noqa: F821 (Sphinx defines tags in conf.py)
+    exclude_patterns.append("instructor")
 templates_path = []
 html_static_path = []
 html_theme = "alabaster"

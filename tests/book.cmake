@@ -109,3 +109,17 @@ set_tests_properties(book.figures PROPERTIES TIMEOUT 60 LABELS book FIXTURES_REQ
 add_test(NAME book.figures.finds_planted
   COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/book/check_figures.py --self-test)
 set_tests_properties(book.figures.finds_planted PROPERTIES TIMEOUT 60 LABELS "book;fast")
+
+# No chapter answers a graded lab question: each reference answer of
+# labs/*/results.toml is compared with the chapters' sources and the built
+# chapters (the excerpts' lab hints included), in its own words and by the
+# conclusions book/instructor/answer-claims.toml lists for it; the self-test
+# plants a copied answer and a conclusion in other words and requires both.
+add_test(NAME book.answers_stay_in_the_labs
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/book/check_answers.py ${CMAKE_BINARY_DIR}/book/html)
+set_tests_properties(book.answers_stay_in_the_labs PROPERTIES TIMEOUT 60 LABELS book
+  FIXTURES_REQUIRED book_html)
+add_test(NAME book.answers_stay_in_the_labs.finds_planted
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/book/check_answers.py --self-test)
+set_tests_properties(book.answers_stay_in_the_labs.finds_planted PROPERTIES TIMEOUT 60
+  LABELS "book;fast")

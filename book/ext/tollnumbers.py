@@ -251,6 +251,8 @@ def _exempt(node):
             return True
         if isinstance(parent, nodes.inline) and {"toll-num", "toll-hw", "toll-fixed"} & set(parent["classes"]):
             return True
+        if isinstance(parent, nodes.Element) and "toll-quoted" in parent.get("classes", []):
+            return True  # a worksheet's reference answer, quoted as written
         if parent.__class__.__name__ in ("desc", "desc_signature", "desc_content", "pending_xref"):
             return True  # Breathe's rendering of the code: not prose.
         parent = parent.parent
