@@ -30,7 +30,7 @@ BOOK = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(BOOK)
 LABS = os.path.join(ROOT, "labs")
 
-LANGUAGE = {".cpp": "cpp", ".h": "cpp", ".S": "gas", ".ld": "text", ".toml": "toml",
+LANGUAGE = {".cpp": "cpp", ".h": "cpp", ".S": "none", ".ld": "text", ".toml": "toml",
             ".py": "python", ".cmake": "cmake"}
 
 
@@ -70,7 +70,7 @@ class LabSolutions(SphinxDirective):
             section = nodes.section(ids=[f"solutions-{lab}"])
             section += nodes.title(text=f"Lab {lab}")
             for r in by_lab[lab]:
-                para = nodes.paragraph()
+                para = nodes.paragraph(classes=["toll-quoted"])  # the hint, as written
                 para += nodes.literal(text=f"{r.path}:{r.begin}-{r.end}")
                 para += nodes.Text(f": {r.hint}")
                 section += para

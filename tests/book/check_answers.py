@@ -154,43 +154,36 @@ def compare(answers, pages, claims=None):
     return problems, scores
 
 
-# The chapter text of the review's finding, in other words than the answer's.
-PLANTED_OTHER_WORDS = """Under QEMU a maintenance instruction costs what any
-instruction costs, so here the larger share is in the page allocator: a
-reservation takes its pages from one buddy block."""
-
-PLANTED = """A chapter that gives the answer away
-=====================================
-
-The instruction count is not the whole story here.
-At 4 KB superpages cut the syncs per exec from one per page to one per run
-or block (icache_syncs_4k_off against icache_syncs_4k_on), but the counters
-show a second saving of the same size.
-"""
+# A made-up question for the self-test of the claims: the real conclusions
+# must not be written in a file that every starter tree holds.
+FAKE_KEY = "lab-fake.why"
+FAKE_ANSWER = ("The frobnicator dominates the cost, because every request walks the whole "
+               "list of handlers before the widget cache answers it.")
+FAKE_CLAIMS = {FAKE_KEY: ["frobnicator (dominates|is the larger share)"]}
+FAKE_CHAPTER = ("Here the frobnicator is the larger share of the work: each request walks "
+                "the handlers.")
+FAKE_TOPIC = "The frobnicator and the widget cache both take part; measure which costs more."
 
 
 def self_test():
-    answers = reference_answers()
-    planted_key = "lab-superpages.icache"
-    if planted_key not in answers:
-        print(f"FAIL: the self-test needs the reference answer {planted_key}")
-        return 1
     failed = 0
-    problems, _ = compare({planted_key: answers[planted_key]}, {"planted.rst": PLANTED})
-    if not any(p.startswith("planted.rst gives away lab-superpages.icache") for p in problems):
-        print("FAIL: the planted chapter paraphrasing the icache answer was not found")
+    # The answer in the same words: a chapter that copies two sentences of a
+    # real reference answer (built here, never stored in this file).
+    answers = reference_answers()
+    key, answer = sorted(answers.items())[0]
+    long_sentences = [x for x in sentences(answer) if len(pairs(content_words(x))) >= MIN_PAIRS]
+    planted = "A chapter that copies an answer\n\n" + " ".join(long_sentences[:2]) + "\n"
+    problems, _ = compare({key: answer}, {"planted.rst": planted})
+    if not any(p.startswith(f"planted.rst gives away {key}") for p in problems):
+        print(f"FAIL: the planted copy of the reference answer {key} was not found")
         failed += 1
-    problems, _ = compare({planted_key: answers[planted_key]},
-                          {"other.rst": PLANTED_OTHER_WORDS}, load_claims())
-    if not any(p.startswith("other.rst gives away lab-superpages.icache") for p in problems):
-        print("FAIL: the planted conclusion in other words (the allocator's larger share) "
-              "was not found")
+    # The answer in other words: a conclusion that answer-claims.toml names.
+    problems, _ = compare({FAKE_KEY: FAKE_ANSWER}, {"other.rst": FAKE_CHAPTER}, FAKE_CLAIMS)
+    if not any(p.startswith(f"other.rst gives away {FAKE_KEY}") for p in problems):
+        print("FAIL: the planted conclusion in other words was not found")
         failed += 1
-    # A chapter on the same subject in its own words passes.
-    topic = ("Superpages save the kernel work in two places, the instruction cache and the "
-             "page allocator; which one matters more is for you to measure.")
-    problems, _ = compare({planted_key: answers[planted_key]}, {"topic.rst": topic},
-                          load_claims())
+    # A chapter that only names the subject passes.
+    problems, _ = compare({FAKE_KEY: FAKE_ANSWER}, {"topic.rst": FAKE_TOPIC}, FAKE_CLAIMS)
     if problems:
         print("FAIL: a chapter that only names the subject was refused: " + problems[0])
         failed += 1
