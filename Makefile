@@ -25,7 +25,7 @@ help:
 	@echo '  check           the whole test suite (ctest); ARGS="-R regex" runs a part'
 	@echo '  check-fast      host tests and a boot of each kernel, under 90 seconds'
 	@echo '  book            build the book into $(BUILD)/book/html/index.html'
-	@echo '  book-instructor the instructor edition (solutions, answers, grading notes) into $(BUILD)/book-instructor/html'
+	@echo '  book-instructor  the instructor edition (solutions, answers, grading notes) into $(BUILD)/book-instructor/html'
 	@echo '  bench           the benchmarks in deterministic mode (ARGS="--book", "--linux", "--quick")'
 	@echo '  fuzz            the long fuzz run (minutes); ARGS="--calls N --seed S"'
 	@echo '  deps            check and install the Debian packages (tools/deps --list)'

@@ -139,8 +139,8 @@ set_tests_properties(book.instructor PROPERTIES TIMEOUT 300 LABELS book
 add_test(NAME book.instructor.stays_out
   COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/book/check_instructor.py ${CMAKE_BINARY_DIR})
 set_tests_properties(book.instructor.stays_out PROPERTIES TIMEOUT 180 LABELS book
-  FIXTURES_REQUIRED "book_html;book_instructor_html")
+  FIXTURES_REQUIRED "book_html;book_instructor_html" ENVIRONMENT PYTHONPATH=${CMAKE_SOURCE_DIR}/tools)
 add_test(NAME book.instructor.stays_out.finds_planted
   COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/book/check_instructor.py --self-test)
 set_tests_properties(book.instructor.stays_out.finds_planted PROPERTIES TIMEOUT 60
-  LABELS "book;fast")
+  LABELS "book;fast" ENVIRONMENT PYTHONPATH=${CMAKE_SOURCE_DIR}/tools)

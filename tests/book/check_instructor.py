@@ -27,11 +27,10 @@ import sys
 import tempfile
 import tomllib
 
+from lib import lab_regions  # tools/lib, through PYTHONPATH=tools (ctest sets it)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-
-from lib import lab_regions  # noqa: E402 (tools/lib)
 
 MIN_LINE = 20
 MIN_WORDS = 8
