@@ -6,7 +6,8 @@
     check_instructor.py --self-test  plant a solution line and an answer in a
                                    student page and a starter: both must be found
 
-The student book (make book) must hold no lab solution, no reference answer
+Every "Predict, then measure" exercise of a chapter must have its reasoning
+in book/instructor/exercises.rst. The student book (make book) must hold no lab solution, no reference answer
 and no page of book/instructor/; a starter tree (tools/mklab) must hold no
 file of book/instructor/ and neither the solution nor the reference answers
 of its own lab. The instructor edition (make book-instructor) must hold all
@@ -176,6 +177,32 @@ def check_starter(tree, lab, solutions, answers):
     return problems
 
 
+def check_predictions(root=ROOT):
+    """Every "Predict, then measure" exercise of a chapter has its reasoning
+    in the instructor's notes (book/instructor/exercises.rst): as many
+    "(prediction)" notes under the chapter's title as the chapter asks."""
+    problems = []
+    notes_path = os.path.join(root, "book", "instructor", "exercises.rst")
+    with open(notes_path, encoding="utf-8") as f:
+        notes = f.read()
+    sections = {}
+    for m in re.finditer(r"^(\S[^\n]*)\n-+\n(.*?)(?=^\S[^\n]*\n-+\n|\Z)", notes, re.S | re.M):
+        sections[m.group(1).strip()] = m.group(2)
+    chapters = os.path.join(root, "book", "chapters")
+    for name in sorted(os.listdir(chapters)):
+        with open(os.path.join(chapters, name), encoding="utf-8") as f:
+            text = f.read()
+        asked = len(re.findall(r"^\d+\. Predict, then measure", text, re.M))
+        if not asked:
+            continue
+        title = re.search(r"^(\S[^\n]*)\n=+\n", text, re.M).group(1).strip()
+        given = sections.get(title, "").count("(prediction).")
+        if given < asked:
+            problems.append(f"{name} asks for {asked} prediction(s); the instructor notes under "
+                            f"'{title}' reason {given}")
+    return problems
+
+
 def check_starters(solutions, answers, labs):
     problems = []
     with tempfile.TemporaryDirectory(prefix="toll-instructor-") as scratch:
@@ -213,9 +240,21 @@ def self_test():
             if not any(what in p for p in problems):
                 print(f"FAIL: the planted starter's '{what}' was not found")
                 failed += 1
+        # A chapter asking for a prediction whose reasoning the notes lack.
+        fake = os.path.join(scratch, "fake")
+        os.makedirs(os.path.join(fake, "book", "chapters"))
+        os.makedirs(os.path.join(fake, "book", "instructor"))
+        with open(os.path.join(fake, "book", "chapters", "x.rst"), "w") as f:
+            f.write("A chapter\n=========\n\n1. Predict, then measure. How many?\n")
+        with open(os.path.join(fake, "book", "instructor", "exercises.rst"), "w") as f:
+            f.write("Notes\n=====\n\nA chapter\n---------\n\nThink 1.\n   Yes.\n")
+        if not any("asks for 1 prediction" in p for p in check_predictions(fake)):
+            print("FAIL: the planted prediction without its reasoning was not found")
+            failed += 1
     if failed:
         return 1
-    print(f"OK: the planted solution, answer and instructor folder (lab {lab}) are all found")
+    print(f"OK: the planted solution, answer and instructor folder (lab {lab}) and a "
+          "prediction without its reasoning are all found")
     return 0
 
 
@@ -233,6 +272,7 @@ def main(argv):
     problems += check_instructor(os.path.join(build, "book-instructor", "html"), solutions,
                                  answers)
     problems += check_starters(solutions, answers, sorted(solutions))
+    problems += check_predictions()
     for p in problems:
         print(f"FAIL {p}")
     if problems:
