@@ -4,12 +4,21 @@ worksheet reports (check), writes measured numbers into a reference
 worksheet (fill, --fill), and holds a reference's written answers to
 numbers the kernel measures (reference_numbers, --reference)."""
 
+import argparse
 import os
 import re
 import tomllib
+from collections.abc import Callable
+from typing import Any
+
+# A METRIC record as measure() returns it: {"value": int, "unit": str}.
+Metric = dict[str, Any]
+# measure(config, bench, log_dir) -> {metric name: Metric}: one boot of tools/bench.
+Measure = Callable[[dict[str, Any], dict[str, Any], str], dict[str, Metric]]
+Say = Callable[[str], None]
 
 
-def fill(path, values, say):
+def fill(path: str, values: dict[str, int | float], say: Say) -> None:
     """Writes @p values ({key: number}) into the worksheet at @p path, in
     place of the numbers of its uncommented `key = number` lines: how a
     reference worksheet gets its numbers from the kernel, never by hand."""
@@ -36,7 +45,8 @@ def fill(path, values, say):
 ANSWER_NUMBER = re.compile(r"(?<![\w./-])\d[\d,]*(?:\.\d+)?(?![\w/-])")
 
 
-def reference_numbers(answers, found, fixed):
+def reference_numbers(answers: dict[str, Any], found: dict[str, int | float],
+                      fixed: list[int | float]) -> list[str]:
     """A lab's reference answers may quote only what the kernel measured: each
     number in them must be a measured value, the difference of two, or one
     of the lab's fixed numbers (checks.toml [answers] fixed: a seed's factor,
@@ -56,7 +66,8 @@ def reference_numbers(answers, found, fixed):
     return problems
 
 
-def check(args, checks, worksheet_path, measure, say):
+def check(args: argparse.Namespace, checks: dict[str, Any], worksheet_path: str,
+          measure: Measure, say: Say) -> list[str]:
     """Measures what @checks (a checks.toml) lists, each run through
     measure(config, bench, log_dir) -> {metric: record}, and compares it
     with the numbers the student reported in @worksheet_path; also requires
@@ -70,7 +81,9 @@ def check(args, checks, worksheet_path, measure, say):
     reported, answers = sheet.get("measurements", {}), sheet.get("answers", {})
     log_dir = os.path.join(args.out, "logs", "worksheet")
     os.makedirs(log_dir, exist_ok=True)
-    problems, measured, found = [], {}, {}
+    problems: list[str] = []
+    measured: dict[tuple[str | None, ...], dict[str, Metric]] = {}
+    found: dict[str, int | float] = {}
     for c in checks.get("check", []):
         # A check may set its own kernel command line (e.g. vm.split=4/4).
         cmdline = c.get("cmdline", checks.get("cmdline", ""))
