@@ -81,9 +81,32 @@ def check(args: argparse.Namespace, checks: dict[str, Any], worksheet_path: str,
     reported, answers = sheet.get("measurements", {}), sheet.get("answers", {})
     log_dir = os.path.join(args.out, "logs", "worksheet")
     os.makedirs(log_dir, exist_ok=True)
+    found: dict[str, int | float] = {}
+    problems = check_measurements(checks, reported, found, lambda config, bench:
+                                  measure(config, bench, log_dir), say)
+    problems += check_ratios(checks, reported, found, say)
+    if getattr(args, "fill", False):
+        fill(worksheet_path, found, say)
+        return []
+    need = checks.get("answers", {})
+    if getattr(args, "reference", False):
+        problems += reference_numbers(answers, found, need.get("fixed", []))
+    for name in need.get("required", []):
+        words = len(str(answers.get(name, "")).split())
+        if words < need.get("min_words", 1):
+            problems.append(f"answers.{name}: {words} word(s); write at least "
+                            f"{need.get('min_words', 1)}")
+    return problems
+
+
+def check_measurements(checks: dict[str, Any], reported: dict[str, Any],
+                       found: dict[str, int | float],
+                       measure: Callable[[dict[str, Any], dict[str, Any]], dict[str, Metric]],
+                       say: Say) -> list[str]:
+    """Compares each [[check]] of @p checks, measured once per kernel and
+    run, with its number in @p reported; puts each measured value in @p found."""
     problems: list[str] = []
     measured: dict[tuple[str | None, ...], dict[str, Metric]] = {}
-    found: dict[str, int | float] = {}
     for c in checks.get("check", []):
         # A check may set its own kernel command line (e.g. vm.split=4/4).
         cmdline = c.get("cmdline", checks.get("cmdline", ""))
@@ -94,7 +117,7 @@ def check(args: argparse.Namespace, checks: dict[str, Any], worksheet_path: str,
             config = {"name": "worksheet", "cmdline": cmdline, "arch": arch, "granule": granule}
             bench = {"name": "_".join((arch, granule or "") + key).strip("_"),
                      "program": key[1], "args": list(key[2:]), "timeout": 60.0}
-            measured[(arch, granule) + key] = measure(config, bench, log_dir)
+            measured[(arch, granule) + key] = measure(config, bench)
         metric = measured[(arch, granule) + key].get(c["metric"])
         # divide: the worksheet reports the METRIC divided by it (per1000 -> per operation).
         divide = c.get("divide", 1)
@@ -120,7 +143,14 @@ def check(args: argparse.Namespace, checks: dict[str, Any], worksheet_path: str,
                             f"{c.get('tolerance', 0):g})")
         else:
             say(f"{c['name']}: reported {value}, measured {metric['value']} {metric['unit']}: ok")
-    # [[ratio]]: a reported ratio of two checks' numbers, against the measured one.
+    return problems
+
+
+def check_ratios(checks: dict[str, Any], reported: dict[str, Any], found: dict[str, int | float],
+                 say: Say) -> list[str]:
+    """Compares each [[ratio]] of @p checks (a ratio of two checks' numbers
+    in @p found) with its number in @p reported; puts the ratio in @p found."""
+    problems: list[str] = []
     for r in checks.get("ratio", []):
         if found.get(r["numerator"]) is not None and found.get(r["denominator"]):
             found[r["name"]] = round(found[r["numerator"]] / found[r["denominator"]],
@@ -137,15 +167,4 @@ def check(args: argparse.Namespace, checks: dict[str, Any], worksheet_path: str,
                             f"({r['numerator']} / {r['denominator']})")
         else:
             say(f"{r['name']}: reported {value}, measured {num / den:.3f}: ok")
-    if getattr(args, "fill", False):
-        fill(worksheet_path, found, say)
-        return []
-    need = checks.get("answers", {})
-    if getattr(args, "reference", False):
-        problems += reference_numbers(answers, found, need.get("fixed", []))
-    for name in need.get("required", []):
-        words = len(str(answers.get(name, "")).split())
-        if words < need.get("min_words", 1):
-            problems.append(f"answers.{name}: {words} word(s); write at least "
-                            f"{need.get('min_words', 1)}")
     return problems
