@@ -59,7 +59,8 @@ METRICS_CSV = os.path.join(GENERATED, "metrics.csv")
 CONFIGS_TOML = os.path.join(os.path.dirname(BOOK), "tests", "bench", "configs.toml")
 
 # A number followed by a unit of measure: the numbers that must be sourced.
-UNITS = (r"%(?![a-z])|×|x(?=[\s,.;:)]|$)|times\b|instructions?\b|instr\b|cycles?\b|traps?\b|kpps\b|µs\b|us\b|ns\b"
+UNITS = (r"%(?![a-z])|×|x(?=[\s,.;:)]|$)|times\b|instructions?\b|instr\b|cycles?\b|traps?\b"
+         r"|kpps\b|µs\b|us\b|ns\b"
          r"|ms\b|minutes?\b|seconds?\b|s\b|rows\b|(?:CR3 )?loads?\b|flushes\b|switches\b"
          r"|faults\b|calls?\b|hops?\b|per ?(?:cent|hop|switch|call|1000)\b|kinstr\b"
          r"|thousand\b|million\b|packets\b|transfers\b|benchmark\(s\)|benchmarks?\b"
@@ -322,7 +323,8 @@ def _typed_in_literals(doctree):
         for text in block.traverse(nodes.Text):
             parent, in_role = text.parent, False
             while parent is not None and parent is not block:
-                if isinstance(parent, nodes.inline) and {"toll-num", "toll-hw", "toll-fixed"} & set(parent["classes"]):
+                if (isinstance(parent, nodes.inline)
+                        and {"toll-num", "toll-hw", "toll-fixed"} & set(parent["classes"])):
                     in_role = True
                 parent = parent.parent
             if in_role:

@@ -30,7 +30,6 @@ necessarily shares words with the lab it prepares: CR3, trap, promotion):
 import os
 import re
 import sys
-import tempfile
 import tomllib
 
 HERE = os.path.dirname(os.path.abspath(__file__))

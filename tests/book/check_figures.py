@@ -138,7 +138,8 @@ class Page(html.parser.HTMLParser):
             w = a.get("width") or (re.search(r"width\s*:\s*([\d.]+\w*)", a.get("style") or "")
                                    or [None, None])[1]
             self._figure["width"] = length_px(w) if w and not w.endswith("%") else None
-        elif tag == "span" and self._figure is not None and "caption-number" in (a.get("class") or ""):
+        elif (tag == "span" and self._figure is not None
+              and "caption-number" in (a.get("class") or "")):
             self._figure["numbered"] = True
         elif tag == "a" and a.get("href") and "headerlink" not in (a.get("class") or ""):
             self._link = [a["href"], ""]
@@ -198,7 +199,8 @@ def check(html_dir, column=None):
 # --- the self-test: one planted defect of each kind --------------------------
 
 GOOD_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="300pt" height="100pt" '
-            'viewBox="0 0 300 100"><g transform="scale(1 1)"><text font-size="10">ok</text></g></svg>')
+            'viewBox="0 0 300 100"><g transform="scale(1 1)"><text font-size="10">ok</text>'
+            '</g></svg>')
 WIDE_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="1200pt" height="100pt" '
             'viewBox="0 0 1200 100"><text font-size="14">wide</text></svg>')
 TINY_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="300pt" height="100pt" '

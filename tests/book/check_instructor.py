@@ -7,7 +7,8 @@
                                    student page and a starter: both must be found
 
 Every "Predict, then measure" exercise of a chapter must have its reasoning
-in book/instructor/exercises.rst. The student book (make book) must hold no lab solution, no reference answer
+in book/instructor/exercises.rst. The student book (make book) must hold no
+lab solution, no reference answer
 and no page of book/instructor/; a starter tree (tools/mklab) must hold no
 file of book/instructor/ and neither the solution nor the reference answers
 of its own lab. The instructor edition (make book-instructor) must hold all

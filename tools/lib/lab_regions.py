@@ -188,8 +188,9 @@ def uncomment(line, comment):
 
 def write_starter(root, lab, out, also=()):
     """Copies the checkout at @p root to @p out with lab @p lab (and labs in
-    @p also) replaced by stubs, and without the instructor's folders. Returns the regions replaced; raises
-    RegionError when the lab has no region."""
+    @p also) replaced by stubs, and without the instructor's folders.
+    Returns the regions replaced; raises RegionError when the lab has no
+    region."""
     files = source_files(root)
     regions = find_regions(root, files)
     labs = {lab, *also}
