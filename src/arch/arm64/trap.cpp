@@ -126,13 +126,15 @@ void user_exception(arch::TrapFrame& f)
     using proc::FaultKind;
     unsigned ec = exception_class(f);
     if (ec == k_ec_data_abort_el0 || ec == k_ec_instruction_abort_el0) {
-        // The common case (a page the VM fills or copies): the fault is
-        // built here, where the compiler keeps it in registers.
         unsigned fsc = static_cast<unsigned>(f.esr & k_fsc_mask);
+        FaultKind kind = abort_kind(fsc);
         bool data = ec == k_ec_data_abort_el0;
-        proc::user_fault(
-            proc::UserFault{abort_kind(fsc), ec, data ? "data abort" : "instruction abort", f.elr,
-                            f.far, data && (f.esr & k_iss_wnr), (fsc & ~3u) == k_fsc_permission});
+        const char* what = data ? "data abort" : "instruction abort";
+        if (kind == FaultKind::page)
+            proc::user_page_fault(ec, what, f.elr, f.far, data && (f.esr & k_iss_wnr),
+                                  (fsc & ~3u) == k_fsc_permission);
+        else
+            proc::user_fault(proc::UserFault{kind, ec, what, f.elr, f.far});
         return;
     }
     proc::UserFault fault{FaultKind::illegal, ec, "synchronous exception", f.elr};

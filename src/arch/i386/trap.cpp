@@ -166,16 +166,16 @@ void kernel_exception(arch::TrapFrame& f)
     panic("kernel %s (trap %u) at eip 0x%x", exception_name(f.vector), f.vector, f.eip);
 }
 
-// Out of line and cold: the system call path through i386_trap stays short.
-[[gnu::noinline, gnu::cold]] void user_exception(arch::TrapFrame& f)
+// Out of line, so that the system call path through i386_trap stays short.
+[[gnu::noinline]] void user_exception(arch::TrapFrame& f)
 {
-    proc::UserFault fault{fault_kind(f.vector), f.vector, exception_name(f.vector), f.eip};
     if (f.vector == k_vec_page_fault) {
-        fault.address = read_cr2();
-        fault.write = f.error & k_pf_write;
-        fault.present = f.error & k_pf_present;
+        proc::user_page_fault(f.vector, "page fault", f.eip, read_cr2(),
+                              (f.error & k_pf_write) != 0, (f.error & k_pf_present) != 0);
+        return;
     }
-    proc::user_fault(fault);
+    proc::user_fault(
+        proc::UserFault{fault_kind(f.vector), f.vector, exception_name(f.vector), f.eip});
 }
 
 void interrupt(unsigned irq);
@@ -221,7 +221,7 @@ extern "C" void i386_trap(toll::arch::TrapFrame* frame)
     if (f.eflags & arch::TrapFrame::k_eflags_vm)
         vm86_intruder(f);
     bool from_user = f.from_user();
-    if (f.vector == k_vec_syscall) {
+    if (f.vector == k_vec_syscall) [[likely]] {
         g_syscalls.add();
         syscall_dispatch(f);
     } else if (f.vector < 32) {

@@ -105,16 +105,16 @@ Result<uint8_t*> KernelWindow::map(uintptr_t address, bool write)
     if (!space)
         return k_efault;
     uintptr_t page = address & ~uintptr_t(vm::k_page_size - 1);
-    vm::PhysAddr pa;
-    unsigned prot;
-    bool ok = vm::pmap_extract(space->pmap, page, &pa, &prot) && prot != vm::k_prot_none &&
-              (!write || (prot & vm::k_prot_write));
+    Optional<vm::Mapping> m = vm::pmap_extract(space->pmap, page);
+    bool ok =
+        m && m.value().prot != vm::k_prot_none && (!write || (m.value().prot & vm::k_prot_write));
     if (!ok) {
         TRY(vm::vmspace_fault(space, address, write));
-        if (!vm::pmap_extract(space->pmap, page, &pa, &prot))
+        m = vm::pmap_extract(space->pmap, page);
+        if (!m)
             return k_efault;
     }
-    *kernel_window_pte(0) = static_cast<uint32_t>(pa) | k_pte_present | k_pte_write;
+    *kernel_window_pte(0) = static_cast<uint32_t>(m.value().pa) | k_pte_present | k_pte_write;
     invalidate_page(KERNEL_WINDOW_BASE);
     g_window_maps.add();
     return reinterpret_cast<uint8_t*>(KERNEL_WINDOW_BASE) + (address - page);

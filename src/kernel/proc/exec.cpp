@@ -133,8 +133,8 @@ unsigned prot_of(uint32_t flags)
 // Returns the kernel address of user page @p va in @p space, faulting it in.
 uint8_t* user_page(vm::VmSpace* space, uintptr_t va)
 {
-    vm::PhysAddr pa;
-    if (!vm::pmap_extract(space->pmap, va, &pa, nullptr)) {
+    Optional<vm::Mapping> m = vm::pmap_extract(space->pmap, va);
+    if (!m) {
         vm::Region* r = vm::vmspace_find(space, va);
         if (!r)
             return nullptr;
@@ -147,9 +147,10 @@ uint8_t* user_page(vm::VmSpace* space, uintptr_t va)
         // The page stays writable until load_segments gives each region
         // its rights in one pass: whole superpages keep their size, and an
         // executable one has its instruction cache synced once.
-        if (!ok || !vm::pmap_extract(space->pmap, va, &pa, nullptr))
+        if (!ok || !(m = vm::pmap_extract(space->pmap, va)))
             return nullptr;
     }
+    vm::PhysAddr pa = m.value().pa;
     return static_cast<uint8_t*>(vm::phys_to_virt(pa & ~vm::PhysAddr(vm::k_page_size - 1)));
 }
 

@@ -62,8 +62,6 @@ void user_fault_signal(const UserFault& fault, Errno vm_answer);
 /// The VM's side of the current process, as process.h declares it.
 vm::VmSpace* current_vm();
 
-// Inline, so that the common fault, one the VM resolves (a demand-zero page,
-// a copy-on-write copy), costs the port's trap no more than asking the VM.
 inline void user_fault(const UserFault& fault)
 {
     Errno e = k_efault;
@@ -73,6 +71,18 @@ inline void user_fault(const UserFault& fault)
             return;
     }
     user_fault_signal(fault, e);
+}
+
+/// user_fault for a page fault (FaultKind::page), the common case, taking
+/// the fault's fields one by one: the UserFault is built only if the VM
+/// refuses, so that a fault the VM resolves (a demand-zero page, a
+/// copy-on-write copy) costs the port's trap no more than asking the VM.
+inline void user_page_fault(unsigned vector, const char* what, uintptr_t pc, uintptr_t address,
+                            bool write, bool present)
+{
+    Errno e = vm::handle_user_fault(current_vm(), address, write, present);
+    if (e != k_ok)
+        user_fault_signal(UserFault{FaultKind::page, vector, what, pc, address, write, present}, e);
 }
 
 } // namespace toll::proc

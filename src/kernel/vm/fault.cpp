@@ -71,14 +71,12 @@ Errno fault_in(VmSpace* space, uintptr_t address, bool write)
         return k_efault;
     }
     uintptr_t page = address & ~uintptr_t(k_page_size - 1);
-    PhysAddr pa;
-    unsigned now;
-    if (pmap_extract(space->pmap, page, &pa, &now)) {
-        if (!write || (now & k_prot_write))
+    if (Optional<Mapping> m = pmap_extract(space->pmap, page)) {
+        if (!write || (m.value().prot & k_prot_write))
             return k_ok; // present already (a racing fault)
         if (r->shared)   // never copied: the page is everyone's
             return pmap_protect(space->pmap, page, page + k_page_size, r->prot);
-        return break_cow(space, page, pa & ~PhysAddr(k_page_size - 1), r);
+        return break_cow(space, page, m.value().pa & ~PhysAddr(k_page_size - 1), r);
     }
     return zero_fill(space, page, r->prot, r, reservation_end(space, r));
 }

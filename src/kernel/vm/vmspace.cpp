@@ -96,9 +96,9 @@ Errno protect_pages(VmSpace* space, const Region* r, uintptr_t lo, uintptr_t hi,
         };
         for (uintptr_t va = pmap_next_mapped(space->pmap, lo, hi); va < hi;
              va = pmap_next_mapped(space->pmap, va, hi)) {
-            PhysAddr pa = 0;
-            unsigned psind = 0;
-            (void)pmap_extract(space->pmap, va, &pa, nullptr, &psind); // mapped: found
+            Mapping m = pmap_extract(space->pmap, va).value(); // mapped: found
+            PhysAddr pa = m.pa;
+            unsigned psind = m.psind;
             size_t size = pmap_page_size(psind);
             uintptr_t stop = (va & ~uintptr_t(size - 1)) + size;
             stop = stop < hi ? stop : hi;
