@@ -9,6 +9,7 @@
 #include "arch/i386/trap.h"
 #include "arch/i386/walks.h"
 #include "kernel/arch/cpu.h"
+#include "kernel/kern/cpu.h"
 #include "lib/string.h"
 
 extern "C" void context_switch_stacks(uint32_t* save_esp, uint32_t new_esp);
@@ -44,10 +45,10 @@ void switch_into_trap_return(ThreadContext& ctx, TrapFrame* frame)
 
 } // namespace
 
-void cpu_init()
+void cpu_init(Cpu& boot)
 {
     i386::walks_init(); // before idt_init: it picks the entry path
-    i386::gdt_init();
+    i386::gdt_init(boot);
     i386::idt_init();
     i386::double_fault_init();
     if (i386::layout_isolated())
@@ -142,8 +143,9 @@ void context_switch(ThreadContext& from, ThreadContext& to)
         i386::tss_set_kernel_stack(to.kstack_top);
     i386::gdt_set_user_tls(to.tls);
     // The user's gs selector comes back from its trap frame; until then hold
-    // a null one, so that the TLS entry can change under it.
-    asm volatile("movl %0, %%fs; movl %0, %%gs" : : "r"(0));
+    // a null one, so that the TLS entry can change under it. (%fs is the
+    // kernel's per-CPU segment, never a TLS one.)
+    asm volatile("movl %0, %%gs" : : "r"(0));
     i386::fpu::switch_threads(from, to);
     context_switch_stacks(&from.esp, to.esp);
 }

@@ -18,6 +18,10 @@ struct Counter {
     /// hold a present amount (vm.pmap.page_tables) or a setting
     /// (vm.copy.fast_max).
     uint64_t value;
+    /// For a per-CPU counter (TOLL_CPU_COUNTER): 1 + the CpuEvent it sums,
+    /// which counter_find(), counters_for_each() and counters_dump() copy
+    /// into value before anyone reads it; 0 for an ordinary counter.
+    unsigned per_cpu_event = 0;
 
     /// Counts @p n more events.
     void add(uint64_t n = 1) { value += n; }
@@ -28,6 +32,15 @@ struct Counter {
     TOLL_IN_SECTION(toll_counters) constinit ::toll::Counter ident                                 \
     {                                                                                              \
         name, 0                                                                                    \
+    }
+
+/// Defines a counter @p ident named @p name whose value is the CpuEvent
+/// @p event summed over every CPU (kernel/kern/cpu.h); code counts it with
+/// cpu_count(event), never with add().
+#define TOLL_CPU_COUNTER(ident, name, event)                                                       \
+    TOLL_IN_SECTION(toll_counters) constinit ::toll::Counter ident                                 \
+    {                                                                                              \
+        name, 0, 1 + static_cast<unsigned>(event)                                                  \
     }
 
 /// Finds a counter by its name; nullptr if none has it.
