@@ -34,14 +34,13 @@ set_tests_properties(book.numbers.fresh_finds_drift PROPERTIES TIMEOUT 30 LABELS
 
 # The walk and cost-model tables agree with the walk counts and results they
 # are rendered from, and the check can fail.
-add_test(NAME book.walks.fresh COMMAND ${TOLL_PYTHON} -m lib.walks_tables render --check)
-set_tests_properties(book.walks.fresh PROPERTIES TIMEOUT 30 LABELS "book;fast"
-  ENVIRONMENT PYTHONPATH=${CMAKE_SOURCE_DIR}/tools)
+add_test(NAME book.walks.fresh
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/walks-tables render --check)
+set_tests_properties(book.walks.fresh PROPERTIES TIMEOUT 30 LABELS "book;fast")
 # ... and the QEMU walk counts in walks.csv are today's kernel's.
 add_test(NAME book.walks.measured_fresh
-  COMMAND ${TOLL_PYTHON} -m lib.walks_tables fresh --build ${CMAKE_BINARY_DIR})
-set_tests_properties(book.walks.measured_fresh PROPERTIES TIMEOUT 180 LABELS book
-  ENVIRONMENT PYTHONPATH=${CMAKE_SOURCE_DIR}/tools)
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/walks-tables fresh --build ${CMAKE_BINARY_DIR})
+set_tests_properties(book.walks.measured_fresh PROPERTIES TIMEOUT 180 LABELS book)
 
 # The API entries rendered from doc comments say what the comments say: no
 # escape backslash or entity text the reader sees, no "--" turned into a
