@@ -13,6 +13,7 @@ inline void* cpu_local();
 
 /// The pointer-sized word at byte @p Offset of this CPU's block, read in as
 /// few instructions as the port can (i386: one, through %fs).
-template <size_t Offset> inline uintptr_t cpu_local_word();
+template <size_t Offset>
+inline uintptr_t cpu_local_word();
 
 } // namespace toll::arch

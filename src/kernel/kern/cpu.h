@@ -41,11 +41,11 @@ struct Cpu {
     /// Points to this Cpu: i386 reads the per-CPU pointer as %fs:0, the
     /// first word of the segment. Must stay first.
     Cpu* self = nullptr;
-    unsigned id = 0;       ///< 0 for the boot CPU, then 1, 2, ... in start-up order
-    uint64_t hw_id = 0;    ///< the hardware's name for it: local APIC id or MPIDR affinity
-    bool online = false;   ///< running kernel code (set by the CPU itself)
-    proc::Thread* current = nullptr; ///< the thread running on this CPU
-    proc::Thread* idle = nullptr;    ///< runs when the run queue is empty
+    unsigned id = 0;     ///< 0 for the boot CPU, then 1, 2, ... in start-up order
+    uint64_t hw_id = 0;  ///< the hardware's name for it: local APIC id or MPIDR affinity
+    bool online = false; ///< running kernel code (set by the CPU itself)
+    proc::Thread* current = nullptr;  ///< the thread running on this CPU
+    proc::Thread* idle = nullptr;     ///< runs when the run queue is empty
     proc::Thread* run_head = nullptr; ///< this CPU's run queue, first to run
     proc::Thread* run_tail = nullptr;
     proc::Thread* reap = nullptr; ///< a dead thread whose stack the next thread frees

@@ -35,8 +35,8 @@ bool Graph::ordered(unsigned from, unsigned to) const
     return false;
 }
 
-bool Graph::record(unsigned earlier, uintptr_t earlier_where, unsigned later,
-                   uintptr_t later_where, Inversion* out)
+bool Graph::record(unsigned earlier, uintptr_t earlier_where, unsigned later, uintptr_t later_where,
+                   Inversion* out)
 {
     if (earlier >= m_nodes || later >= m_nodes || earlier == later)
         return true;
@@ -51,14 +51,10 @@ bool Graph::record(unsigned earlier, uintptr_t earlier_where, unsigned later,
                     second = n;
                     break;
                 }
-        *out = Inversion{earlier,
-                         earlier_where,
-                         later,
-                         later_where,
-                         later,
-                         m_where[later][second][0],
-                         second,
-                         m_where[later][second][1]};
+        *out = Inversion{earlier, earlier_where,
+                         later,   later_where,
+                         later,   m_where[later][second][0],
+                         second,  m_where[later][second][1]};
         return false;
     }
     m_after[earlier] |= 1ull << later;

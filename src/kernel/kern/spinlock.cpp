@@ -78,8 +78,7 @@ void lock_order_acquire(Cpu& cpu, Spinlock& lock, uintptr_t where)
                   cpu.id, node_name(inv.acquiring), reinterpret_cast<void*>(inv.acquiring_where),
                   node_name(inv.held), reinterpret_cast<void*>(inv.held_where),
                   node_name(inv.earlier_first), reinterpret_cast<void*>(inv.earlier_first_where),
-                  node_name(inv.earlier_second),
-                  reinterpret_cast<void*>(inv.earlier_second_where));
+                  node_name(inv.earlier_second), reinterpret_cast<void*>(inv.earlier_second_where));
     if (held >= k_max_held_locks)
         violation("lock order: cpu%u takes %s at %p holding %u spinlocks already", cpu.id,
                   lock.name(), reinterpret_cast<void*>(where), held);

@@ -16,7 +16,8 @@ inline void* cpu_local()
 }
 
 /// The word at byte @p Offset of this CPU's block.
-template <size_t Offset> inline uintptr_t cpu_local_word()
+template <size_t Offset>
+inline uintptr_t cpu_local_word()
 {
     return *reinterpret_cast<const volatile uintptr_t*>(static_cast<char*>(cpu_local()) + Offset);
 }

@@ -17,7 +17,8 @@ inline void* cpu_local()
 }
 
 /// The word at byte @p Offset of this CPU's block: one load through %fs.
-template <size_t Offset> inline uintptr_t cpu_local_word()
+template <size_t Offset>
+inline uintptr_t cpu_local_word()
 {
     uintptr_t word;
     asm volatile("movl %%fs:%c1, %0" : "=r"(word) : "i"(Offset));
