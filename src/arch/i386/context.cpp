@@ -9,6 +9,7 @@
 #include "arch/i386/trap.h"
 #include "arch/i386/walks.h"
 #include "kernel/arch/cpu.h"
+#include "kernel/kern/console.h"
 #include "kernel/kern/cpu.h"
 #include "lib/string.h"
 
@@ -58,6 +59,14 @@ void cpu_init(Cpu& boot)
     i386::pit_init(k_clock_hz);
     i386::pic_enable(i386::k_irq_timer);
     i386::fpu::init();
+}
+
+void cpus_start()
+{
+    // Not yet on i386: the local APIC, the MADT and the INIT-SIPI-SIPI
+    // start-up are still to come, so the other CPUs QEMU or Bochs has stay
+    // halted where the BIOS left them and only the boot CPU runs.
+    kprintf("cpu0: online (boot CPU); i386 starts no other CPU yet\n");
 }
 
 void kernel_image_range(uint64_t* start, uint64_t* end)

@@ -42,6 +42,13 @@ void cpu_relax();
 /// can trap.
 void cpu_init(Cpu& boot);
 
+/// Starts every other CPU the firmware names (arm64: the device tree's
+/// /cpus, through PSCI CPU_ON), at most k_max_cpus in all: each takes a
+/// Cpu (cpu_allocate), prints "cpuN: online, ..." and enters its idle loop.
+/// Returns once each has come online or given up. Called by kernel_main
+/// after the scheduler exists, on the boot CPU.
+void cpus_start();
+
 /// The physical range [*start, *end) the kernel image (and its ramdisk) occupies.
 void kernel_image_range(uint64_t* start, uint64_t* end);
 

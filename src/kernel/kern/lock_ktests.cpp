@@ -199,3 +199,25 @@ KTEST("destructive.lock_order.recursion_panics")
 }
 
 } // namespace toll
+
+namespace toll {
+
+KTEST("kern.cpu.every_started_cpu_is_online_and_idle")
+{
+    unsigned online = cpus_online();
+    for (unsigned i = 0; i < online; ++i) {
+        Cpu& cpu = cpu_by_id(i);
+        KEXPECT(cpu.online);
+        KEXPECT(cpu.self == &cpu);
+        KEXPECT_EQ(cpu.id, i);
+        KEXPECT(cpu.idle != nullptr);
+        if (i > 0)
+            KEXPECT(cpu.current == cpu.idle); // nothing runs on the others yet
+        for (unsigned j = 0; j < i; ++j)
+            KEXPECT(cpu_by_id(j).hw_id != cpu.hw_id);
+    }
+    for (unsigned i = online; i < k_max_cpus; ++i)
+        KEXPECT(!cpu_by_id(i).online);
+}
+
+} // namespace toll

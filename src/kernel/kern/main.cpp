@@ -149,6 +149,7 @@ void kernel_main(BootInfo& info)
     cpu_mark_online(boot_cpu);
     vm::vm_init(info);
     proc::sched_init();
+    arch::cpus_start();
     arch::console_input_init();
     size_t programs = proc::initrd_init(info.extra_ramdisk, info.extra_ramdisk_size);
     kprintf("ramdisk: %zu files\n", programs);
