@@ -47,14 +47,16 @@ struct Cpu {
     proc::Thread* current = nullptr;  ///< the thread running on this CPU
     proc::Thread* idle = nullptr;     ///< runs when the run queue is empty
     proc::Thread* run_head = nullptr; ///< this CPU's run queue, first to run
-    proc::Thread* run_tail = nullptr;
-    proc::Thread* reap = nullptr; ///< a dead thread whose stack the next thread frees
-    unsigned interrupt_depth = 0; ///< > 0 inside an interrupt handler
-    /// Spinlocks held, innermost last; spin_depth of them mask interrupts,
-    /// and spin_interrupts_were is the state the outermost one saved.
+    proc::Thread* run_tail = nullptr; ///< its last thread
+    proc::Thread* reap = nullptr;     ///< a dead thread whose stack the next thread frees
+    unsigned interrupt_depth = 0;     ///< > 0 inside an interrupt handler
+    /// How many spinlocks this CPU holds; while > 0 its interrupts are masked.
     unsigned spin_depth = 0;
+    /// The interrupt state the outermost spinlock saved, restored by its release.
     bool spin_interrupts_were = false;
+    /// The spinlocks held, in the order taken, with where each was taken.
     HeldLock held[k_max_held_locks] = {};
+    /// This CPU's event counts, indexed by CpuEvent; cpu_counter_sum adds them up.
     uint64_t events[static_cast<unsigned>(CpuEvent::count_)] = {};
 };
 static_assert(offsetof(Cpu, self) == 0, "i386 reads Cpu::self as %fs:0");

@@ -37,6 +37,8 @@ struct Inversion {
     uintptr_t earlier_second_where;
 };
 
+/// The orders seen so far: an edge a -> b for each "a held while b was
+/// taken", and where the first such pair was taken.
 class Graph {
   public:
     /// A new node; k_untracked when the graph holds k_max_locks already.

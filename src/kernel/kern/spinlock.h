@@ -15,6 +15,8 @@
 
 namespace toll {
 
+/// A lock between CPUs for a short critical section, taken with interrupts
+/// masked; it names its holder and counts what it cost.
 class Spinlock {
   public:
     constexpr explicit Spinlock(const char* name) : m_name(name) {}
@@ -30,12 +32,15 @@ class Spinlock {
     /// True when this CPU holds the lock.
     bool held_here() const;
 
+    /// The name it reports under (in lock-order reports).
     const char* name() const { return m_name; }
     /// The CPU number holding it, or -1.
     int holder_cpu() const { return __atomic_load_n(&m_holder_cpu, __ATOMIC_RELAXED); }
     /// Where the holder called lock() (its return address), or 0.
     uintptr_t holder_where() const { return m_holder_where; }
+    /// How often the lock was taken.
     uint64_t acquisitions() const { return m_acquisitions; }
+    /// How many of those found it held and had to wait.
     uint64_t contended() const { return m_contended; }
     /// Turns of the wait loop, summed over the contended acquisitions.
     uint64_t spins() const { return m_spins; }
