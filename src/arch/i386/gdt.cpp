@@ -38,6 +38,9 @@ SegmentDescriptor make(uint32_t base, uint32_t limit, uint8_t access, uint8_t fl
                              static_cast<uint8_t>(base >> 24)};
 }
 
+// Cpu::id is read as one word through %fs.
+static_assert(sizeof(Cpu::id) == sizeof(uintptr_t));
+
 } // namespace
 
 SegmentDescriptor* gdt()
@@ -90,14 +93,14 @@ void gdt_init(Cpu& cpu)
 
 void tss_set_kernel_stack(uint32_t esp0)
 {
-    g_tss[this_cpu().id].esp0 = esp0;
+    g_tss[arch::cpu_local_word<offsetof(Cpu, id)>()].esp0 = esp0;
 }
 
 void gdt_set_user_tls(const arch::TlsSegment& tls)
 {
     // Most switches go between threads with the same kind of TLS segment (or
     // none); skip the rewrite when the entry already says the same thing.
-    unsigned id = this_cpu().id;
+    uintptr_t id = arch::cpu_local_word<offsetof(Cpu, id)>();
     arch::TlsSegment& s_loaded = g_tls_loaded[id];
     if (tls.base == s_loaded.base && tls.limit == s_loaded.limit && tls.access == s_loaded.access &&
         tls.flags == s_loaded.flags)

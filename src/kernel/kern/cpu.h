@@ -51,7 +51,7 @@ struct Cpu {
     proc::Thread* reap = nullptr;     ///< a dead thread whose stack the next thread frees
     unsigned interrupt_depth = 0;     ///< > 0 inside an interrupt handler
     /// How many spinlocks this CPU holds; while > 0 its interrupts are masked.
-    unsigned spin_depth = 0;
+    uintptr_t spin_depth = 0; // a word: the sleep check reads it in one load
     /// The interrupt state the outermost spinlock saved, restored by its release.
     bool spin_interrupts_were = false;
     /// The spinlocks held, in the order taken, with where each was taken.

@@ -51,7 +51,7 @@ const char* node_name(unsigned node)
 
 void lock_order_acquire(Cpu& cpu, Spinlock& lock, uintptr_t where)
 {
-    unsigned held = cpu.spin_depth - 1; // this acquisition is counted already
+    auto held = static_cast<unsigned>(cpu.spin_depth - 1); // this acquisition is counted already
     for (unsigned i = 0; i < held && i < k_max_held_locks; ++i)
         if (cpu.held[i].lock == &lock)
             violation("lock order: cpu%u takes %s at %p, which it holds since %p", cpu.id,
@@ -121,7 +121,8 @@ void Spinlock::unlock()
         panic("spinlock %s released by cpu%u, which does not hold it (holder cpu%d)", m_name,
               cpu.id, holder_cpu());
     // Locks may be released in any order: drop this one from the held list.
-    unsigned n = cpu.spin_depth < k_max_held_locks ? cpu.spin_depth : k_max_held_locks;
+    auto n = static_cast<unsigned>(cpu.spin_depth < k_max_held_locks ? cpu.spin_depth
+                                                                     : k_max_held_locks);
     for (unsigned i = 0; i < n; ++i)
         if (cpu.held[i].lock == this) {
             for (unsigned j = i; j + 1 < n; ++j)

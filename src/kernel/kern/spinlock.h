@@ -86,7 +86,7 @@ void lock_order_acquire(Cpu& cpu, Spinlock& lock, uintptr_t where);
 void lock_order_check_sleep_slow(const char* what);
 inline void lock_order_check_sleep(const char* what)
 {
-    if (this_cpu().spin_depth)
+    if (arch::cpu_local_word<offsetof(Cpu, spin_depth)>())
         lock_order_check_sleep_slow(what);
 }
 

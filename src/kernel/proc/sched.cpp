@@ -189,8 +189,9 @@ Thread* thread_create_kernel(const char* name, void (*fn)(void*), void* arg, boo
 
 void make_runnable(Thread* t)
 {
-    // The boot CPU's queue: the only one served so far.
-    Cpu& cpu = cpu_by_id(0);
+    // The calling CPU's queue: only the boot CPU runs threads (and wakes
+    // them) so far; the others idle with interrupts masked.
+    Cpu& cpu = this_cpu();
     t->state = ThreadState::runnable;
     t->next = nullptr;
     if (cpu.run_tail)
