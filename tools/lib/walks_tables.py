@@ -52,8 +52,8 @@ OPS: list[tuple[str, str, float | None]] = [
     ("lat_syscall.getppid", "null system call", None),
     ("bw_null.5", "5-byte write to /dev/null", 4.0),
     ("bw_zero.5", "5-byte read of /dev/zero", 6.0),
-    ("bw_pipe_tiny.1", "1-byte pipe write+read", 25.0),
-    ("lat_pipe.roundtrip", "pipe round trip", None),
+    ("bw_pipe_tiny.1", "1-byte pipe write+read", None),
+    ("lat_pipe.roundtrip", "pipe round trip", 25.0),
     ("lat_ctx.2p_0k.hop", "lat_ctx hop (write, switch, read)", None),
 ]
 WALKS = "vm.walks.translations"
@@ -159,7 +159,8 @@ def render(walks: Walks, bench_rows: list[Row], source: str) -> str:
             if seed and layout == "4/4":
                 denominator = w - seed * base_w
                 value = (seed * base_i - i) / denominator if denominator > 0 else None
-                implied = f"{value:,.0f} (for {seed:g}x)" if value and value > 0 else "none"
+                implied = (f"{value:,.0f} (for {seed:g}x)" if value and value > 0
+                           else f"none reaches {seed:g}x")
             cells.append(implied)
             body.append(cells)
     # Toll against Linux (tools/bench --linux): the same programs, the same emulator.

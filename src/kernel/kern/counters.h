@@ -14,18 +14,33 @@ struct Counter {
     /// The counter's name, unique, as COUNTER records and counter_find()
     /// spell it.
     const char* name;
-    /// The events counted since boot; a few counters are gauges instead and
-    /// hold a present amount (vm.pmap.page_tables) or a setting
-    /// (vm.copy.fast_max).
+    /// The events counted since boot (for a gauge: the amount it holds now).
     uint64_t value;
-    /// For a per-CPU counter (TOLL_CPU_COUNTER): 1 + the CpuEvent it sums,
-    /// which counter_find(), counters_for_each() and counters_dump() copy
-    /// into value before anyone reads it; 0 for an ordinary counter.
-    unsigned per_cpu_event = 0;
+    /// For a gauge computed when read: the function that computes it; nullptr
+    /// for everything else.
+    uint64_t (*compute)() = nullptr;
 
     /// Counts @p n more events.
     void add(uint64_t n = 1) { value += n; }
+
+    /// What the counter says now: its count, or a computed gauge's amount.
+    uint64_t read() const { return compute ? compute() : value; }
 };
+
+/// A gauge: a present amount (page tables in use, pages free) or a setting,
+/// not a count of events. It sits in the counters' table, so COUNTER records
+/// and counter_get report it like any counter, but it moves both ways, only
+/// through set(), raise() and lower(). Where the amount can be derived from
+/// the data structures, a gauge computes it when read instead
+/// (TOLL_GAUGE_COMPUTED, as FreeBSD's sysctl handlers compute
+/// vm.reserv.fullpop), so that no bookkeeping can drift from the truth.
+struct Gauge : Counter {
+    void set(uint64_t amount) { value = amount; }
+    void raise(uint64_t n = 1) { value += n; }
+    void lower(uint64_t n = 1) { value -= n; }
+    void add(uint64_t) = delete; // a gauge counts no events
+};
+static_assert(sizeof(Gauge) == sizeof(Counter), "gauges share the counters' table");
 
 /// Defines a counter @p ident with the sysctl-style @p name.
 #define TOLL_COUNTER(ident, name)                                                                  \
@@ -34,13 +49,32 @@ struct Counter {
         name, 0                                                                                    \
     }
 
+/// Defines a gauge @p ident, kept by set(), raise() and lower().
+#define TOLL_GAUGE(ident, name)                                                                    \
+    TOLL_IN_SECTION(toll_counters) constinit ::toll::Gauge ident                                   \
+    {                                                                                              \
+        {                                                                                          \
+            name, 0                                                                                \
+        }                                                                                          \
+    }
+
+/// Defines a gauge @p ident whose amount @p compute (uint64_t (*)()) works
+/// out each time it is read.
+#define TOLL_GAUGE_COMPUTED(ident, name, compute)                                                  \
+    TOLL_IN_SECTION(toll_counters) constinit ::toll::Gauge ident                                   \
+    {                                                                                              \
+        {                                                                                          \
+            name, 0, compute                                                                       \
+        }                                                                                          \
+    }
+
 /// Defines a counter @p ident named @p name whose value is the CpuEvent
-/// @p event summed over every CPU (kernel/kern/cpu.h); code counts it with
-/// cpu_count(event), never with add().
+/// @p event summed over every CPU when read (kernel/kern/cpu.h, which the
+/// defining file includes); code counts it with cpu_count(event), never add().
 #define TOLL_CPU_COUNTER(ident, name, event)                                                       \
     TOLL_IN_SECTION(toll_counters) constinit ::toll::Counter ident                                 \
     {                                                                                              \
-        name, 0, 1 + static_cast<unsigned>(event)                                                  \
+        name, 0, ::toll::cpu_event_sum<event>                                                      \
     }
 
 /// Finds a counter by its name; nullptr if none has it.

@@ -103,6 +103,14 @@ inline void cpu_count(CpuEvent event, uint64_t n = 1)
 /// The count of @p event summed over every CPU.
 uint64_t cpu_counter_sum(CpuEvent event);
 
+/// cpu_counter_sum(@p event) as a function without arguments: what a
+/// TOLL_CPU_COUNTER computes when it is read (Counter::compute).
+template <CpuEvent event>
+uint64_t cpu_event_sum()
+{
+    return cpu_counter_sum(event);
+}
+
 /// Marks an interrupt handler for the lifetime of the guard
 /// (Cpu::interrupt_depth).
 class [[nodiscard]] InterruptScope {
