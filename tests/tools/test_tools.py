@@ -171,10 +171,29 @@ class Prepare(unittest.TestCase):
             emulators.prepare(args)
 
 
+class CpuCount(unittest.TestCase):
+    def test_the_cpu_count_reaches_every_emulator(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            kernel = os.path.join(tmp, "kernel.elf")
+            open(kernel, "wb").close()
+            # qemu_command() reads only its options, so no Machine is built.
+            for arch, cls in (("i386", qemu.QemuI386), ("arm64", qemu.QemuArm64)):
+                cmd = cls.qemu_command(None, options(arch=arch, kernel=kernel, cpus=4))
+                self.assertEqual(cmd[cmd.index("-smp") + 1], "4")
+                one = cls.qemu_command(None, options(arch=arch, kernel=kernel))
+                self.assertEqual(one[one.index("-smp") + 1], "1")
+
+
 class CommandLines(unittest.TestCase):
     def run_tool(self, *argv, cwd=None):
         return subprocess.run([sys.executable, os.path.join(ROOT, "tools", argv[0])] +
                               list(argv[1:]), capture_output=True, text=True, cwd=cwd)
+
+    def test_run_refuses_a_cpu_count_out_of_range_and_says_why(self):
+        for bad, why in (("0", "1 to 8"), ("9", "1 to 8"), ("two", "not a number")):
+            r = self.run_tool("run", "--cpus", bad, "--build", "/nonexistent-build")
+            self.assertEqual(r.returncode, 2, bad)
+            self.assertIn(why, r.stderr)
 
     def test_mkinitrd_help_prints_usage_and_writes_nothing(self):
         with tempfile.TemporaryDirectory() as tmp:

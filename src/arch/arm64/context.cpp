@@ -10,6 +10,7 @@
 #include "arch/arm64/trap.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/arch/kmem.h"
+#include "kernel/kern/cpu.h"
 #include "kernel/proc/thread.h"
 #include "lib/string.h"
 
@@ -58,8 +59,11 @@ void fill_user_frame(TrapFrame* f, uintptr_t pc, uintptr_t sp)
 
 } // namespace
 
-void cpu_init()
+void cpu_init(Cpu& boot)
 {
+    // The per-CPU pointer (machine/cpu_local.h) first: nothing below reads
+    // it, but anything that traps from here on may.
+    asm volatile("msr tpidr_el1, %0" ::"r"(&boot));
     // The vectors are in place since entry.S; add the MMU, the interrupt
     // controller, the user-access fault fixups and the clock. (The system
     // call table is built at compile time; SVC from EL0 goes straight from

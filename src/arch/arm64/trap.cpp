@@ -6,6 +6,7 @@
 #include "arch/arm64/layout.h"
 #include "arch/arm64/semihosting.h"
 #include "kernel/kern/console.h"
+#include "kernel/kern/cpu.h"
 #include "kernel/kern/panic.h"
 #include "kernel/proc/fault.h"
 #include "kernel/proc/process.h"
@@ -183,6 +184,7 @@ extern "C" void arm64_trap(toll::arch::TrapFrame* frame, uint64_t vector)
     bool handled = false;
     g_traps_total.add();
     if (vector == k_vector_el1_irq || vector == k_vector_el0_irq) {
+        toll::InterruptScope in_interrupt;
         gic_dispatch();
         handled = true;
     } else if (vector == k_vector_el1_sync || vector == k_vector_el0_sync) {

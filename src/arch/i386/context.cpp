@@ -9,6 +9,8 @@
 #include "arch/i386/trap.h"
 #include "arch/i386/walks.h"
 #include "kernel/arch/cpu.h"
+#include "kernel/kern/console.h"
+#include "kernel/kern/cpu.h"
 #include "lib/string.h"
 
 extern "C" void context_switch_stacks(uint32_t* save_esp, uint32_t new_esp);
@@ -56,10 +58,10 @@ void switch_into_trap_return(ThreadContext& ctx, TrapFrame* frame)
 
 } // namespace
 
-void cpu_init()
+void cpu_init(Cpu& boot)
 {
     i386::walks_init(); // before idt_init: it picks the entry path
-    i386::gdt_init();
+    i386::gdt_init(boot);
     i386::idt_init();
     i386::double_fault_init();
     if (i386::layout_isolated())
@@ -69,6 +71,14 @@ void cpu_init()
     i386::pit_init(k_clock_hz);
     i386::pic_enable(i386::k_irq_timer);
     i386::fpu::init();
+}
+
+void cpus_start()
+{
+    // Not yet on i386: the local APIC, the MADT and the INIT-SIPI-SIPI
+    // start-up are still to come, so the other CPUs QEMU or Bochs has stay
+    // halted where the BIOS left them and only the boot CPU runs.
+    kprintf("cpu0: online (boot CPU); i386 starts no other CPU yet\n");
 }
 
 void kernel_image_range(uint64_t* start, uint64_t* end)
@@ -142,8 +152,9 @@ void context_switch(ThreadContext& from, ThreadContext& to)
         i386::tss_set_kernel_stack(to.trap_stack);
     i386::gdt_set_user_tls(to.tls);
     // The user's gs selector comes back from its trap frame; until then hold
-    // a null one, so that the TLS entry can change under it.
-    asm volatile("movl %0, %%fs; movl %0, %%gs" : : "r"(0));
+    // a null one, so that the TLS entry can change under it. (%fs is the
+    // kernel's per-CPU segment, never a TLS one.)
+    asm volatile("movl %0, %%gs" : : "r"(0));
     i386::fpu::switch_threads(from, to);
     context_switch_stacks(&from.esp, to.esp);
 }

@@ -4,6 +4,10 @@
 #include "machine/context.h"
 #include <stdint.h>
 
+namespace toll {
+struct Cpu;
+}
+
 namespace toll::i386 {
 
 // GDT slots. Intel SDM Vol. 3, 3.4.2: selector = index << 3 | RPL.
@@ -16,7 +20,8 @@ enum GdtSlot : uint16_t {
     k_gdt_tss = 5,
     k_gdt_user_tls = 6, ///< set_thread_area's entry, reloaded on every switch
     k_gdt_double_fault_tss = 7,
-    k_gdt_count = 8,
+    k_gdt_percpu = 8, ///< base: this CPU's toll::Cpu; %fs in the kernel (machine/cpu_local.h)
+    k_gdt_count = 9,
 };
 constexpr uint16_t selector(GdtSlot slot, unsigned rpl = 0)
 {
@@ -26,6 +31,7 @@ constexpr uint16_t k_kernel_cs = selector(k_gdt_kernel_code);
 constexpr uint16_t k_kernel_ds = selector(k_gdt_kernel_data);
 constexpr uint16_t k_user_cs = selector(k_gdt_user_code, 3);
 constexpr uint16_t k_user_ds = selector(k_gdt_user_data, 3);
+constexpr uint16_t k_percpu_sel = selector(k_gdt_percpu);
 
 /// A segment descriptor in the GDT (Intel SDM Vol. 3, 3.4.5).
 struct [[gnu::packed]] SegmentDescriptor {
@@ -72,19 +78,21 @@ struct [[gnu::packed]] Tss {
     uint16_t trap, iomap_base;
 };
 
-/// Builds the GDT, loads it and the TSS. Called once at boot.
-void gdt_init();
+/// Builds the GDT and TSS of the CPU @p cpu (each CPU has its own, so that
+/// the per-CPU descriptor and the TSS are its own under the same selectors),
+/// loads them, and points %fs at @p cpu. Called once on each CPU.
+void gdt_init(toll::Cpu& cpu);
 
-/// Sets the kernel stack the CPU switches to on a trap from user mode.
+/// Sets the kernel stack this CPU switches to on a trap from user mode.
 void tss_set_kernel_stack(uint32_t esp0);
 
-/// Writes the user TLS descriptor (set_thread_area); an empty @p tls clears it.
+/// Writes this CPU's user TLS descriptor (set_thread_area); an empty @p tls clears it.
 void gdt_set_user_tls(const arch::TlsSegment& tls);
 
 /// The boot CPU's TSS.
 Tss& boot_tss();
 
-/// The GDT itself (the vm86 and double-fault code patch descriptors).
+/// The boot CPU's GDT (the vm86 and double-fault code patch descriptors).
 SegmentDescriptor* gdt();
 
 inline uint32_t read_cr0()

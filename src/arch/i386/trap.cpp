@@ -12,6 +12,7 @@
 #include "kernel/arch/cpu.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
+#include "kernel/kern/cpu.h"
 #include "kernel/kern/panic.h"
 #include "kernel/proc/fault.h"
 #include "kernel/proc/process.h"
@@ -198,6 +199,7 @@ void interrupt(unsigned irq)
 {
     if ((irq == 7 || irq == 15) && pic_is_spurious(irq))
         return;
+    InterruptScope in_interrupt;
     pic_eoi(irq);
     if (irq == k_irq_timer) {
         g_timer_irqs.add();

@@ -46,10 +46,12 @@
     movl $KERNEL_DS, %eax
     movl %eax, %ds
     movl %eax, %es
-    # The kernel never uses fs or gs; a null selector there means no stale
-    # user TLS selector can outlive its GDT entry across a thread switch.
-    xorl %eax, %eax
+    # %fs is the kernel's per-CPU segment (machine/cpu_local.h); the kernel
+    # never uses gs, and a null selector there means no stale user TLS
+    # selector can outlive its GDT entry across a thread switch.
+    movl $PERCPU_SEL, %eax
     movl %eax, %fs
+    xorl %eax, %eax
     movl %eax, %gs
     cld
 .endm

@@ -1,9 +1,11 @@
 // Threads and the scheduler: a preemptive round-robin run queue, sleep and
-// wakeup on channels, kernel threads. Uniprocessor: the kernel runs with
-// interrupts disabled except in the idle loop and in preemptible kernel
-// threads, so disabling interrupts is the only lock it needs.
+// wakeup on channels, kernel threads. Threads run on the boot CPU only (the
+// others idle): the kernel runs with interrupts disabled except in the idle
+// loop and in preemptible kernel threads, so disabling interrupts is the
+// only lock the scheduler needs so far.
 #pragma once
 #include "kernel/arch/context.h"
+#include "kernel/kern/cpu.h"
 #include "kernel/kern/errno.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -60,12 +62,20 @@ inline uintptr_t kstack_top(const Thread& t)
     return t.kstack_base + k_kstack_size;
 }
 
-/// The thread running now.
-Thread* current();
+/// The thread running now, on this CPU.
+inline Thread* current()
+{
+    return this_cpu_current();
+}
 
 /// Starts the scheduler on the boot stack: turns the boot flow into the
 /// first thread ("boot"), and creates the idle thread.
 void sched_init();
+
+/// Ends the start-up of a CPU other than the boot CPU, on its start-up
+/// stack (whose lowest address is @p stack_base): that flow becomes the
+/// CPU's idle thread and halts. Does not return.
+[[noreturn]] void sched_start_secondary(uintptr_t stack_base);
 
 /// Creates a runnable kernel thread running fn(arg). Returns nullptr when
 /// memory is short.
