@@ -37,10 +37,6 @@ struct Thread {
     arch::TrapFrame* frame = nullptr; ///< A user thread's trap frame, at the top of its stack.
     uint8_t exit_work = 0;            ///< k_exit_* bits: work for the way back to user mode
     uintptr_t syscall_saved = 0;      ///< k_exit_restart: the register the result overwrote
-    /// Why the last user copy that faulted failed (k_efault, or k_enomem
-    /// when the VM had no page for it): the port's fixup writes it before
-    /// the copy returns its failure, and the copy returns it.
-    Errno copy_fault = k_efault;
     ThreadState state = ThreadState::runnable; ///< Where the scheduler has it.
     const void* wait_channel = nullptr;        ///< What it sleeps on (sleep_on); nullptr otherwise.
     uint64_t wake_tick = 0;                    ///< For timed sleeps; 0 when none.
