@@ -151,6 +151,13 @@ constexpr Entry k_linux_calls[] = {
     {179, sys_rt_sigsuspend},
     {238, sys_tkill},
     {270, sys_tgkill},
+    {57, sys_setpgid},
+    {65, sys_getpgrp},
+    {66, sys_setsid},
+    {132, sys_getpgid},
+    {147, sys_getsid},
+    {186, sys_sigaltstack},
+    {309, sys_ppoll},
 };
 
 // Toll's own calls, above Linux's range (src/user/include/toll/toll.h).

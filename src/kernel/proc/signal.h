@@ -72,8 +72,8 @@ struct SigAction {
 };
 
 // siginfo_t's si_code values Toll produces (Linux, asm-generic/siginfo.h).
-constexpr int k_si_user = 0, k_si_kernel = 0x80, k_segv_maperr = 1, k_cld_exited = 1,
-              k_cld_killed = 2, k_cld_stopped = 5, k_cld_continued = 6;
+constexpr int k_si_user = 0, k_si_kernel = 0x80, k_si_tkill = -6, k_segv_maperr = 1,
+              k_cld_exited = 1, k_cld_killed = 2, k_cld_stopped = 5, k_cld_continued = 6;
 
 /// Why a signal was sent: the fields of siginfo_t a handler may read.
 struct SigInfo {
@@ -81,6 +81,17 @@ struct SigInfo {
     int pid = 0;        ///< the sender (kill) or the child (SIGCHLD)
     int status = 0;     ///< SIGCHLD: exit code or signal
     uintptr_t addr = 0; ///< faults: the address
+};
+
+// sigaltstack's ss_flags (Linux, include/uapi/linux/signal.h).
+constexpr int k_ss_onstack = 1, k_ss_disable = 2;
+constexpr unsigned k_ss_autodisarm = 1u << 31;
+
+/// An alternate signal stack (Linux's stack_t).
+struct AltStack {
+    uintptr_t sp = 0;         ///< its lowest address
+    size_t size = 0;          ///< 0: there is none
+    int flags = k_ss_disable; ///< k_ss_onstack, k_ss_disable or 0
 };
 
 /// A process's signal state.
@@ -94,7 +105,19 @@ struct Signals {
     bool continue_report = false; ///< for wait4 WCONTINUED: continued, not yet reported
     bool suspend_active = false;  ///< in sigsuspend: @c suspend_saved is the mask to restore
     SigSet suspend_saved = 0;     ///< the mask sigsuspend replaced
+    /// The alternate stack as sigaltstack set it, flags as given (what a
+    /// signal frame's uc_stack saves, as on Linux).
+    AltStack altstack;
 };
+
+/// Whether @p sp lies on @p s's alternate signal stack (Linux's
+/// on_sig_stack: above its base, at most its size above).
+bool on_altstack(const Signals& s, uintptr_t sp);
+
+/// The alternate stack of @p s as sigaltstack reports it to a program whose
+/// stack pointer is @p sp: flags k_ss_disable when there is none,
+/// k_ss_onstack when @p sp is on it, else 0.
+AltStack altstack_state(const Signals& s, uintptr_t sp);
 
 /// One handler invocation, as the architecture writes it into a signal frame.
 struct SignalDelivery {
@@ -102,6 +125,15 @@ struct SignalDelivery {
     SigInfo info;
     SigAction action;
     SigSet saved_mask; ///< the mask to put back at sigreturn
+    /// Where the frame goes: 0 for below the interrupted stack pointer, else
+    /// the top of the alternate stack (SA_ONSTACK, not on it already).
+    uintptr_t stack_top;
+    /// The frame goes on the alternate stack (it starts there, or nests on
+    /// it): one that would not fit on it is refused (i386, as Linux's x86
+    /// get_sigframe).
+    bool on_altstack;
+    /// The alternate stack as the frame's uc_stack saves it.
+    AltStack altstack;
 };
 
 /// Size of Linux's siginfo_t on every architecture.
@@ -146,6 +178,11 @@ bool interrupted();
 /// whether the child is reaped at once (SIG_IGN or SA_NOCLDWAIT): returns
 /// true if so.
 bool notify_parent_of_exit(Process& child, int wait_status);
+
+/// For sigsuspend and ppoll: blocks @p mask (less SIGKILL and SIGSTOP) in
+/// place of the running process's mask @p s until the call returns; the old
+/// mask comes back then, or, if a handler runs, when it returns.
+void suspend_mask(Signals& s, SigSet mask);
 
 /// Resets @p p's handlers to the default for execve (ignored signals stay
 /// ignored, the mask and pending set are kept, as POSIX says).
