@@ -12,7 +12,7 @@ import struct
 import subprocess
 import sys
 
-from .machine import SetupError, build_file
+from .machine import RunOptions, SetupError, build_file
 
 SECTOR = 512
 # bootsect.S / mkdisk.py: LBA 1 holds the NUL-terminated command line, LBA 2
@@ -35,7 +35,7 @@ CYLINDER_BYTES = 16 * 63 * SECTOR
 DISK_IMAGE = ("i386", "arch", "i386", "boot", "bootsect", "toll-disk.img")
 
 
-def private_disk(args, scratch):
+def private_disk(args: RunOptions, scratch: str) -> str:
     """Copies the disk image into @p scratch, appends the --add files (as an
     archive the boot sector loads with the kernel, named on the command line
     as i386.ramdisk=ADDRESS,BYTES), writes args.cmdline into its command-line
@@ -65,7 +65,7 @@ def private_disk(args, scratch):
     return disk
 
 
-def append_ramdisk(disk, boot, archive):
+def append_ramdisk(disk: str, boot: bytes, archive: str) -> tuple[int, int]:
     """Writes @p archive into @p disk at the first page past the kernel's
     memory (its .bss would overwrite anything nearer), makes the boot sector
     load up to its end, and returns (physical address, size) of the archive."""
@@ -92,7 +92,7 @@ def append_ramdisk(disk, boot, archive):
     return base, len(data)
 
 
-def extra_ramdisk(args, scratch):
+def extra_ramdisk(args: RunOptions, scratch: str) -> str:
     """Packs the --add files into a cpio archive (bin/<name>) that QEMU hands
     the kernel as a multiboot module; the kernel adds its files to /bin."""
     for path in args.add:
@@ -102,6 +102,7 @@ def extra_ramdisk(args, scratch):
             if f.read(4) != b"\x7fELF":
                 raise SetupError(f"--add {path}: not an ELF program (build it with tools/cc)")
     out = os.path.join(scratch, "extra.cpio")
-    mkinitrd = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "mkinitrd")
+    tools = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    mkinitrd = os.path.join(tools, "mkinitrd")
     subprocess.run([sys.executable, mkinitrd, out] + list(args.add), check=True)
     return out

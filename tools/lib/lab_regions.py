@@ -38,6 +38,10 @@ MARKER = re.compile(
 # own tests) and never hold a region.
 NOT_SOURCE = ("book/", "tests/grading/", "tools/lib/lab_")
 
+# Folders that belong to the instructor alone (the instructor edition's
+# answer and grading notes): never copied into a starter tree.
+INSTRUCTOR_ONLY = ("book/instructor/",)
+
 
 class RegionError(Exception):
     """A marker out of place: unmatched, nested, or in the wrong comment style."""
@@ -184,8 +188,9 @@ def uncomment(line, comment):
 
 def write_starter(root, lab, out, also=()):
     """Copies the checkout at @p root to @p out with lab @p lab (and labs in
-    @p also) replaced by stubs. Returns the regions replaced; raises
-    RegionError when the lab has no region."""
+    @p also) replaced by stubs, and without the instructor's folders.
+    Returns the regions replaced; raises RegionError when the lab has no
+    region."""
     files = source_files(root)
     regions = find_regions(root, files)
     labs = {lab, *also}
@@ -199,6 +204,8 @@ def write_starter(root, lab, out, also=()):
     for r in chosen:
         by_file.setdefault(r.path, []).append(r)
     for rel in files:
+        if rel.startswith(INSTRUCTOR_ONLY):
+            continue
         dest = os.path.join(out, rel)
         os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)
         src = os.path.join(root, rel)
