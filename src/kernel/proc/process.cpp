@@ -173,10 +173,11 @@ Result<int> wait_child(int pid, int* status, int options)
         bool have_child = false;
         // pid > 0: that child; -1: any; 0: any in the caller's group (as it
         // is now); < -1: any in group -pid.
+        bool by_group = pid == 0 || pid < -1;
         int group = pid == 0 ? self->pgid : -pid;
         for (Process* c : g_table) {
             if (!c || c->parent != self || (pid > 0 && c->pid != pid) ||
-                (pid < -1 || pid == 0 ? c->pgid != group : false))
+                (by_group && c->pgid != group))
                 continue;
             have_child = true;
             if (!c->zombie) {

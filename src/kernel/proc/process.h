@@ -68,7 +68,8 @@ Errno exec(const char* path, const char* const* argv, const char* const* envp);
 /// Ends the current process with a Linux wait status.
 [[noreturn]] void exit_current(int wait_status);
 
-/// wait4(): waits for a child (pid -1 for any). Stores the status; returns
+/// wait4(): waits for a child: @p pid itself if positive, any (-1), any in
+/// the caller's process group (0) or in group -pid (< -1). Stores the status; returns
 /// the child's pid, or 0 with WNOHANG and nothing ready; k_echild when there
 /// is no such child, k_erestartsys when a signal interrupted the wait.
 Result<int> wait_child(int pid, int* status, int options);
