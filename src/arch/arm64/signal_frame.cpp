@@ -79,7 +79,7 @@ bool signal_frame_push(TrapFrame& f, ThreadContext& ctx, const proc::SignalDeliv
 {
     // Below the interrupted stack, or at the top of the alternate one (which
     // Linux's arm64 does not check the frame fits on).
-    uint64_t sp = d.stack_top ? d.stack_top : f.sp_el0;
+    uint64_t sp = d.stack_top;
     uint64_t record = (sp - sizeof(FrameRecord)) & ~(k_stack_align - 1);
     uint64_t frame = (record - k_frame_size) & ~(k_stack_align - 1);
     if (record > sp || frame > record)

@@ -120,7 +120,7 @@ bool signal_frame_push(TrapFrame& f, ThreadContext& ctx, const proc::SignalDeliv
     // FPU state first, just below the interrupted stack (or at the top of
     // the alternate one), then the frame, placed so that the handler starts
     // as if called: esp + 4 16-aligned.
-    uint32_t sp = d.stack_top ? static_cast<uint32_t>(d.stack_top) : f.user_esp;
+    uint32_t sp = static_cast<uint32_t>(d.stack_top);
     uint8_t fx[512];
     bool have_fpu = i386::fpu::signal_save(ctx, fx);
     uint32_t fpstate = 0;

@@ -285,13 +285,14 @@ void deliver(Process* p, arch::ThreadContext& ctx, arch::TrapFrame& frame)
         }
         // SA_ONSTACK: the frame goes on the alternate stack, unless the
         // program runs on it already (then it nests, as on Linux).
+        // (A stack whose top wraps around zero gets a frame that cannot be
+        // written: SIGSEGV, as on Linux.)
         uintptr_t sp = frame.user_sp();
         bool nested = on_altstack(s, sp);
-        uintptr_t top = (a.flags & k_sa_onstack) && s.altstack.size && !nested
-                            ? s.altstack.sp + s.altstack.size
-                            : 0;
+        bool entering = (a.flags & k_sa_onstack) && s.altstack.size && !nested;
+        uintptr_t top = entering ? s.altstack.sp + s.altstack.size : sp;
         SignalDelivery d{sig, s.info[sig - 1],    a,         mask_to_save(*p),
-                         top, nested || top != 0, s.altstack};
+                         top, nested || entering, s.altstack};
         if (!arch::signal_frame_push(frame, ctx, d)) {
             // No room for the frame (a bad stack pointer): Linux's answer too.
             terminate_by_fault(k_sigsegv, 0, "cannot write the signal frame", frame.pc(), 0);

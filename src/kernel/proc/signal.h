@@ -125,8 +125,9 @@ struct SignalDelivery {
     SigInfo info;
     SigAction action;
     SigSet saved_mask; ///< the mask to put back at sigreturn
-    /// Where the frame goes: 0 for below the interrupted stack pointer, else
-    /// the top of the alternate stack (SA_ONSTACK, not on it already).
+    /// Where the frame goes, below this address: the interrupted stack
+    /// pointer, or the top of the alternate stack (SA_ONSTACK, not on it
+    /// already).
     uintptr_t stack_top;
     /// The frame goes on the alternate stack (it starts there, or nests on
     /// it): one that would not fit on it is refused (i386, as Linux's x86

@@ -421,6 +421,11 @@ static void stack_wraps_around_zero(void)
     raise_on_stack((uintptr_t)-4096, 1 << 16); /* its top is 60 KB past zero */
 }
 
+static void stack_top_at_zero(void)
+{
+    raise_on_stack((uintptr_t)-65536, 65536); /* sp + size is exactly 0 */
+}
+
 static void stack_read_only(void)
 {
     long page = sysconf(_SC_PAGESIZE);
@@ -447,6 +452,7 @@ static void attack_altstack_and_groups(void)
 {
     CHECK_EQ(run_child(stack_in_kernel), KILLED_BY(SIGSEGV));
     CHECK_EQ(run_child(stack_wraps_around_zero), KILLED_BY(SIGSEGV));
+    CHECK_EQ(run_child(stack_top_at_zero), KILLED_BY(SIGSEGV));
     CHECK_EQ(run_child(stack_read_only), KILLED_BY(SIGSEGV));
     /* A size past the address space is a stack like any other to Linux:
      * sigaltstack records it, and then the program runs "on" it (EPERM). */
