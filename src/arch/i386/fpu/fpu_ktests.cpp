@@ -57,20 +57,6 @@ uint64_t measure_restore(RestoreFn restore)
     return (arch::cycle_counter() - start) / k_bench_rounds;
 }
 
-// The cheapest of a few measure_restore() runs: a timer interrupt or a host
-// hiccup inflates one run, never all (with a real clock; in deterministic
-// mode every run is the same).
-uint64_t measure_restore_min(RestoreFn restore)
-{
-    constexpr unsigned k_runs = 5;
-    uint64_t best = measure_restore(restore);
-    for (unsigned i = 1; i < k_runs; ++i) {
-        uint64_t t = measure_restore(restore);
-        best = t < best ? t : best;
-    }
-    return best;
-}
-
 } // namespace
 
 KTEST("fpu.initial_state_loads")
@@ -177,13 +163,11 @@ KTEST("fpu.bench.restore_paths")
         KEXPECT_EQ(g_restores.value - restores, k_calls);
         KEXPECT_EQ(g_clean_calls.value - cleans, p.cleans ? k_calls : 0);
     }
-    // The paths are exact in deterministic mode only; but restore_always is
-    // restore_plain with the cleaning sequence in front, so it never costs
-    // less, whatever the clock (the cheapest of several runs each).
-    uint64_t plain = measure_restore_min(restore_plain),
-             always = measure_restore_min(restore_always);
-    KEXPECT(always >= plain);
-    KEXPECT(plain >= 1); // at least the FXRSTOR
+    // The costs are exact in deterministic mode only, and with a real clock
+    // too noisy to compare here: tests/system/fpu.cmake checks, counting
+    // instructions, that restore_always costs more than restore_plain by
+    // the cleaning sequence (fpu.clean_sequence).
+    uint64_t plain = measure_restore(restore_plain), always = measure_restore(restore_always);
     ktest::metric("fpu.clean_sequence", always > plain ? always - plain : 0, "instr");
 }
 
