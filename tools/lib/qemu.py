@@ -52,9 +52,6 @@ class QemuI386(Qemu):
             if args.add:
                 cmd += ["-initrd", images.extra_ramdisk(args, self.scratch)]
         else:
-            if args.add:
-                raise SetupError("--add works with --boot multiboot (the disk image carries no "
-                                 "extra ramdisk); drop --boot disk")
             disk = images.private_disk(args, self.scratch)
             # virtio-blk: SeaBIOS reads it by DMA; IDE PIO costs about 0.2 s per MB
             # of kernel under TCG.

@@ -144,6 +144,13 @@ constexpr SyscallEntry k_linux_calls[] = {
     {179, sys_rt_sigsuspend},
     {238, sys_tkill},
     {270, sys_tgkill},
+    {57, sys_setpgid},
+    {65, sys_getpgrp},
+    {66, sys_setsid},
+    {132, sys_getpgid},
+    {147, sys_getsid},
+    {186, sys_sigaltstack},
+    {309, sys_ppoll},
 };
 
 // Toll's own calls that only i386 has (the rest: k_toll_calls).

@@ -4,6 +4,7 @@
 // sigreturn) run; the core decides what to deliver (kernel/proc/signal.cpp).
 #pragma once
 #include "machine/context.h"
+#include <stddef.h>
 #include <stdint.h>
 
 namespace toll::proc {
@@ -36,6 +37,10 @@ bool signal_frame_pop(TrapFrame& frame, ThreadContext& ctx, bool rt, uint64_t* m
 /// counter goes back over the call instruction and the register the result
 /// overwrote gets its old value @p saved (which the dispatcher kept).
 void syscall_restart(TrapFrame& frame, uintptr_t saved);
+
+/// The smallest alternate signal stack sigaltstack accepts: Linux's
+/// MINSIGSTKSZ for this architecture (room for one signal frame).
+size_t min_signal_stack();
 
 /// The value in the register a system call returns in (eax, x0): what
 /// sigreturn "returns" is the restored register, left as it is.

@@ -366,6 +366,7 @@ Errno exec(const char* path, const char* const* argv, const char* const* envp)
     vm::pmap_activate(space->pmap);
     vm::vmspace_destroy(old);
     set_name(p, path);
+    p->execed = true;
     signals_exec_reset(*p);
     sys::fd_close_on_exec(p);
     arch::frame_reset_user(current()->context, *current()->frame, pc, sp);

@@ -149,26 +149,37 @@ void signal_send(Process& p, int sig, const SigInfo& info)
     kick(p);
 }
 
-Errno kill(int pid, int sig)
+Errno kill(int pid, int sig, int code)
 {
     if (sig < 0 || sig > k_nsig)
         return k_einval;
     Process* self = current_process();
-    SigInfo info{k_si_user, self ? self->pid : 0, 0, 0};
+    SigInfo info{code, self ? self->pid : 0, 0, 0};
+    if (pid > 0) {
+        Process* p = find_process(pid);
+        if (!p)
+            return k_esrch;
+        if (sig)
+            signal_send(*p, sig, info); // nothing, for a zombie
+        return k_ok;
+    }
+    // Linux's kill_something_info: -INT_MIN has no group to name.
+    if (pid == INT32_MIN)
+        return k_esrch;
     struct Target {
-        int pid, sig;
+        int pid, group, sig;
         const SigInfo* info;
         Process* self;
         int found;
-    } t{pid, sig, &info, self, 0};
-    // pid -1: every process but init and the caller; pid > 0: that one.
-    // Toll has a single process group, so 0 and -pgid name no one apart.
+    } t{pid, pid == 0 ? (self ? self->pgid : 0) : -pid, sig, &info, self, 0};
+    // 0 and < -1: the members of a process group; -1: every process but
+    // init and the caller.
     for_each_process(
         [](Process& p, void* context) {
             auto& t = *static_cast<Target*>(context);
-            if (p.zombie)
-                return;
-            bool match = t.pid > 0 ? p.pid == t.pid : (t.pid == -1 && p.pid != 1 && &p != t.self);
+            if (p.zombie && p.orphan)
+                return; // reaped at once on Linux
+            bool match = t.pid == -1 ? p.pid != 1 && &p != t.self : p.pgid == t.group;
             if (!match)
                 return;
             ++t.found;
@@ -201,6 +212,26 @@ void terminate_by_fault(int sig, unsigned vector, const char* what, uintptr_t pc
     g_fault_kills.add();
     print_fault(*p, vector, what, pc, address);
     exit_current(sig); // wait status: terminated by this signal
+}
+
+void suspend_mask(Signals& s, SigSet mask)
+{
+    s.suspend_saved = s.blocked;
+    s.suspend_active = true;
+    current()->exit_work |= k_exit_suspend;
+    s.blocked = mask & ~k_unblockable;
+}
+
+bool on_altstack(const Signals& s, uintptr_t sp)
+{
+    return sp > s.altstack.sp && sp - s.altstack.sp <= s.altstack.size;
+}
+
+AltStack altstack_state(const Signals& s, uintptr_t sp)
+{
+    if (s.altstack.size == 0)
+        return AltStack{};
+    return AltStack{s.altstack.sp, s.altstack.size, on_altstack(s, sp) ? k_ss_onstack : 0};
 }
 
 bool interrupted()
@@ -251,7 +282,16 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
             if (a.flags & k_sa_restart)
                 arch::syscall_restart(frame, t.syscall_saved);
         }
-        SignalDelivery d{sig, s.info[sig - 1], a, mask_to_save(*p)};
+        // SA_ONSTACK: the frame goes on the alternate stack, unless the
+        // program runs on it already (then it nests, as on Linux).
+        // (A stack whose top wraps around zero gets a frame that cannot be
+        // written: SIGSEGV, as on Linux.)
+        uintptr_t sp = frame.user_sp();
+        bool nested = on_altstack(s, sp);
+        bool entering = (a.flags & k_sa_onstack) && s.altstack.size && !nested;
+        uintptr_t top = entering ? s.altstack.sp + s.altstack.size : sp;
+        SignalDelivery d{sig, s.info[sig - 1],    a,         mask_to_save(*p),
+                         top, nested || entering, s.altstack};
         if (!arch::signal_frame_push(frame, t.context, d)) {
             // No room for the frame (a bad stack pointer): Linux's answer too.
             terminate_by_fault(k_sigsegv, 0, "cannot write the signal frame", frame.pc(), 0);
@@ -302,6 +342,9 @@ bool notify_parent_of_exit(Process& child, int wait_status)
 
 void signals_exec_reset(Process& p)
 {
+    // The old program's stack is gone; the flags stay (Linux, begin_new_exec).
+    p.signals.altstack.sp = 0;
+    p.signals.altstack.size = 0;
     for (SigAction& a : p.signals.actions)
         if (a.handler != k_sig_ign)
             a = SigAction{};

@@ -73,7 +73,7 @@ struct SigAction {
 };
 
 // siginfo_t's si_code values Toll produces (Linux, include/uapi/asm-generic/siginfo.h).
-constexpr int k_si_user = 0, k_si_kernel = 0x80;
+constexpr int k_si_user = 0, k_si_kernel = 0x80, k_si_tkill = -6;
 constexpr int k_segv_maperr = 1, k_segv_accerr = 2;                 // SIGSEGV
 constexpr int k_bus_adraln = 1, k_bus_objerr = 3;                   // SIGBUS
 constexpr int k_ill_illopc = 1, k_trap_brkpt = 1, k_fpe_intdiv = 1; // SIGILL, SIGTRAP, SIGFPE
@@ -87,6 +87,17 @@ struct SigInfo {
     uintptr_t addr = 0; ///< faults: the address
 };
 
+// sigaltstack's ss_flags (Linux, include/uapi/linux/signal.h).
+constexpr int k_ss_onstack = 1, k_ss_disable = 2;
+constexpr unsigned k_ss_autodisarm = 1u << 31;
+
+/// An alternate signal stack (Linux's stack_t).
+struct AltStack {
+    uintptr_t sp = 0;         ///< its lowest address
+    size_t size = 0;          ///< 0: there is none
+    int flags = k_ss_disable; ///< k_ss_onstack, k_ss_disable or 0
+};
+
 /// A process's signal state.
 struct Signals {
     SigAction actions[k_nsig];    ///< each signal's action, as sigaction set it
@@ -98,7 +109,19 @@ struct Signals {
     bool continue_report = false; ///< for wait4 WCONTINUED: continued, not yet reported
     bool suspend_active = false;  ///< in sigsuspend: @c suspend_saved is the mask to restore
     SigSet suspend_saved = 0;     ///< the mask sigsuspend replaced
+    /// The alternate stack as sigaltstack set it, flags as given (what a
+    /// signal frame's uc_stack saves, as on Linux).
+    AltStack altstack;
 };
+
+/// Whether @p sp lies on @p s's alternate signal stack (Linux's
+/// on_sig_stack: above its base, at most its size above).
+bool on_altstack(const Signals& s, uintptr_t sp);
+
+/// The alternate stack of @p s as sigaltstack reports it to a program whose
+/// stack pointer is @p sp: flags k_ss_disable when there is none,
+/// k_ss_onstack when @p sp is on it, else 0.
+AltStack altstack_state(const Signals& s, uintptr_t sp);
 
 /// One handler invocation, as the architecture writes it into a signal frame.
 struct SignalDelivery {
@@ -106,6 +129,16 @@ struct SignalDelivery {
     SigInfo info;
     SigAction action;
     SigSet saved_mask; ///< the mask to put back at sigreturn
+    /// Where the frame goes, below this address: the interrupted stack
+    /// pointer, or the top of the alternate stack (SA_ONSTACK, not on it
+    /// already).
+    uintptr_t stack_top;
+    /// The frame goes on the alternate stack (it starts there, or nests on
+    /// it): one that would not fit on it is refused (i386, as Linux's x86
+    /// get_sigframe).
+    bool on_altstack;
+    /// The alternate stack as the frame's uc_stack saves it.
+    AltStack altstack;
 };
 
 /// Size of Linux's siginfo_t on every architecture.
@@ -152,6 +185,11 @@ bool interrupted();
 /// whether the child is reaped at once (SIG_IGN or SA_NOCLDWAIT): returns
 /// true if so.
 bool notify_parent_of_exit(Process& child, int wait_status);
+
+/// For sigsuspend and ppoll: blocks @p mask (less SIGKILL and SIGSTOP) in
+/// place of the running process's mask @p s until the call returns; the old
+/// mask comes back then, or, if a handler runs, when it returns.
+void suspend_mask(Signals& s, SigSet mask);
 
 /// Resets @p p's handlers to the default for execve (ignored signals stay
 /// ignored, the mask and pending set are kept, as POSIX says).

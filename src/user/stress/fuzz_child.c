@@ -355,7 +355,7 @@ static int draw_arguments(const struct FuzzCall* c, struct Frame* f, pid_t self)
      * to sleep until a signal (the driver then ends it): fewer of them too. */
     if ((name_is(c, "sigreturn") || name_is(c, "rt_sigreturn")) && pick(64))
         return 0;
-    if ((name_is(c, "pause") || name_is(c, "rt_sigsuspend")) && pick(16))
+    if ((name_is(c, "pause") || name_is(c, "rt_sigsuspend") || name_is(c, "ppoll")) && pick(16))
         return 0;
     if (name_is(c, "tkill") || name_is(c, "tgkill")) {
         /* Never another process's thread: only nonsense ids, or rarely its own. */
@@ -374,7 +374,18 @@ static int draw_arguments(const struct FuzzCall* c, struct Frame* f, pid_t self)
     }
     if (name_is(c, "execve") && pick(2))
         f->arg[0] = (word) "/bin/true"; /* argv and envp stay hostile */
-    if (name_is(c, "nanosleep") || name_is(c, "clock_nanosleep")) {
+    if (name_is(c, "setpgid") && pick(2))
+        f->arg[0] = pick(2) ? 0 : (word)self; /* itself, so that the rules past ESRCH run */
+    if (name_is(c, "sigaltstack") && pick(2)) {
+        /* A stack in the arena, of a size around the minimum, that a later
+         * SA_ONSTACK handler (sigaction with random flags) may run on. */
+        word* ss = (word*)g_arena;
+        ss[0] = (word)g_arena + pick(4) * g_page;
+        ss[1] = pick(4) ? 0 : rnd(); /* ss_flags (an int, then padding on arm64) */
+        ss[2] = pick(2) ? pick(3) * 4096 + pick(2) : any_value();
+        f->arg[0] = (word)ss;
+    }
+    if (name_is(c, "nanosleep") || name_is(c, "clock_nanosleep") || name_is(c, "ppoll")) {
         /* A valid timespec must not put the child to sleep: zero, or invalid. */
         word at = f->arg[name_is(c, "nanosleep") ? 0 : 2];
         if (at >= (word)g_arena && at <= (word)g_arena + 6 * g_page - 2 * sizeof(word)) {
@@ -465,6 +476,10 @@ void fuzz_child(uint64_t seed, long child, long calls, int verbose)
     /* A write to the pipe whose reader is closed fails with EPIPE instead of
      * ending the child (until the fuzzer itself changes the disposition). */
     signal(SIGPIPE, SIG_IGN);
+    /* A group of its own, so that a kill(0) or a kill(-pgrp) it makes (an
+     * unknown number can land on kill with any arguments) reaches only the
+     * child and what it forks, never the driver's other children. */
+    setpgid(0, 0);
     if (verbose)
         g_out = dup2(1, 60); /* out of the way of the descriptors fuzzed */
     prepare_descriptors();

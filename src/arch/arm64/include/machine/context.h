@@ -20,6 +20,8 @@ struct TrapFrame {
     bool from_user() const { return (spsr & 0xF) == 0; }
     /// The interrupted program counter.
     uint64_t pc() const { return elr; }
+    /// The interrupted user stack pointer.
+    uint64_t user_sp() const { return sp_el0; }
 };
 
 /// A thread's FP/SIMD registers (the kernel itself never uses them:

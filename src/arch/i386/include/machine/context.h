@@ -22,6 +22,8 @@ struct TrapFrame {
     bool from_user() const { return (cs & 3) == 3 || (eflags & k_eflags_vm); }
     static constexpr uint32_t k_eflags_vm = 1u << 17;
     uint32_t pc() const { return eip; }
+    /// The interrupted user stack pointer (a trap from user mode only).
+    uint32_t user_sp() const { return user_esp; }
 };
 
 /// A user TLS segment set by set_thread_area, as its GDT descriptor will
