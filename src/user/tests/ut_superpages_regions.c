@@ -14,6 +14,9 @@
  * parent's writes would copy (cow.copies above 0) and the pages counted
  * twice would never come back (free pages below their start).
  *
+ * Pages copied on write while a child shares them become a superpage again
+ * once the parent has copied them all.
+ *
  * On i386, which has no superpages, the same cases check the data and the
  * memory; the superpage counters must then not move. */
 #include <stdint.h>
@@ -340,6 +343,70 @@ static void check_runs(void)
     CHECK_EQ(free_with_tables() - start, 0);
 }
 
+/* A filled run and a filled block, forked; while the child still shares
+ * them the parent rewrites every page: each write copies, and the copy that
+ * completes the stretch makes it a superpage again (the copies come from a
+ * reservation of their own). The child still sees the old data. */
+static void check_copied_while_shared(char* p, long length, const char* what)
+{
+    NOTE("%s: rewritten while a child shares it", what);
+    long long before = free_now();
+    /* The child says it is ready (its own stack copied, so that it copies
+     * nothing while the parent counts), then waits for the go. */
+    int ready[2], go[2];
+    if (!CHECK_EQ(pipe(ready), 0) || !CHECK_EQ(pipe(go), 0))
+        return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        char c = 0;
+        close(ready[0]);
+        close(go[1]);
+        long bad =
+            write(ready[1], &c, 1) == 1 && read(go[0], &c, 1) == 1 ? bad_pages(p, p, length, 1) : 1;
+        _exit(bad == 0 ? 0 : 1);
+    }
+    close(ready[1]);
+    close(go[0]);
+    char c;
+    CHECK(read(ready[0], &c, 1) == 1);
+    close(ready[0]);
+    struct Snap a, b;
+    snap(&a); /* the stack pages the counters are read into: copied now */
+    snap(&b);
+    snap(&a);
+    fill(p, p, length, 2);
+    snap(&b);
+    CHECK_EQ(b.copies - a.copies, length / g_page);
+    CHECK_EQ(b.reuses - a.reuses, 0);
+    /* As when first filled: each run as it fills, then the block at once. */
+    CHECK_EQ(b.l3c_prom - a.l3c_prom, !g_on ? 0 : length == g_run ? 1 : g_block / g_run - 1);
+    CHECK_EQ(b.l2_prom - a.l2_prom, g_on && length == g_block);
+    CHECK_EQ(bad_pages(p, p, length, 2), 0);
+    CHECK_EQ(write(go[1], "x", 1), 1);
+    close(go[1]);
+    int status = -1;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child kept the old data");
+    CHECK_EQ(free_now() - before, 0);
+}
+
+static void check_copies(void)
+{
+    long long start = free_with_tables();
+    char* p = map(g_run);
+    if (!CHECK(p != NULL))
+        return;
+    fill(p, p, g_run, 1);
+    check_copied_while_shared(p, g_run, "a run");
+    CHECK_EQ(munmap(p, g_run), 0);
+    p = filled_block();
+    if (p) {
+        check_copied_while_shared(p, g_block, "a block");
+        CHECK_EQ(munmap(p, g_block), 0);
+    }
+    CHECK_EQ(free_with_tables() - start, 0);
+}
+
 int main(int argc, char** argv)
 {
     g_page = sysconf(_SC_PAGESIZE);
@@ -365,5 +432,6 @@ int main(int argc, char** argv)
     check_unmap_in_block();
     check_protect_in_block();
     check_runs();
+    check_copies();
     return utest_done();
 }
