@@ -140,7 +140,9 @@ void free_page(PhysAddr pa)
 
 bool vm_can_commit(size_t length)
 {
-    constexpr size_t k_reserve_pages = 256; // 1 MB for page tables, stacks, pipes
+    // Kept back for the kernel's own needs (page tables, stacks, pipes).
+    constexpr size_t k_reserve_bytes = size_t(1) << 20;
+    constexpr size_t k_reserve_pages = k_reserve_bytes / k_page_size;
     // Pages reserved but unused come back whenever memory runs short.
     size_t free = phys_allocator().free_pages() + reserv_unused_pages();
     size_t pages = (length + k_page_size - 1) / k_page_size;
