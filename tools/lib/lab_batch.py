@@ -160,12 +160,15 @@ def shingles(tokens):
             for i in range(max(0, len(tokens) - SHINGLE + 1))}
 
 
-def fingerprint(files, lab):
+def fingerprint(files, lab, whole=False):
     """The shingle set of a submission: @p files maps each student file's path
-    to its text."""
+    to its text; only the lab's regions count unless @p whole (or the markers
+    are gone: then the whole file does, less what the starter holds, which
+    the similarity report never counts)."""
     found = set()
     for path, text in sorted(files.items()):
-        found |= {(path, s) for s in shingles(normalise(region_text(path, text, lab), path))}
+        part = text if whole else region_text(path, text, lab)
+        found |= {(path, s) for s in shingles(normalise(part, path))}
     return found
 
 

@@ -7,17 +7,32 @@ test passes only on records tagged with it (written by ktest, outside the
 student's files).
 """
 
+import hashlib
+import json
 import os
 import re
 import secrets
 import shutil
+import stat
 import sys
 import time
 import tomllib
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import lab_regions, lab_sandbox
+from . import lab_regions, lab_safe, lab_sandbox
 from .lab_submission import (MAX_STUDENT_FILE, OUTPUT_TAIL_CHARS, Rejected, assemble, read_text,
                              tail, unpack)
+
+# What tools/run boots, by (arch, granule, boot): the files the grader copies
+# out of the build right after the kernels are built, before any of the
+# student's host code runs, and hands to every boot read-only.
+BOOT_FILES = {
+    ("i386", None, "multiboot"): "i386/arch/i386/toll-i386.elf",
+    ("i386", None, "disk"): "i386/arch/i386/boot/bootsect/toll-disk.img",
+    ("arm64", "4K", "multiboot"): "arm64/arch/arm64/toll-arm64.elf",
+    ("arm64", "16K", "multiboot"): "arm64-16k/arch/arm64/toll-arm64.elf",
+}
+DISAGREE = "records disagree with the machine"
 
 PYTHON = "/usr/bin/python3"
 BUILD_OUTPUT = 2 << 20   # bytes of build output kept
@@ -71,9 +86,17 @@ class Grade:
         self.leftovers = 0          # processes killed after a step had ended
         self.audit = None           # lab_audit.Audit, when the build worked
         self.fingerprint = set()    # lab_batch.fingerprint() of the student's files
+        self.empty = False          # the submission holds no file at all
+        self.texts = {}             # student file -> the text graded (regions spliced)
+        self.submitted = {}         # student file -> its text as submitted
+        self.tampered = ""          # what changed in the build after the grader hashed it
+        self.hold = []              # why a person must look before the grade counts
+        self.disagree = []          # items whose records the grader's own check contradicts
 
     @property
     def score(self):
+        if self.tampered:
+            return 0
         return sum(r.score for r in self.results)
 
     @property
@@ -110,18 +133,33 @@ class Jail:
     """Where and how one submission's code runs: the sandbox, its dedicated
     uid, the scratch folder it may write (@p work), the grader's checkout
     @p root (of which only tools/ is visible, for tools/run) and the build
-    tools. @p trusted marks the grader's own reference build, the only one
-    allowed to write the compiler cache."""
+    tools. @p trusted marks the grader's own builds, the only ones allowed
+    to write a compiler cache. @p private is a folder of the grader's that
+    no step can write (the build's copies, read-only, go there)."""
 
-    def __init__(self, sandbox, work, root, tools=None, uid=None, trusted=False):
+    def __init__(self, sandbox, work, root, tools=None, uid=None, trusted=False, private=None,
+                 cache_dir=None, store=None, store_writable=False):
         self.sandbox, self.work, self.root, self.tools = sandbox, work, root, tools
         self.uid, self.trusted = uid, trusted
+        self.private = private
+        self.cache_dir = cache_dir if cache_dir is not None else (
+            tools.cache_dir if tools else None)
+        self.store, self.store_writable = store, store_writable
+        self.frozen = False       # the build is over: the tree is read-only from now on
+        self.boot_copies = {}     # tree-relative path -> (grader's copy, sha256)
+        self.tree = None
+
+    @property
+    def home(self):
+        """HOME and TMPDIR of the steps: the private /tmp under bubblewrap,
+        a folder of this grading's own without it."""
+        return "/tmp" if self.sandbox.bwrap else os.path.join(self.work, "home")
 
     def env(self, extra=None):
-        env = lab_sandbox.minimal_env(extra)
+        env = lab_sandbox.minimal_env(extra, home=self.home)
         if self.tools:
-            env = self.tools.env(env)
-            if self.tools.ccache and not self.trusted:
+            env = self.tools.env(env, self.cache_dir, self.store, self.store_writable)
+            if self.cache_dir and not self.trusted:
                 # Student builds read the cache but never write it, so no
                 # submission can plant objects for the next one.
                 env.update(CCACHE_READONLY="1",
@@ -130,20 +168,129 @@ class Jail:
 
     def readable(self):
         paths = [os.path.join(self.root, "tools")]
-        if self.tools and self.tools.cache_dir and not self.trusted:
-            paths.append(self.tools.cache_dir)
+        if self.cache_dir and not self.trusted:
+            paths.append(self.cache_dir)
+        if self.store and not self.store_writable:
+            paths.append(self.store)
         return paths
 
     def writable(self):
         paths = [self.work]
-        if self.tools and self.tools.cache_dir and self.trusted:
-            paths.append(self.tools.cache_dir)
+        if self.cache_dir and self.trusted:
+            paths.append(self.cache_dir)
+        if self.store and self.store_writable:
+            paths.append(self.store)
         return paths
 
-    def run(self, cmd, log, timeout, limits, cwd=None, env=None):
+    def overlays(self, writable_inside=()):
+        """Mounts laid over the scratch folder once the build is over: the
+        tree read-only, the grader's copies of what boots, and @p
+        writable_inside (folders of the scratch folder a step may still write)."""
+        if not self.frozen or not self.sandbox.bwrap:
+            return []
+        mounts = [("ro", self.tree, self.tree)]
+        for path in writable_inside:
+            mounts.append(("rw", path, path))
+        return mounts
+
+    def run(self, cmd, log, timeout, limits, cwd=None, env=None, writable_inside=(),
+            result_limit=0, stdin_data=b""):
+        readable = self.readable()
+        if self.frozen and self.private and os.path.isdir(self.boot_dir):
+            readable.append(self.boot_dir)
         return self.sandbox.run(cmd, log, timeout, limits, writable=self.writable(),
-                                readable=self.readable(), cwd=cwd or self.work,
-                                env=env or self.env(), uid=self.uid)
+                                readable=readable, cwd=cwd or self.work,
+                                env=env or self.env(), uid=self.uid,
+                                overlays=self.overlays(writable_inside),
+                                result_limit=result_limit, watch=self.work,
+                                stdin_data=stdin_data)
+
+    @property
+    def boot_dir(self):
+        """The grader's read-only copies of what boots (root's, readable by
+        this grading's uid alone): beside the private folder."""
+        return os.path.join(os.path.dirname(self.private), "boot")
+
+    def freeze(self, tree):
+        """Ends the build: from now on no step can change the tree (its files
+        go back to the grader's user; under bubblewrap it is also mounted
+        read-only)."""
+        self.tree, self.frozen = tree, True
+        if self.uid is None:
+            return
+        for base, dirs, files in os.walk(tree):
+            for name in [base] + [os.path.join(base, n) for n in dirs + files]:
+                try:
+                    os.lchown(name, 0, 0)
+                except OSError:
+                    pass
+
+    def writable_folder(self, name):
+        """A fresh folder of the scratch folder that a step after the build
+        may write (its own output: ctest's Testing, a run's temporary files)."""
+        path = os.path.join(self.work, name)
+        shutil.rmtree(path, ignore_errors=True)
+        os.makedirs(path)
+        if self.uid is not None:
+            os.chown(path, self.uid, self.uid)
+        return path
+
+
+def sha256_of(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def copy_boot_files(jail, bdir):
+    """Copies what the rubric's runs boot out of @p bdir into the grader's
+    own folder, with their hashes: every boot uses these copies."""
+    dest = jail.boot_dir
+    os.makedirs(dest, exist_ok=True)
+    if jail.uid is not None:
+        os.chown(dest, 0, jail.uid)
+    os.chmod(dest, 0o750)
+    for rel in sorted(set(BOOT_FILES.values())):
+        src = os.path.join(bdir, rel)
+        if not os.path.lexists(src):
+            continue
+        data = lab_safe.read_regular(src, 256 << 20, top=bdir, what=rel)
+        copy = os.path.join(dest, rel.replace("/", "_"))
+        lab_safe.write_private(copy, data)
+        os.chmod(copy, 0o444)
+        jail.boot_copies[rel] = (copy, sha256_of(data))
+
+
+def tampering(jail, bdir):
+    """'' when the build's boot files and the grader's copies still hash as
+    they did right after the kernels were built, else what changed."""
+    changed = []
+    for rel, (copy, digest) in sorted(jail.boot_copies.items()):
+        for what, path, top in (("the grader's copy of", copy, None), ("the build's", rel, bdir)):
+            full = os.path.join(top, path) if top else path
+            try:
+                now = sha256_of(lab_safe.read_regular(full, 256 << 20, top=top))
+            except (OSError, lab_safe.Unsafe):
+                now = ""
+            if now != digest:
+                changed.append(f"{what} {rel}")
+    return ", ".join(changed)
+
+
+def boot_file_for(run_args):
+    """The BOOT_FILES key of a tools/run argument list."""
+    args = list(run_args or [])
+
+    def value(flag, default):
+        for i, a in enumerate(args):
+            if a == flag and i + 1 < len(args):
+                return args[i + 1]
+            if a.startswith(flag + "="):
+                return a.split("=", 1)[1]
+        return default
+    arch = value("--arch", "i386")
+    emu = value("--emu", "qemu")
+    boot = value("--boot", "disk" if emu == "bochs" else "multiboot")
+    granule = value("--granule", "4K") if arch == "arm64" else None
+    return BOOT_FILES.get((arch, granule, boot))
 
 
 def limits_for(seconds, output, memory=3 << 30):
@@ -193,21 +340,44 @@ def build(grade, tree, jobs, jail, logs):
     status, secs = first.status, first.seconds
     text = read_text(log + ".configure")
     outcomes = [first]
-    if status == 0:
+    # The kernels first, before any host program of the student's runs (test
+    # discovery runs them at build time): the grader copies what boots right
+    # after, so no later step can change it.
+    targets = list(grade.rubric.build_targets)
+    kernels = [t for t in targets if t.startswith("kernel-")]
+    if not targets:
+        kernels = [f"kernel-{a}" for a in getattr(grade.rubric, "arches", ["i386"])
+                   if a == "i386"]
+    phases = [kernels, [t for t in targets if t not in kernels] if targets else []]
+    if targets and not phases[1]:
+        phases = phases[:1]
+    if not kernels:
+        phases = phases[1:]
+    for n, phase in enumerate(phases):
+        if status != 0:
+            break
         cmd = ["cmake", "--build", bdir, "-j", str(jobs)]
-        for t in grade.rubric.build_targets:
+        for t in phase:
             cmd += ["--target", t]
-        second = jail.run(cmd, log, max(1, grade.rubric.build_timeout - secs), limits, cwd=tree,
-                          env=env)
-        status = second.status
-        secs += second.seconds
-        text += read_text(log)
-        outcomes.append(second)
+        step_log = f"{log}.{n}"
+        step = jail.run(cmd, step_log, max(1, grade.rubric.build_timeout - secs), limits,
+                        cwd=tree, env=env)
+        status = step.status
+        secs += step.seconds
+        text += read_text(step_log)
+        os.unlink(step_log)
+        outcomes.append(step)
+        if status == 0 and n == 0 and kernels and jail.private:
+            copy_boot_files(jail, bdir)
+    if status == 0 and jail.private and not kernels:
+        copy_boot_files(jail, bdir)
     with open(log, "w", encoding="utf-8") as f:
         f.write(text)
     os.unlink(log + ".configure")
     r.seconds = secs
     grade.leftovers += sum(o.leftovers for o in outcomes)
+    if any(o.disk_full for o in outcomes):
+        status = status or 1
     if status == 0:
         r.status, r.reason = "passed", "the submission builds"
         return bdir
@@ -220,6 +390,9 @@ def build(grade, tree, jobs, jail, logs):
     else:
         r.reason = "the submission does not build"
     limited = "; ".join(filter(None, (limit_words(o) for o in outcomes)))
+    if any(o.disk_full for o in outcomes):
+        limited = "; ".join(filter(None, [limited, f"the scratch folder grew past "
+                                          f"{lab_sandbox.SCRATCH_BYTES >> 20} MiB"]))
     if limited:
         r.reason += f" ({limited})"
     errors = [i for i, line in enumerate(text.splitlines()) if re.search(r"\berror\b", line)]
@@ -237,7 +410,11 @@ def run_ctest(item, bdir, logs, jail):
     log = os.path.join(logs, f"{item.name}.log")
     cmd = ["ctest", "--test-dir", bdir, "-R", item.ctest, "--no-tests=error",
            "--timeout", str(item.timeout), "--output-on-failure"]
-    out = jail.run(cmd, log, item.timeout + 30, limits_for(item.timeout, CTEST_OUTPUT), cwd=bdir)
+    testing = jail.writable_folder(f"ctest-{item.name}")
+    cmd += ["--output-log", os.path.join(testing, "ctest.log")]
+    scratch = os.path.join(bdir, "Testing")
+    out = jail.run(cmd, log, item.timeout + 30, limits_for(item.timeout, CTEST_OUTPUT), cwd=bdir,
+                   writable_inside=[testing] + ([scratch] if os.path.isdir(scratch) else []))
     status, secs = out.status, out.seconds
     text = read_text(log)
     m = re.search(r"tests passed, (\d+) tests? failed out of (\d+)", text)
@@ -263,32 +440,44 @@ def run_ctest(item, bdir, logs, jail):
 
 
 def boot(item, bdir, logs, max_output, jail):
-    """One kernel run through tools/run with a fresh nonce. Returns (summary, console, secs)."""
+    """One kernel run through tools/run with a fresh nonce, booting the
+    grader's copy of the kernel; tools/run's summary comes back through a
+    pipe. Returns (summary, console, secs)."""
     nonce = secrets.token_hex(8)
-    runs = os.path.join(jail.work, "runs")
-    os.makedirs(runs, exist_ok=True)
-    if jail.uid is not None:
-        os.chown(runs, jail.uid, jail.uid)
-    json_path = os.path.join(runs, f"{item.name}.json")
     log = os.path.join(logs, f"{item.name}.log")
     cmd = [PYTHON, os.path.join(jail.root, "tools", "run"), "--build", bdir, "--nonce", nonce,
            "--timeout", str(item.timeout), "--max-output", str(max_output),
-           "--json", json_path] + item.run
-    if os.path.exists(json_path):
-        os.unlink(json_path)
+           "--json", lab_sandbox.RESULT] + item.run
+    rel = boot_file_for(item.run)
+    problem = ""
+    if rel in jail.boot_copies:
+        copy, digest = jail.boot_copies[rel]
+        try:
+            now = sha256_of(lab_safe.read_regular(copy, 256 << 20))
+        except (OSError, lab_safe.Unsafe):
+            now = ""
+        if now != digest:
+            problem = f"the grader's copy of {rel} changed after the build"
+        cmd[2:2] = ["--kernel", copy]
+    elif jail.boot_copies:
+        problem = f"the build made no {rel or 'kernel for this run'}"
+    if problem:
+        return ({"outcome": "tampered", "detail": problem, "tests": {}, "metrics": {},
+                 "nonce": nonce}, "", 0.0)
+    home = jail.writable_folder(f"run-{item.name}")
+    env = jail.env({"PYTHONDONTWRITEBYTECODE": "1"})
+    if not jail.sandbox.bwrap:
+        env.update(HOME=home, TMPDIR=home)
     out = jail.run(cmd, log, item.timeout + 30,
-                   limits_for(item.timeout, max_output + 65536), cwd=bdir,
-                   env=jail.env({"PYTHONDONTWRITEBYTECODE": "1"}))
+                   limits_for(item.timeout, max_output + 65536), cwd=bdir, env=env,
+                   writable_inside=[home], result_limit=4 << 20)
     console = read_text(log, max_output + 65536)
     summary = None
     try:
-        import json
-        text = read_text(json_path, 4 << 20)
+        text = out.result.decode("utf-8")
         summary = json.loads(text)
-        with open(os.path.join(logs, f"{item.name}.json"), "w") as f:
-            f.write(text)
-        os.unlink(json_path)
-    except (OSError, ValueError):
+        lab_safe.write_private(os.path.join(logs, f"{item.name}.json"), out.result)
+    except (OSError, ValueError, RecursionError):
         pass
     if not isinstance(summary, dict):
         summary = {"outcome": "error",
@@ -316,6 +505,8 @@ def judge_run(item, summary, console, max_output):
     outcome = summary.get("outcome")
     if outcome == "error":
         return None, "the grader could not run the kernel: " + (summary.get("detail") or "")
+    if outcome == "tampered":
+        return False, "tampering: " + (summary.get("detail") or "")
     tests = summary.get("tests", {})
     if item.panic is not None:
         if outcome != "panic" or item.panic not in (summary.get("panic") or ""):
@@ -355,22 +546,21 @@ def console_lines(console, item, nonce):
     return [line[len(prefix):] for line in lines if nonce and line.startswith(prefix)]
 
 
-def reported_value(tree, rubric, name):
-    """(the number the worksheet reports for @p name, or None; why not)."""
-    path = os.path.join(tree, rubric.worksheet)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_STUDENT_FILE + 1)
-    except OSError:
+def reported_value(grade, rubric, name):
+    """(the number the worksheet reports for @p name, or None; why not). The
+    worksheet is the text the grader took in before any student code ran."""
+    text = grade.texts.get(rubric.worksheet)
+    if text is None:
         return None, f"the worksheet {rubric.worksheet} is missing"
-    if len(raw) > MAX_STUDENT_FILE:
+    if len(text.encode("utf-8", "replace")) > MAX_STUDENT_FILE:
         return None, f"the worksheet {rubric.worksheet} is too large"
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        return None, f"the worksheet {rubric.worksheet} is not UTF-8 text: {e}"
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         return None, f"the worksheet {rubric.worksheet} is not valid TOML: {e}"
+    except RecursionError:
+        return None, (f"the worksheet {rubric.worksheet} nests tables or arrays too deeply "
+                      f"to read (it is not valid as the starter gave it)")
     table = data.get("measurements", {})
     if not isinstance(table, dict):
         return None, (f"in the worksheet {rubric.worksheet}, 'measurements' must be a table "
@@ -381,7 +571,7 @@ def reported_value(tree, rubric, name):
     return value, ""
 
 
-def judge_measurement(item, summary, tree, rubric, max_output):
+def judge_measurement(item, summary, grade, rubric, max_output):
     if summary.get("outcome") == "error":
         return None, "the grader could not run the kernel: " + (summary.get("detail") or "")
     metric = summary.get("metrics", {}).get(item.metric)
@@ -389,7 +579,7 @@ def judge_measurement(item, summary, tree, rubric, max_output):
         why = explain(summary, item, max_output)
         return False, f"the kernel reported no trusted METRIC {item.metric}" + (f": {why}" if why else "")
     measured = metric["value"]
-    value, why = reported_value(tree, rubric, item.name)
+    value, why = reported_value(grade, rubric, item.name)
     if value is None:
         return False, why + f" (the grader measured {measured} {metric['unit']})"
     allowed = abs(measured) * item.tolerance
@@ -420,7 +610,7 @@ def run_items(grade, tree, bdir, logs, jail):
             if item.kind == "run":
                 ok, r.reason = judge_run(item, summary, console, rubric.max_output)
             else:
-                ok, r.reason = judge_measurement(item, summary, tree, rubric, rubric.max_output)
+                ok, r.reason = judge_measurement(item, summary, grade, rubric, rubric.max_output)
             r.output = tail(console)
         # Paths inside the scratch tree mean nothing to the student.
         r.reason = tree_relative(r.reason, tree)
@@ -440,28 +630,34 @@ def student_fingerprint(grade, tree):
     for rel in grade.taken:
         if rel == grade.rubric.worksheet:
             continue  # numbers every correct worksheet shares
-        texts[rel] = read_text(os.path.join(tree, rel), MAX_STUDENT_FILE)
+        texts[rel] = grade.submitted.get(rel, "")
     return lab_batch.fingerprint(texts, grade.rubric.lab)
 
 
 def grade_submission(rubric, submission, root, files, work, logs, jail, jobs=2, keep=False,
                      audit_reference=None):
     """Grades @p submission against @p rubric; @p files are the checkout's files.
-    Scratch work happens under @p work (removed unless @p keep), and every
-    step that builds or runs the submission's code runs in @p jail
-    (a Jail whose writable folder is @p work). The build log and each run's
-    console go to @p logs, which the jail cannot see. @p audit_reference is
-    what lab_audit found in the reference's objects (None: no audit)."""
-    from . import lab_audit
+    @p work is a folder of the grader's (its scratch slot): the submission is
+    unpacked in work/private, which no step can see, and the tree is built
+    in work/scratch, the jail's only writable folder. The build log and each
+    run's console go to @p logs, which the jail cannot see. @p
+    audit_reference is what lab_audit found in the reference's objects
+    (None: no audit)."""
+    from . import lab_audit, lab_oracle
     grade = Grade(rubric, submission)
     grade.protection = jail.sandbox.describe()
     start = time.monotonic()
-    os.makedirs(work, exist_ok=True)
-    tree = os.path.join(work, "tree")
+    private = os.path.join(work, "private")
+    os.makedirs(private, mode=0o700, exist_ok=True)
+    os.chmod(private, 0o700)
+    scratch = jail.work
+    os.makedirs(scratch, exist_ok=True)
+    jail.private = private
+    tree = os.path.join(scratch, "tree")
     os.makedirs(logs, exist_ok=True)
     try:
         try:
-            sub_dir = unpack(grade, root, work)
+            sub_dir = unpack(grade, root, private)
         except (Rejected, lab_regions.RegionError, OSError) as e:
             grade.build.status = "failed"
             grade.build.reason = f"the submission could not be read: {e}"
@@ -470,12 +666,38 @@ def grade_submission(rubric, submission, root, files, work, logs, jail, jobs=2, 
         else:
             assemble(grade, root, files, sub_dir, tree)
             grade.fingerprint = student_fingerprint(grade, tree)
-            jail.sandbox.hand_over(work, jail.uid)
-            bdir = build(grade, tree, jobs, jail, logs)
-            if bdir and audit_reference is not None:
+            bdir = None
+            if grade.empty:
+                grade.build.status = "failed"
+                grade.build.reason = ("the submission is empty: it holds no file, so nothing "
+                                      "was built or run")
+                grade.notices.append(grade.build.reason)
+            else:
+                os.makedirs(os.path.join(scratch, "home"), exist_ok=True)
+                jail.sandbox.hand_over(scratch, jail.uid)
+                bdir = build(grade, tree, jobs, jail, logs)
+        if bdir:
+            testing = os.path.join(bdir, "Testing")
+            os.makedirs(testing, exist_ok=True)
+            jail.freeze(tree)
+            if jail.uid is not None:
+                os.chown(testing, jail.uid, jail.uid)
+            if audit_reference is not None:
                 grade.audit = lab_audit.audit_build(grade, tree, bdir, jail, audit_reference,
-                                                    root)
+                                                    root, logs)
+            grade.hold = lab_audit.hold_reasons(grade, root)
         run_items(grade, tree, bdir, logs, jail)
+        if bdir:
+            lab_oracle.check(grade, tree, bdir, logs, jail)
+            grade.tampered = tampering(jail, bdir)
+            if grade.tampered:
+                for r in grade.results:
+                    r.score = 0
+                    if r.status == "passed":
+                        r.status = "failed"
+                        r.reason = "tampering: " + grade.tampered + " changed after the build"
+    except lab_safe.SetupProblem as e:
+        grade.error = f"the grader's setup is at fault (tell the instructor): {e}"
     except Exception as e:  # the grader's own failure must not look like a score
         grade.error = f"{type(e).__name__}: {e}"
         sys.stderr.write(f"tools/grade: internal error on {submission}: {grade.error}\n")
@@ -484,6 +706,7 @@ def grade_submission(rubric, submission, root, files, work, logs, jail, jobs=2, 
         if jail.uid is not None:
             grade.leftovers += lab_sandbox.kill_user(jail.uid)
         if not keep:
-            shutil.rmtree(tree, ignore_errors=True)
-            shutil.rmtree(os.path.join(work, "submission"), ignore_errors=True)
+            shutil.rmtree(scratch, ignore_errors=True)
+            shutil.rmtree(private, ignore_errors=True)
+            shutil.rmtree(jail.boot_dir, ignore_errors=True)
     return grade

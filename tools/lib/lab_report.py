@@ -7,6 +7,8 @@ import os
 import re
 import xml.etree.ElementTree as ET
 
+from .lab_safe import printable
+
 STATUS_WORD = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP", "error": "ERROR"}
 # Characters XML 1.0 cannot hold.
 NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -23,10 +25,31 @@ def item_output(r):
     return text
 
 
+HOLD = "ON HOLD"
+
+
 def score_line(grade):
     if grade.error:
         return f"Score: none (max {_points(grade.max_score)}): the grader failed, see below"
+    if getattr(grade, "hold", None):
+        return (f"Score: {HOLD} for a person to decide (the tests gave "
+                f"{_points(grade.score)} / {_points(grade.max_score)}); see the audit below")
     return f"Score: {_points(grade.score)} / {_points(grade.max_score)}"
+
+
+def special_lines(grade):
+    """Tampering, disagreement with the machine, and why the grade is held."""
+    lines = []
+    if getattr(grade, "tampered", ""):
+        lines.append(f"TAMPERING: {grade.tampered} changed after the grader hashed it; every "
+                     f"item fails")
+    if getattr(grade, "disagree", None):
+        lines.append(f"The records disagree with the machine (items: "
+                     f"{', '.join(grade.disagree)}): what the kernel reported is not what the "
+                     f"grader's own check saw")
+    for why in getattr(grade, "hold", []):
+        lines.append(f"Hold: {why}")
+    return lines
 
 
 def write_report(grade, out):
@@ -50,6 +73,7 @@ def write_report(grade, out):
                      f"running after a step had ended")
     if grade.audit is not None:
         lines.append(grade.audit.line())
+    lines += special_lines(grade)
     b = grade.build
     lines.append(f"Build: {b.reason} ({b.seconds:.1f} s)")
     lines.append("")
@@ -64,7 +88,7 @@ def write_report(grade, out):
         if r.status in ("failed", "error") and r.output:
             lines += ["", f"--- {r.name}: last lines of output ---", r.output]
     with open(os.path.join(out, "report.txt"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+        f.write(printable("\n".join(lines)) + "\n")
 
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
@@ -79,7 +103,7 @@ def write_results_json(grade, out):
     error = bool(grade.error)
 
     def entry(r, name, visibility):
-        t = {"name": name, "output": item_output(r), "visibility": visibility}
+        t = {"name": name, "output": printable(item_output(r)), "visibility": visibility}
         if not error:
             t["score"] = _points(r.score)
             t["max_score"] = _points(r.max_score)
@@ -93,19 +117,24 @@ def write_results_json(grade, out):
     tests += [entry(r, r.name, getattr(items.get(r.name), "visibility", "visible"))
               for r in grade.results]
     lines = [score_line(grade)]
+    lines += special_lines(grade)
     lines += grade.notices
     if grade.ignored:
         lines.append(f"Changes outside your lab's files were ignored: "
                      f"{', '.join(grade.ignored[:12])}")
     if grade.error:
         lines.append(f"Grader error (please tell the staff; this is not a grade): {grade.error}")
-    data = {"output": "\n".join(lines), "execution_time": round(grade.seconds, 1),
+    data = {"output": printable("\n".join(lines)), "execution_time": round(grade.seconds, 1),
             "visibility": grade.rubric.visibility, "stdout_visibility": "hidden",
             "tests": tests,
             "extra_data": {"grader_error": grade.error or "", "protection": grade.protection,
-                           "audit": grade.audit.line() if grade.audit else ""}}
+                           "audit": grade.audit.line() if grade.audit else "",
+                           "hold": list(getattr(grade, "hold", [])),
+                           "tampered": getattr(grade, "tampered", ""),
+                           "records_disagree": list(getattr(grade, "disagree", []))}}
     if not error:
-        data["score"] = _points(grade.score)
+        # A held grade counts for nothing until a person has looked.
+        data["score"] = 0 if getattr(grade, "hold", None) else _points(grade.score)
         data["max_score"] = _points(grade.max_score)
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(data, f, indent=2)
@@ -187,6 +216,9 @@ def grade_record(grade, digest=""):
             "build": _result_row(grade.build), "items": [_result_row(r) for r in grade.results],
             "notices": grade.notices, "audit": grade.audit.line() if grade.audit else "",
             "flagged": bool(grade.audit and grade.audit.flagged),
+            "hold": list(getattr(grade, "hold", [])),
+            "tampered": getattr(grade, "tampered", ""),
+            "disagree": list(getattr(grade, "disagree", [])),
             "protection": grade.protection}
 
 
@@ -221,8 +253,10 @@ def write_summary(rows, rubric, path):
             if rec["build"]["status"] != "passed":
                 problem = rec["build"]["reason"]
             error = rec["error"]
-            w.writerow([name, "" if error else rec["score"], rec["max_score"],
+            if rec.get("hold"):
+                problem = "ON HOLD: " + rec["hold"][0]
+            w.writerow([printable(name), "" if error else rec["score"], rec["max_score"],
                         "ok" if rec["build"]["status"] == "passed" else "failed", error] +
                        ["" if error else scores.get(n, 0) for n in names] +
                        [f"{rec['seconds']:.1f}", "yes" if rec.get("flagged") else "",
-                        problem[:300]])
+                        printable(problem)[:300]])

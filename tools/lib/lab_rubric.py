@@ -22,7 +22,7 @@ ARCHES = ("i386", "arm64")
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 TEST_KEYS = {"name", "points", "timeout", "ctest", "run", "pass", "done", "console", "panic",
              "depends_on", "covers", "min_tests", "description", "console_from",
-             "visibility"}
+             "visibility", "oracle"}
 CONSOLE_FROM = ("nonce", "any")
 MEASUREMENT_KEYS = {"name", "points", "timeout", "metric", "run", "tolerance", "depends_on",
                     "covers", "description", "visibility"}
@@ -55,6 +55,8 @@ class Item:
         self.metric = table.get("metric")
         self.tolerance = table.get("tolerance", 0.0)
         self.visibility = table.get("visibility", "visible")
+        # The grader's own check of the mechanism (lab_oracle.ORACLES).
+        self.oracle = table.get("oracle")
 
 
 class Rubric:
