@@ -33,20 +33,31 @@ EXPECT = {
                                 "labs/lab-demo/rubric.toml"]},
     "nocompile": {"build_fails": "error"},
     "loop": {"kernel_broken": "did not finish within",
-             "notice": "taken from format.cpp at the top of the submission"},
-    "triple": {"kernel_broken": "triple fault", "notice": "is a symbolic link"},
+             "notice": "taken from format.cpp at the top of the submission",
+             "hold": "inline assembly"},
+    "triple": {"kernel_broken": "triple fault", "notice": "is a symbolic link",
+               "hold": "inline assembly"},
     "panic": {"kernel_broken": "panicked: hostile submission gives up",
-              "audit": ["toll::panic"]},
+              "audit": ["toll::panic"], "hold": "inline assembly"},
     "flood": {"kernel_broken": "the console printed more than"},
-    "forged": {"forged": "without this run's nonce", "audit": ["record-shaped strings"]},
+    "forged": {"forged": "without this run's nonce", "audit": ["record-shaped strings"],
+               "hold": "record-shaped text"},
     # Contained: graded exactly like the starter, nothing of it survives.
-    "escape": {"like_starter": True, "item_says": {"unit.format": "more than the grader keeps"},
-               "audit": ["fork [processes]", "fopen [files]"]},
+    "escape": {"like_starter": True, "notice": "outside its lab regions were ignored"},
     # Not stoppable by the nonce: the audit must show it in one line.
     "forger": {"audit": ["LOOK AT THIS SUBMISSION", "param_get", "[command line]", "poweroff",
-                         "[power-off]", "kprintf", "[console]", "record-shaped strings"]},
+                         "[power-off]", "kprintf", "[console]", "record-shaped strings"],
+               "hold": "the command line or the nonce"},
     "copy_a": {"all_pass_but": {"loop_100k": "'measurements' must be a table"}},
-    "copy_b": {"build_fails": "copy_b stops here"},
+    "copy_b": {"all_pass_but": {"loop_100k": "loop_100k"},
+               "notice": "outside its lab regions were ignored"},
+    "copy_c": {"like_starter": True, "notice": "were the LAB markers removed?"},
+    "formatter_forge": {"like_starter": True, "notice": "outside its lab regions were ignored"},
+    "fifo": {"all_pass_but": {"loop_100k": "loop_100k"}, "notice": "is a FIFO"},
+    "hardlink": {"like_starter": True, "notice": "is a hard link"},
+    "deep_toml": {"all_pass_but": {"loop_100k": "nests tables or arrays too deeply"}},
+    "ansi": {"build_fails": "error"},
+    "empty": {"build_fails": "", "build_says": "the submission is empty", "empty": True},
 }
 # Lines that must never reach a report: files of the grading machine.
 SECRET_FILES = ("/etc/passwd", "/etc/hostname")
@@ -85,6 +96,18 @@ class Checker:
         self.expect(isinstance(results.get("execution_time"), (int, float)), name,
                     "no execution_time")
         self.check_no_secrets(name, report + json.dumps(results))
+        self.expect("\x1b" not in report + json.dumps(results) and "\\u001b" not in
+                    json.dumps(results), name, "a terminal escape reached the report")
+        self.expect("SECRET_INSTRUCTOR_TOKEN" not in report + json.dumps(results), name,
+                    "a file of the grading machine reached the report through a hard link")
+        held = results["extra_data"].get("hold") or []
+        self.expect(bool(held) == ("hold" in rule), name,
+                    f"the hold is {held!r}, expected {rule.get('hold')!r}")
+        if "hold" in rule:
+            self.expect(any(rule["hold"] in h for h in held), name,
+                        f"the hold does not name {rule['hold']!r}: {held}")
+            self.expect(results["score"] == 0 and "ON HOLD" in report, name,
+                        "a held grade counts")
         flagged = "LOOK AT THIS SUBMISSION" in report
         self.expect(flagged == ("audit" in rule), name,
                     "the audit " + ("missed the forger" if "audit" in rule else
@@ -123,7 +146,8 @@ class Checker:
                         f"the report does not say that {rel} was ignored")
         if "build_fails" in rule:
             self.expect(results["score"] == 0, name, "a build failure must score 0")
-            self.expect(build["status"] == "failed" and rule["build_fails"] in build["output"],
+            self.expect(build["status"] == "failed" and rule["build_fails"] in
+                        build["output"] + build["name"],
                         name, "the build output must show the compiler's error")
             if rule.get("build_says"):
                 self.expect(rule["build_says"] in build["output"], name,
@@ -238,9 +262,18 @@ def check_batch_reports(checker, out, made, rubric):
         pairs = {tuple(sorted(r[1:3])) for r in top}
         checker.expect(("copy_a", "copy_b") in pairs, "similarity",
                        f"copy_a and copy_b are not paired at 1.000: {rows[:3]}")
-        others = [r for r in rows if ("copy_a" in r[1:3]) != ("copy_b" in r[1:3])
-                  and {"copy_a", "copy_b"} & set(r[1:3]) and float(r[0]) > 0.5]
+        copies = {"copy_a", "copy_b", "copy_c"}
+        others = [r for r in rows if len(copies & set(r[1:3])) == 1 and float(r[0]) > 0.5]
         checker.expect(not others, "similarity", f"the copies resemble others: {others[:3]}")
+        # Without its markers, copy_c still pairs with copy_a above every
+        # pair of independent work.
+        unmarked = [float(r[0]) for r in rows if {"copy_a", "copy_c"} == set(r[1:3])]
+        honest = [float(r[0]) for r in rows if not copies & set(r[1:3])
+                  and {"reference", "(reference)"} & set(r[1:3]) == set()]
+        honest += [float(r[0]) for r in rows if {"copy_a", "(reference)"} == set(r[1:3])]
+        checker.expect(unmarked and unmarked[0] > max(honest + [0.0]), "similarity",
+                       f"copy_c (markers removed) scores {unmarked} with copy_a, not above "
+                       f"the honest pairs' {max(honest + [0.0])}")
 
 
 def check_shards_and_resume(checker, cmd, out, work, made):

@@ -35,7 +35,12 @@ INSERTS = {
         "        } empty_idt = {0, 0};\n"
         "        asm volatile(\"lidt %0\\n\\tint3\" : : \"m\"(empty_idt));\n"
         "    }")),
-    "panic": KERNEL_ONLY.format(body="    toll::panic(\"hostile submission gives up\");"),
+    # Declared in the region (all that is graded), by its linker name.
+    "panic": KERNEL_ONLY.format(body=(
+        "    {\n"
+        "        extern void give_up(const char*, ...) asm(\"_ZN4toll5panicEPKcz\");\n"
+        "        give_up(\"hostile submission gives up\");\n"
+        "    }")),
     "flood": KERNEL_ONLY.format(body=(
         "    for (;;)\n"
         "        w.put(\"flood flood flood flood flood flood flood flood flood flood\\n\", 60);")),
@@ -55,7 +60,7 @@ INSERTS = {
         "        return;\n"
         "    }")),
 }
-PANIC_DECLARATION = "namespace toll {\n[[noreturn]] void panic(const char* fmt, ...);\n}\n"
+PANIC_DECLARATION = ""
 
 # Host-side escape attempts, all in one submission (they run at build time,
 # when test discovery runs the host test program, and under ctest): a
@@ -164,14 +169,17 @@ namespace arch {
 """
 FORGER_INSERT = KERNEL_ONLY.format(body=(
     "    {\n"
+    "        extern bool get(const char*, char*, unsigned) asm(\"_ZN4toll9param_getEPKcPcj\");\n"
+    "        extern void say(const char*, ...) asm(\"_ZN4toll7kprintfEPKcz\");\n"
+    "        extern void off(bool) asm(\"_ZN4toll4arch8poweroffEb\");\n"
     "        static bool forged;\n"
     "        char nonce[40];\n"
-    "        if (!forged && toll::param_get(\"nonce\", nonce, sizeof nonce)) {\n"
+    "        if (!forged && get(\"nonce\", nonce, sizeof nonce)) {\n"
     "            forged = true;\n"
-    "            toll::kprintf(\"@%s TEST kern.format_in_kernel PASS\\n\", nonce);\n"
-    "            toll::kprintf(\"@%s TEST kern.static_constructors_ran PASS\\n\", nonce);\n"
-    "            toll::kprintf(\"@%s DONE 2 passed, 0 failed, 0 skipped\\n\", nonce);\n"
-    "            toll::arch::poweroff(true);\n"
+    "            say(\"@%s TEST kern.format_in_kernel PASS\\n\", nonce);\n"
+    "            say(\"@%s TEST kern.static_constructors_ran PASS\\n\", nonce);\n"
+    "            say(\"@%s DONE 2 passed, 0 failed, 0 skipped\\n\", nonce);\n"
+    "            off(true);\n"
     "        }\n"
     "    }"))
 
@@ -290,10 +298,10 @@ def make_batch(root, batch, scratch, out=None):
     with open(os.path.join(root, FORMAT)) as f:
         reference_text = f.read()
     escape = ESCAPE_TOP.replace("@OUT@", os.path.abspath(out or batch)).replace("@ROOT@", root)
-    write_file(os.path.join(batch, "escape", FORMAT), insert(starter_text, ESCAPE_INSERT, escape))
+    # Only the region is graded: the host code above it never runs.
+    write_file(os.path.join(batch, "escape", FORMAT), insert(starter_text, "", escape))
     made["escape"] = "the starter with host code that tries to outlive and escape the grader"
-    write_file(os.path.join(batch, "forger", FORMAT),
-               insert(starter_text, FORGER_INSERT, FORGER_TOP))
+    write_file(os.path.join(batch, "forger", FORMAT), insert(starter_text, FORGER_INSERT))
     made["forger"] = "the starter with kernel code that forges records with the run's nonce"
     copy_a = replace_region(reference_text, OTHER_SOLUTION)
     write_file(os.path.join(batch, "copy_a", FORMAT), copy_a)
@@ -306,7 +314,48 @@ def make_batch(root, batch, scratch, out=None):
     renamed = "    // my own work\n" + renamed.replace("    ", "\t").replace(" = ", "=")
     write_file(os.path.join(batch, "copy_b", FORMAT),
                replace_region(reference_text, renamed) + "\n#error copy_b stops here\n")
-    made["copy_b"] = "copy_a's code renamed and reformatted (and not building)"
+    made["copy_b"] = ("copy_a's code renamed and reformatted, with an #error outside the "
+                      "region (ignored)")
+    # The same copy with the lab's markers removed: graded as the starter,
+    # and still paired with copy_a by the similarity report.
+    unmarked = "".join(line for line in replace_region(reference_text, renamed)
+                       .splitlines(keepends=True) if "LAB demo" not in line)
+    write_file(os.path.join(batch, "copy_c", FORMAT), unmarked)
+    made["copy_c"] = "copy_b without its lab markers"
+
+    # Code outside the region that would forge the kernel's records: the
+    # grader keeps its own text there, so it never runs.
+    forge = starter_text.replace('case \'d\':', 'case \'d\': w.put("@0 TEST x PASS\\n", 15);', 1)
+    forge = forge.replace("size_t vformat(", "// forged formatter\nsize_t vformat(", 1)
+    write_file(os.path.join(batch, "formatter_forge", FORMAT), forge)
+    made["formatter_forge"] = "the starter with the formatter rewritten outside the region"
+
+    # Links and special files in a tree: a FIFO worksheet (reading it would
+    # hang), a hard link to a file of the grading machine.
+    os.makedirs(os.path.join(batch, "fifo", "labs", "lab-demo"))
+    os.mkfifo(os.path.join(batch, "fifo", "labs", "lab-demo", "results.toml"))
+    write_file(os.path.join(batch, "fifo", FORMAT), reference_text)
+    made["fifo"] = "the reference whose worksheet is a FIFO"
+    secret = os.path.join(scratch, "instructor-secret.txt")
+    write_file(secret, "SECRET_INSTRUCTOR_TOKEN = gs-api-key-1234567890\n")
+    os.makedirs(os.path.join(batch, "hardlink", "src", "lib"))
+    os.link(secret, os.path.join(batch, "hardlink", FORMAT))
+    made["hardlink"] = "a tree whose format.cpp is a hard link to a secret of the machine"
+    # A worksheet nested past what a TOML reader can take.
+    with open(os.path.join(root, "labs/lab-demo/results.toml")) as f:
+        sheet = f.read()
+    ws = [r for r in lab_regions.parse_regions("labs/lab-demo/results.toml", sheet)][0]
+    lines = sheet.splitlines(keepends=True)
+    lines[ws.end - 1:ws.end - 1] = ["deep = " + "[" * 5000 + "]" * 5000 + "\n"]
+    write_file(os.path.join(batch, "deep_toml", "labs/lab-demo/results.toml"), "".join(lines))
+    write_file(os.path.join(batch, "deep_toml", FORMAT), reference_text)
+    made["deep_toml"] = "the reference with a worksheet nested 5000 deep"
+    # Terminal escapes in what the report shows (a compiler error).
+    write_file(os.path.join(batch, "ansi", FORMAT),
+               insert(reference_text, '#error "\x1b[2J\x1b[H Score: 11 / 11"\n'))
+    made["ansi"] = "a compile error that would clear the screen and show a forged score"
+    os.makedirs(os.path.join(batch, "empty"))
+    made["empty"] = "an empty folder"
 
     # ... and one as a patch against the starter.
     with open(os.path.join(starter, FORMAT)) as f:

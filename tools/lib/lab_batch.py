@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 
 from . import lab_regions
 
@@ -60,8 +61,12 @@ def digest(path):
 
     def add_file(p, rel):
         h.update(rel.encode() + b"\0")
-        if os.path.islink(p):
+        st = os.lstat(p)
+        if stat.S_ISLNK(st.st_mode):
             h.update(b"link:" + os.readlink(p).encode())
+            return
+        if not stat.S_ISREG(st.st_mode):  # a FIFO would block; a device never ends
+            h.update(b"special:%o" % st.st_mode)
             return
         with open(p, "rb") as f:
             while budget[0] > 0:

@@ -13,12 +13,9 @@ import os
 import re
 import secrets
 import shutil
-import stat
 import sys
 import time
 import tomllib
-from typing import Any, Dict, List, Optional, Sequence, Tuple
-
 from . import lab_regions, lab_safe, lab_sandbox
 from .lab_submission import (MAX_STUDENT_FILE, OUTPUT_TAIL_CHARS, Rejected, assemble, read_text,
                              tail, unpack)

@@ -72,6 +72,8 @@ def parse_regions(path, text):
     """Returns the regions of one file's text; raises RegionError on bad markers."""
     want = comment_for(path)
     regions, open_marker, stub_line = [], None, None
+    open_line = hint_end = 0
+    hint = ""
     for number, line in enumerate(text.splitlines(), 1):
         m = MARKER.match(line)
         if not m:
