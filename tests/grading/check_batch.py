@@ -48,7 +48,8 @@ EXPECT = {
     "forger": {"audit": ["LOOK AT THIS SUBMISSION", "param_get", "[command line]", "poweroff",
                          "[power-off]", "kprintf", "[console]", "record-shaped strings"],
                "hold": "the command line or the nonce"},
-    "copy_a": {"all_pass_but": {"loop_100k": "'measurements' must be a table"}},
+    "copy_a": {"all_pass_but": {"loop_100k": "loop_100k"},
+               "notice": "no usable lab demo region"},
     "copy_b": {"all_pass_but": {"loop_100k": "loop_100k"},
                "notice": "outside its lab regions were ignored"},
     "copy_c": {"like_starter": True, "notice": "were the LAB markers removed?"},
@@ -84,7 +85,9 @@ class Checker:
         rule = EXPECT[name]
         self.expect(results["max_score"] == self.rubric.max_score, name, "max_score is wrong")
         self.expect(set(tests) == set(self.items), name, "results.json lacks rubric items")
-        self.expect(abs(sum(t["score"] for t in tests.values()) - results["score"]) < 1e-9, name,
+        held_now = bool(results.get("extra_data", {}).get("hold"))
+        self.expect(held_now or abs(sum(t["score"] for t in tests.values()) -
+                                    results["score"]) < 1e-9, name,
                     "the score is not the sum of the items")
         self.expect("GRADER ERROR" not in report, name, "the grader reported its own error")
         self.expect("Sandbox: " in report and "protection" in results.get("extra_data", {}),
@@ -268,9 +271,8 @@ def check_batch_reports(checker, out, made, rubric):
         # Without its markers, copy_c still pairs with copy_a above every
         # pair of independent work.
         unmarked = [float(r[0]) for r in rows if {"copy_a", "copy_c"} == set(r[1:3])]
-        honest = [float(r[0]) for r in rows if not copies & set(r[1:3])
-                  and {"reference", "(reference)"} & set(r[1:3]) == set()]
-        honest += [float(r[0]) for r in rows if {"copy_a", "(reference)"} == set(r[1:3])]
+        # copy_a and the reference are the batch's two independent solutions.
+        honest = [float(r[0]) for r in rows if {"copy_a", "(reference)"} == set(r[1:3])]
         checker.expect(unmarked and unmarked[0] > max(honest + [0.0]), "similarity",
                        f"copy_c (markers removed) scores {unmarked} with copy_a, not above "
                        f"the honest pairs' {max(honest + [0.0])}")
