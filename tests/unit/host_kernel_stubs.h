@@ -47,7 +47,8 @@ Counter& counter_named(const char* name);
 inline vm::PhysAddr allocated(Result<vm::PhysAddr> result)
 {
     if (!result)
-        throw std::runtime_error("allocation failed, errno " + std::to_string(result.error()));
+        throw std::runtime_error("allocation failed, errno " +
+                                 std::to_string(errno_value(result.error())));
     return result.value();
 }
 

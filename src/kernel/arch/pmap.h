@@ -77,8 +77,7 @@ inline Result<PhysAddr> pmap_remove_page(Pmap* pmap, uintptr_t va)
     auto note = [](void* context, uintptr_t, PhysAddr pa) {
         *static_cast<Optional<PhysAddr>*>(context) = pa;
     };
-    if (Errno e = pmap_remove(pmap, va, va + k_page_size, note, &found); e != k_ok)
-        return e;
+    TRY(pmap_remove(pmap, va, va + k_page_size, note, &found));
     if (!found)
         return k_enoent;
     return found.value();

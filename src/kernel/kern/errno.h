@@ -4,7 +4,11 @@
 
 namespace toll {
 
-enum Errno : int {
+/// A scoped enumeration, so that an Errno never becomes a number by accident:
+/// `int n = k_efault;` does not compile, and neither does `if (e)` (write
+/// `e != k_ok`). The enumerators are brought into namespace toll below, so
+/// the names stay k_efault and friends.
+enum class Errno : int {
     k_ok = 0,
     k_eperm = 1,
     k_enoent = 2,
@@ -39,5 +43,26 @@ enum Errno : int {
     /// returns EINTR (Linux's ERESTARTSYS, with its value).
     k_erestartsys = 512,
 };
+using enum Errno;
+
+/// What a system call returns for @p e: -errno, as Linux returns it. A type
+/// of its own, convertible to long only, so that Result and Optional can
+/// refuse it: `return -k_emfile;` in a function returning Result<int> is a
+/// compile error rather than a success carrying -24.
+struct NegatedErrno {
+    long value;
+    constexpr operator long() const { return value; }
+};
+
+constexpr NegatedErrno operator-(Errno e)
+{
+    return NegatedErrno{-static_cast<long>(e)};
+}
+
+/// The number itself (for printing, or for a table indexed by errno).
+constexpr int errno_value(Errno e)
+{
+    return static_cast<int>(e);
+}
 
 } // namespace toll

@@ -3,13 +3,36 @@
 // (CONTRIBUTING.md, "Errors: one convention"); a function with nothing to
 // return on success returns a plain Errno. Optional<T>, beside it, is a value
 // or nothing, for a look-up whose "nothing" is an answer rather than a failure.
+//
+// Both trap the two bugs a sentinel hides: reading the value of a failure
+// (value() asserts) and building a failure that says "no error" (a Result
+// from k_ok asserts). Both carry move-only values such as FileRef: take the
+// value out with release_value().
 #pragma once
 #include "kernel/kern/errno.h"
+#include "kernel/kern/panic.h"
+#include "kernel/kern/placement_new.h"
 
 namespace toll {
 
+/// std::move, for a kernel without the standard library.
+template <typename T>
+struct RemoveReference {
+    using Type = T;
+};
+template <typename T>
+struct RemoveReference<T&> {
+    using Type = T;
+};
+template <typename T>
+constexpr typename RemoveReference<T>::Type&& move(T&& value)
+{
+    return static_cast<typename RemoveReference<T>::Type&&>(value);
+}
+
 /// Either a T or an Errno other than k_ok. Construct it from either; test it
-/// with ok() (or in a condition), then read value() or error().
+/// with ok() (or in a condition), then read value() or error(). TRY (below)
+/// passes a failure on to the caller.
 ///
 ///     Result<size_t> n = copy_string_from_user(buf, uptr, size);
 ///     if (!n)
@@ -19,16 +42,66 @@ template <typename T>
 class [[nodiscard]] Result {
   public:
     /// A success carrying @p value.
-    Result(T value) : m_value(value), m_error(k_ok) {}
+    Result(const T& value) : m_error(k_ok) { new (&m_value) T(value); }
+    Result(T&& value) : m_error(k_ok) { new (&m_value) T(toll::move(value)); }
 
-    /// A failure; @p error must not be k_ok.
-    Result(Errno error) : m_value(), m_error(error == k_ok ? k_einval : error) {}
+    /// A failure; @p error must not be k_ok (that would be a failure with
+    /// no reason, a kernel bug, so it panics).
+    Result(Errno error) : m_error(error) { TOLL_ASSERT(error != k_ok); }
+
+    /// A system call's -errno is no value of T: `return -k_einval;` where a
+    /// Result is returned does not compile (return k_einval).
+    Result(NegatedErrno) = delete;
+
+    Result(const Result& other) : m_error(other.m_error)
+    {
+        if (ok())
+            new (&m_value) T(other.m_value);
+    }
+    Result(Result&& other) : m_error(other.m_error)
+    {
+        if (ok())
+            new (&m_value) T(toll::move(other.m_value));
+    }
+    Result& operator=(const Result& other)
+    {
+        if (this != &other) {
+            this->~Result();
+            new (this) Result(other);
+        }
+        return *this;
+    }
+    Result& operator=(Result&& other)
+    {
+        if (this != &other) {
+            this->~Result();
+            new (this) Result(toll::move(other));
+        }
+        return *this;
+    }
+    ~Result()
+    {
+        if (ok())
+            m_value.~T();
+    }
 
     bool ok() const { return m_error == k_ok; }
     explicit operator bool() const { return ok(); }
 
-    /// The value; meaningful only when ok().
-    T value() const { return m_value; }
+    /// The value; a failure has none, and asking for it panics.
+    const T& value() const
+    {
+        TOLL_ASSERT(ok());
+        return m_value;
+    }
+
+    /// Moves the value out (for a move-only T such as FileRef); the Result
+    /// keeps a moved-from T. Panics on a failure, as value() does.
+    T release_value()
+    {
+        TOLL_ASSERT(ok());
+        return toll::move(m_value);
+    }
 
     /// Why there is no value; k_ok when there is one.
     Errno error() const { return m_error; }
@@ -37,7 +110,9 @@ class [[nodiscard]] Result {
     T value_or(T fallback) const { return ok() ? m_value : fallback; }
 
   private:
-    T m_value;
+    union {
+        T m_value;
+    };
     Errno m_error;
 };
 
@@ -58,11 +133,18 @@ class [[nodiscard]] Optional {
     /// @p value.
     Optional(T value) : m_value(value), m_has(true) {}
 
+    /// A -errno is no value of T (see Result).
+    Optional(NegatedErrno) = delete;
+
     bool has_value() const { return m_has; }
     explicit operator bool() const { return m_has; }
 
-    /// The value; meaningful only when has_value().
-    T value() const { return m_value; }
+    /// The value; there is none when !has_value(), and asking for it panics.
+    const T& value() const
+    {
+        TOLL_ASSERT(m_has);
+        return m_value;
+    }
 
     /// The value, or @p fallback when there is none.
     T value_or(T fallback) const { return m_has ? m_value : fallback; }
@@ -71,5 +153,52 @@ class [[nodiscard]] Optional {
     T m_value;
     bool m_has;
 };
+
+} // namespace toll
+
+/// Evaluates @p expression, a Result or an Errno; on failure returns its
+/// Errno from the enclosing function (which returns an Errno or a Result),
+/// and otherwise yields the value (nothing, for an Errno). The statement
+/// expression is a GCC and Clang extension, as in SerenityOS's TRY.
+///
+///     FileRef f = TRY(file_open(path, flags));
+///     TRY(copyout(uptr, &st, sizeof st));
+#define TRY(expression)                                                                            \
+    ({                                                                                             \
+        auto&& try_result_ = (expression);                                                         \
+        if (::toll::try_failed(try_result_))                                                       \
+            return ::toll::try_error(try_result_);                                                 \
+        ::toll::try_release(try_result_);                                                          \
+    })
+
+namespace toll {
+
+// TRY's helpers, overloaded for an Errno and a Result.
+inline bool try_failed(Errno e)
+{
+    return e != k_ok;
+}
+inline Errno try_error(Errno e)
+{
+    return e;
+}
+inline void try_release(Errno)
+{
+}
+template <typename T>
+bool try_failed(const Result<T>& r)
+{
+    return !r.ok();
+}
+template <typename T>
+Errno try_error(const Result<T>& r)
+{
+    return r.error();
+}
+template <typename T>
+T try_release(Result<T>& r)
+{
+    return r.release_value();
+}
 
 } // namespace toll

@@ -189,8 +189,7 @@ Errno load_segments(vm::VmSpace* space, const RamdiskFile& file, const Image& im
                 start = r->end;
             }
         if (end > start)
-            if (Errno e = vm::vmspace_map(space, start, end - start, prot_of(s.flags)); e != k_ok)
-                return e;
+            TRY(vm::vmspace_map(space, start, end - start, prot_of(s.flags)));
         if (!write_user(space, static_cast<uintptr_t>(s.vaddr), file.data + s.offset,
                         static_cast<size_t>(s.filesz)))
             return k_enomem;
@@ -198,8 +197,7 @@ Errno load_segments(vm::VmSpace* space, const RamdiskFile& file, const Image& im
             highest = end;
     }
     for (vm::Region* r = space->regions.first(); r; r = r->next)
-        if (Errno e = vm::pmap_protect(space->pmap, r->start, r->end, r->prot); e != k_ok)
-            return e;
+        TRY(vm::pmap_protect(space->pmap, r->start, r->end, r->prot));
     space->brk_start = space->brk = highest;
     return k_ok;
 }
@@ -360,8 +358,7 @@ Errno exec(const char* path, const char* const* argv, const char* const* envp)
 {
     vm::VmSpace* space;
     uintptr_t pc, sp;
-    if (Errno e = load_program(path, argv, envp, &space, &pc, &sp); e != k_ok)
-        return e;
+    TRY(load_program(path, argv, envp, &space, &pc, &sp));
     Process* p = current_process();
     vm::VmSpace* old = p->vm;
     p->vm = space;

@@ -130,7 +130,7 @@ const FileOps* device_lookup(const char* path)
     return nullptr;
 }
 
-File* console_open()
+FileRef console_open()
 {
     return file_new(&k_console_ops, k_o_rdwr);
 }

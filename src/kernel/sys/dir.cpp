@@ -95,7 +95,7 @@ const FileOps k_dir_ops = {dir_read, dir_write, nullptr, nullptr, k_s_ifdir};
 
 } // namespace
 
-Result<File*> dir_open(const char* path, size_t length, int flags)
+Result<FileRef> dir_open(const char* path, size_t length, int flags)
 {
     // Is there a ramdisk file under path? Then path is a directory; the
     // File keeps a pointer into that file's own path as its name.
@@ -112,7 +112,7 @@ Result<File*> dir_open(const char* path, size_t length, int flags)
     // Linux: a directory may be opened only for reading.
     if ((flags & k_o_accmode) != k_o_rdonly || (flags & (k_o_creat | k_o_trunc)))
         return k_eisdir;
-    File* f = file_new(&k_dir_ops, k_o_rdonly);
+    FileRef f = file_new(&k_dir_ops, k_o_rdonly);
     if (!f)
         return k_enomem;
     f->data = reinterpret_cast<const uint8_t*>(name);

@@ -37,7 +37,7 @@ const FileOps k_ramdisk_ops = {ramdisk_read, ramdisk_write, nullptr, nullptr, k_
 
 } // namespace
 
-File* file_new(const FileOps* ops, int flags)
+FileRef file_new(const FileOps* ops, int flags)
 {
     File* f = make<File>();
     if (f) {
@@ -45,15 +45,15 @@ File* file_new(const FileOps* ops, int flags)
         f->flags = flags;
         g_files_live.add();
     }
-    return f;
+    return FileRef{f};
 }
 
-void file_ref(File* file)
+void FileRef::ref(File* file)
 {
     ++file->refs;
 }
 
-void file_unref(File* file)
+void FileRef::unref(File* file)
 {
     TOLL_ASSERT(file->refs > 0);
     if (--file->refs == 0) {
@@ -64,12 +64,12 @@ void file_unref(File* file)
     }
 }
 
-Result<File*> file_open(const char* path, int flags)
+Result<FileRef> file_open(const char* path, int flags)
 {
     if (const FileOps* dev = device_lookup(path)) {
         if (flags & k_o_directory)
             return k_enotdir;
-        File* f = file_new(dev, flags & (k_o_accmode | k_o_nonblock));
+        FileRef f = file_new(dev, flags & (k_o_accmode | k_o_nonblock));
         if (!f)
             return k_enomem;
         return f;
@@ -80,7 +80,7 @@ Result<File*> file_open(const char* path, int flags)
         size_t length = strlen(path);
         while (length > 0 && path[length - 1] == '/')
             --length;
-        if (Result<File*> dir = dir_open(path, length, flags); dir || dir.error() != k_enoent)
+        if (Result<FileRef> dir = dir_open(path, length, flags); dir || dir.error() != k_enoent)
             return dir;
         // "/bin/sh/": a file named as if it were a directory.
         char file[sizeof proc::RamdiskFile{}.path];
@@ -97,7 +97,7 @@ Result<File*> file_open(const char* path, int flags)
         return k_erofs;
     if (flags & k_o_directory)
         return k_enotdir;
-    File* f = file_new(&k_ramdisk_ops, k_o_rdonly);
+    FileRef f = file_new(&k_ramdisk_ops, k_o_rdonly);
     if (!f)
         return k_enomem;
     f->data = rf->data;
@@ -109,7 +109,7 @@ Result<int> fd_install(proc::Process* p, FileRef& file, int min)
 {
     for (int fd = min; fd < proc::k_max_fds; ++fd)
         if (!p->files[fd]) {
-            p->files[fd] = FileRef{file.release()};
+            p->files[fd] = toll::move(file);
             fd_set_cloexec(p, fd, false);
             return fd;
         }
@@ -119,8 +119,8 @@ Result<int> fd_install(proc::Process* p, FileRef& file, int min)
 FileRef fd_take(proc::Process* p, int fd)
 {
     if (fd < 0 || fd >= proc::k_max_fds)
-        return FileRef{nullptr};
-    return FileRef{p->files[fd].release()};
+        return FileRef{};
+    return toll::move(p->files[fd]);
 }
 
 void fd_set_cloexec(proc::Process* p, int fd, bool on)

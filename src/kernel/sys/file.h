@@ -40,88 +40,76 @@ constexpr int k_o_rdonly = 0, k_o_wronly = 1, k_o_rdwr = 2, k_o_accmode = 3;
 constexpr int k_o_creat = 0100, k_o_trunc = 01000, k_o_append = 02000, k_o_nonblock = 04000,
               k_o_directory = 0200000, k_o_cloexec = 02000000;
 
-/// A new File with one reference; nullptr when memory is short. Every File
-/// alive is counted in the level counter sys.files.live.
-File* file_new(const FileOps* ops, int flags);
-/// Adds a reference.
-void file_ref(File* file);
-/// Drops a reference; the last one releases the file.
-void file_unref(File* file);
-
 /// Owns one reference to a File and drops it when it goes out of scope (or
 /// is assigned over), so that no early return leaks one and none drops it
-/// twice. share() hands out further references; release() gives the owned
-/// one away (to the caller through an out-parameter). Every descriptor
+/// twice. The only ways to get one are file_new (a new File) and file_share
+/// (a further reference); it moves, through a Result too
+/// (Result<FileRef>::release_value), and is never copied. Every descriptor
 /// table slot (proc::Process::files) is one: fork's copy takes a reference
 /// per slot, and close, exec's close-on-exec and exit drop them by emptying
-/// the slot. file_ref/file_unref are called only here.
+/// the slot. The reference count is touched only here (ref and unref).
 class [[nodiscard]] FileRef {
   public:
     /// Empty: no file.
     FileRef() : m_file(nullptr) {}
-
-    /// Takes over the reference the caller holds on @p file (may be null).
-    explicit FileRef(File* file) : m_file(file) {}
     ~FileRef()
     {
         if (m_file)
-            file_unref(m_file);
+            unref(m_file);
     }
     FileRef(const FileRef&) = delete;
     FileRef& operator=(const FileRef&) = delete;
-    FileRef(FileRef&& other) noexcept : m_file(other.release()) {}
+    FileRef(FileRef&& other) noexcept : m_file(other.m_file) { other.m_file = nullptr; }
 
     /// Drops the reference held (if any) and takes over @p other's.
     FileRef& operator=(FileRef&& other) noexcept
     {
         if (this != &other) {
             File* old = m_file;
-            m_file = other.release();
+            m_file = other.m_file;
+            other.m_file = nullptr;
             if (old)
-                file_unref(old);
+                unref(old);
         }
         return *this;
     }
 
     File* get() const { return m_file; }
+    File* operator->() const { return m_file; }
     explicit operator bool() const { return m_file != nullptr; }
 
-    /// A new reference to the same file, which the caller now owns.
-    File* share() const
-    {
-        file_ref(m_file);
-        return m_file;
-    }
-
-    /// Gives the owned reference to the caller.
-    File* release()
-    {
-        File* f = m_file;
-        m_file = nullptr;
-        return f;
-    }
-
   private:
+    /// Takes over the one reference of a File just made.
+    explicit FileRef(File* file) : m_file(file) {}
+    static void ref(File* file);
+    static void unref(File* file); ///< the last reference releases the file
+
+    friend FileRef file_new(const FileOps* ops, int flags);
+    friend FileRef file_share(File* file);
+
     File* m_file;
 };
+
+/// A new File with one reference, the FileRef's; empty when memory is
+/// short. Every File alive is counted in the level counter sys.files.live.
+FileRef file_new(const FileOps* ops, int flags);
 
 /// A further reference to @p file, owned by the FileRef returned.
 inline FileRef file_share(File* file)
 {
-    file_ref(file);
+    FileRef::ref(file);
     return FileRef{file};
 }
 
 /// Opens a path: /dev/console, /dev/zero, /dev/null, a ramdisk file or a
-/// ramdisk directory. Returns the new File, whose one reference the caller
-/// owns (hold it in a FileRef); or k_enoent, k_enotdir, k_erofs (writing or
-/// creating a ramdisk file), k_eisdir or k_enomem.
-Result<File*> file_open(const char* path, int flags);
+/// ramdisk directory. Returns the new File's one reference; or k_enoent, k_enotdir, k_erofs
+/// (writing or creating a ramdisk file), k_eisdir or k_enomem.
+Result<FileRef> file_open(const char* path, int flags);
 
 /// Opens the ramdisk directory named by the first @p length bytes of
 /// @p path (0: the root) for getdents64, as file_open does. k_enoent if no
 /// file lies under it, k_eisdir if @p flags ask to write or create.
-Result<File*> dir_open(const char* path, size_t length, int flags);
+Result<FileRef> dir_open(const char* path, size_t length, int flags);
 
 /// Installs @p file in the lowest free descriptor of @p p at or above @p min,
 /// clearing its close-on-exec flag. Returns the descriptor, the reference
@@ -150,17 +138,16 @@ void fd_close_all(proc::Process* p);
 void fd_copy_table(proc::Process* child, proc::Process* parent);
 
 /// The console device (its operations), for the first process's descriptors.
-File* console_open();
+FileRef console_open();
 
 /// Called by the arch's serial receive interrupt with each byte received
 /// (kernel/arch/console.h).
 void console_input_byte(char c);
 
-/// The two ends of a new pipe, one reference each, which the caller owns
-/// (hold them in FileRefs at once).
+/// The two ends of a new pipe, one reference each.
 struct PipeEnds {
-    File* read = nullptr;
-    File* write = nullptr;
+    FileRef read;
+    FileRef write;
 };
 
 /// Creates a pipe. Returns its two ends, or k_enomem.

@@ -137,10 +137,10 @@ const FileOps k_read_end = {pipe_read, pipe_no_write, nullptr, release_read, k_s
 const FileOps k_write_end = {pipe_no_read, pipe_write, nullptr, release_write, k_s_ififo};
 
 // A new end of @p p (@p ops says which), counted in the pipe, so that its
-// release (release_end) balances it; nullptr when memory is short.
-File* open_end(Pipe* p, const FileOps* ops, int flags)
+// release (release_end) balances it; empty when memory is short.
+FileRef open_end(Pipe* p, const FileOps* ops, int flags)
 {
-    File* f = file_new(ops, flags);
+    FileRef f = file_new(ops, flags);
     if (f) {
         f->object = p;
         ++(ops == &k_read_end ? p->readers : p->writers);
@@ -155,13 +155,13 @@ Result<PipeEnds> pipe_create()
     Pipe* p = make<Pipe>();
     if (!p)
         return k_enomem;
-    FileRef r{open_end(p, &k_read_end, k_o_rdonly)};
-    FileRef w{open_end(p, &k_write_end, k_o_wronly)};
+    FileRef r = open_end(p, &k_read_end, k_o_rdonly);
+    FileRef w = open_end(p, &k_write_end, k_o_wronly);
     if (!r && !w)
         destroy(p); // no end was made to release it
     if (!r || !w)
         return k_enomem; // the end that was made is dropped, and the pipe with it
-    return PipeEnds{r.release(), w.release()};
+    return PipeEnds{toll::move(r), toll::move(w)};
 }
 
 } // namespace toll::sys

@@ -118,8 +118,7 @@ Errno check_at_dirfd(uintptr_t dirfd, uintptr_t path)
     // Toll has no directories to be relative to: only an absolute path,
     // which ignores dirfd, can be resolved.
     char first;
-    if (Errno e = copyin(&first, path, 1); e != k_ok)
-        return e;
+    TRY(copyin(&first, path, 1));
     return first == '/' ? k_ok : k_enotdir;
 }
 
@@ -149,10 +148,10 @@ long sys_open(const SyscallArgs& a)
     if (Result<size_t> n = copyinstr(path, a.a[0], sizeof path); !n)
         return -n.error();
     int flags = static_cast<int>(a.a[1]);
-    Result<File*> f = file_open(path, flags);
+    Result<FileRef> f = file_open(path, flags);
     if (!f)
         return -f.error();
-    long fd = install(FileRef{f.value()});
+    long fd = install(f.release_value());
     if (fd >= 0 && (flags & k_o_cloexec))
         fd_set_cloexec(proc::current_process(), static_cast<int>(fd), true);
     return fd;
@@ -166,11 +165,10 @@ long sys_access(const SyscallArgs& a)
     constexpr uintptr_t k_x_ok = 1, k_w_ok = 2, k_r_ok = 4;
     if (a.a[1] & ~(k_r_ok | k_w_ok | k_x_ok))
         return -k_einval;
-    Result<File*> opened = file_open(path, k_o_rdonly);
+    Result<FileRef> opened = file_open(path, k_o_rdonly);
     if (!opened)
         return -opened.error();
-    FileRef f{opened.value()};
-    bool is_device = f.get()->ops->mode == 020000;
+    bool is_device = opened.value()->ops->mode == 020000;
     return (a.a[1] & k_w_ok) && !is_device ? -k_erofs : 0;
 }
 
@@ -254,7 +252,8 @@ long sys_pipe2(const SyscallArgs& a)
     Result<PipeEnds> ends = pipe_create();
     if (!ends)
         return -ends.error();
-    FileRef r{ends.value().read}, w{ends.value().write};
+    PipeEnds both = ends.release_value();
+    FileRef r = toll::move(both.read), w = toll::move(both.write);
     int nonblock = static_cast<int>(a.a[1] & k_o_nonblock);
     r.get()->flags |= nonblock;
     w.get()->flags |= nonblock;

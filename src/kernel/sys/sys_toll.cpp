@@ -43,7 +43,7 @@ long sys_counter_list(const SyscallArgs& a)
             char line[96];
             size_t n = lib::snformat(line, sizeof line, "%s %llu\n", c.name,
                                      static_cast<unsigned long long>(c.value));
-            if (l->fault || l->used + n > l->size)
+            if (l->fault != k_ok || l->used + n > l->size)
                 return;
             l->fault = copyout(l->buffer + l->used, line, n);
             l->used += n;

@@ -1,6 +1,7 @@
 // The kernel heap: small objects from size classes carved out of slab pages
 // (given back to the page allocator when empty), large ones as page runs.
 #pragma once
+#include "kernel/kern/placement_new.h"
 #include <stddef.h>
 
 namespace toll::vm {
@@ -24,12 +25,6 @@ size_t kmalloc_empty_pages();
 void free_page(void* page);
 
 } // namespace toll::vm
-
-/// Placement new for constructing objects in kmalloc'ed memory.
-inline void* operator new(size_t, void* where) noexcept
-{
-    return where;
-}
 
 namespace toll {
 /// Allocates and constructs a T on the kernel heap; nullptr when memory is short.

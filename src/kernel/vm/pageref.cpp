@@ -31,10 +31,8 @@ Errno pageref_init(PhysAddr lo, PhysAddr hi)
         ++order;
     if (order > PhysAllocator::k_max_order)
         return k_enomem; // more than the largest block the allocator has
-    Result<PhysAddr> table = phys_allocator().alloc(order);
-    if (!table)
-        return table.error();
-    g_counts = static_cast<uint16_t*>(phys_to_virt(table.value()));
+    PhysAddr table = TRY(phys_allocator().alloc(order));
+    g_counts = static_cast<uint16_t*>(phys_to_virt(table));
     memset(g_counts, 0, k_page_size << order);
     g_lo = lo;
     g_hi = hi;

@@ -1,39 +1,15 @@
-// Address spaces: region bookkeeping, demand-zero faults, and fork, which
-// shares pages copy-on-write (or copies them all, with vm.fork=copy).
+// Address spaces: their regions (map, grow, unmap, protect, find a hole)
+// over a pmap. Faults and copy-on-write are in fault.cpp, fork in fork.cpp.
 #include "kernel/vm/vmspace.h"
-#include "kernel/kern/console.h"
-#include "kernel/kern/counters.h"
-#include "kernel/kern/panic.h"
 #include "kernel/kern/param.h"
 #include "kernel/vm/kmalloc.h"
 #include "kernel/vm/pageref.h"
 #include "kernel/vm/phys.h"
 #include "kernel/vm/reserv.h"
-#include "lib/string.h"
+#include "kernel/vm/vmspace_internal.h"
 
 namespace toll::vm {
 namespace {
-
-TOLL_COUNTER(g_faults_zero_fill, "vm.faults.zero_fill");
-TOLL_COUNTER(g_faults_refused, "vm.faults.refused");
-TOLL_COUNTER(g_fork_pages_copied, "vm.fork.pages_copied");
-TOLL_COUNTER(g_fork_pages_shared, "vm.fork.pages_shared");
-TOLL_COUNTER(g_cow_copies, "vm.cow.copies");
-TOLL_COUNTER(g_cow_reuses, "vm.cow.reuses");
-TOLL_PARAM(g_param_fork, "vm.fork", "cow (share pages copy-on-write, the default) or copy");
-
-// What fork does with the parent's pages (vm.fork=), read at the first fork.
-enum class ForkMode { unread, cow, copy };
-ForkMode g_fork_mode = ForkMode::unread;
-
-bool fork_shares_pages()
-{
-    if (g_fork_mode == ForkMode::unread) {
-        static const char* const names[] = {"cow", "copy"};
-        g_fork_mode = param_get_choice("vm.fork", names, 0) == 1 ? ForkMode::copy : ForkMode::cow;
-    }
-    return g_fork_mode == ForkMode::cow && pageref_ready();
-}
 
 bool page_aligned(uintptr_t v)
 {
@@ -44,14 +20,6 @@ bool range_ok(uintptr_t start, size_t length)
 {
     return page_aligned(start) && page_aligned(length) && length && start + length > start &&
            start + length <= user_space_limit();
-}
-
-// Frees a page no mapping uses: back to its reservation, if it came from
-// one, else to the allocator.
-void free_page(PhysAddr pa)
-{
-    if (!reserv_free_page(pa))
-        phys_allocator().free(pa, 0);
 }
 
 // Drops @p space's mapping of @p pa; the page is freed with its last mapping.
@@ -74,76 +42,6 @@ Errno free_pages(VmSpace* space, uintptr_t start, uintptr_t end)
     return pmap_remove(space->pmap, start, end, release_unmapped, space);
 }
 
-// A write to the page at @p page, mapped read-only to @p pa because fork
-// shares it: the last sharer takes the page back writable in place; any
-// other gets a private copy. k_enomem when memory is short.
-Errno break_cow(VmSpace* space, uintptr_t page, PhysAddr pa, unsigned prot)
-{
-    if (pageref_get(pa).value_or(1) <= 1) { // outside the table: never shared
-        if (Errno e = pmap_protect(space->pmap, page, page + k_page_size, prot); e != k_ok)
-            return e;
-        g_cow_reuses.add();
-        return k_ok;
-    }
-    Result<PhysAddr> page_copy = phys_allocator().alloc(0);
-    if (!page_copy)
-        return page_copy.error();
-    PhysAddr copy = page_copy.value();
-    memcpy(phys_to_virt(copy), phys_to_virt(pa), k_page_size);
-    if (Errno e = pmap_enter(space->pmap, page, copy, prot); e != k_ok) {
-        phys_allocator().free(copy, 0);
-        return e;
-    }
-    pageref_set_one(copy);
-    pageref_release(pa); // shared: at least one mapping is left
-    g_cow_copies.add();
-    return k_ok;
-}
-
-// Maps a fresh zeroed page at @p page, of the region [region_start,
-// region_end), with @p prot. k_enomem when memory is short.
-Errno zero_fill(VmSpace* space, uintptr_t page, unsigned prot, uintptr_t region_start,
-                uintptr_t region_end)
-{
-    // From the reservation of the page's aligned stretch if there is (or can
-    // be) one, so that the stretch can become a superpage; else any page.
-    Optional<PhysAddr> from_reservation = reserv_alloc_page(space, page, region_start, region_end);
-    bool reserved = from_reservation.has_value();
-    Result<PhysAddr> page_fresh =
-        reserved ? Result<PhysAddr>(from_reservation.value()) : phys_allocator().alloc(0);
-    if (!page_fresh)
-        return page_fresh.error();
-    PhysAddr fresh = page_fresh.value();
-    memset(phys_to_virt(fresh), 0, k_page_size);
-    if (Errno e = pmap_enter(space->pmap, page, fresh, prot); e != k_ok) {
-        free_page(fresh);
-        return e;
-    }
-    pageref_set_one(fresh);
-    ++space->resident_pages;
-    g_faults_zero_fill.add();
-    if (reserved)
-        reserv_mapped(space, page, fresh); // may complete a superpage
-    return k_ok;
-}
-
-// Where reservations for faults in region @p r may end. A region's own end,
-// except for the heap (the region the program break ends, once it has
-// moved): brk grows it a little at a time, so a stretch that would hold a
-// reservation is rarely inside it when its first page is touched. For the
-// heap, a stretch may reach past the break up to the next region (or the
-// stack's floor, which brk never crosses): its pages beyond the break stay
-// reserved, unused, until the heap grows over them or memory runs short,
-// as FreeBSD lets an anonymous object's reservation reach past its end.
-uintptr_t reservation_end(VmSpace* space, const Region* r)
-{
-    uintptr_t brk_end = (space->brk + k_page_size - 1) & ~uintptr_t(k_page_size - 1);
-    if (space->brk <= space->brk_start || r->end != brk_end || !reserv_enabled())
-        return r->end;
-    uintptr_t limit = user_space_limit() - k_user_stack_size;
-    return r->next && r->next->start < limit ? r->next->start : limit;
-}
-
 // Cuts regions so that no region straddles @p at.
 Errno split_at(VmSpace* space, uintptr_t at)
 {
@@ -164,6 +62,12 @@ Errno split_at(VmSpace* space, uintptr_t at)
 }
 
 } // namespace
+
+void free_page(PhysAddr pa)
+{
+    if (!reserv_free_page(pa))
+        phys_allocator().free(pa, 0);
+}
 
 bool vm_can_commit(size_t length)
 {
@@ -334,218 +238,6 @@ Result<uintptr_t> vmspace_find_hole(VmSpace* space, size_t length)
     if (!start)
         return k_enomem;
     return start.value();
-}
-
-namespace {
-
-// vmspace_fault's work; its caller records a failure.
-Errno fault_in(VmSpace* space, uintptr_t address, bool write)
-{
-    Region* r = vmspace_find(space, address);
-    if (!r || (write && !(r->prot & k_prot_write)) || r->prot == k_prot_none) {
-        g_faults_refused.add();
-        return k_efault;
-    }
-    uintptr_t page = address & ~uintptr_t(k_page_size - 1);
-    PhysAddr pa;
-    unsigned now;
-    if (pmap_extract(space->pmap, page, &pa, &now)) {
-        if (!write || (now & k_prot_write))
-            return k_ok; // present already (a racing fault)
-        if (r->shared)   // never copied: the page is everyone's
-            return pmap_protect(space->pmap, page, page + k_page_size, r->prot);
-        return break_cow(space, page, pa & ~PhysAddr(k_page_size - 1), r->prot);
-    }
-    return zero_fill(space, page, r->prot, r->start, reservation_end(space, r));
-}
-
-} // namespace
-
-Errno vmspace_fault(VmSpace* space, uintptr_t address, bool write)
-{
-    Errno e = fault_in(space, address, write);
-    if (e != k_ok)
-        space->fault_error = e;
-    return e;
-}
-
-Errno vmspace_take_fault_error(VmSpace* space)
-{
-    Errno e = space->fault_error;
-    space->fault_error = k_ok;
-    return e;
-}
-
-Errno handle_user_fault(VmSpace* space, uintptr_t address, bool write, bool present)
-{
-    if (!space)
-        return k_efault;
-    bool refused = address >= user_space_limit() || (present && !write);
-    if (!refused && present && write) {
-        Region* r = vmspace_find(space, address);
-        refused = !r || !(r->prot & k_prot_write);
-    }
-    if (refused) {
-        // Beyond user space, or a protection fault on a page nothing can fill
-        space->fault_error = k_efault;
-        return k_efault;
-    }
-    return vmspace_fault(space, address, write);
-}
-
-namespace {
-
-// One more reference on each page of a run that fork is about to map into
-// the child, given back when the guard goes unless keep() says the child's
-// mapping holds them now: an early return cannot leave a count one too
-// high. (No page needs freeing on the way back: the parent still maps it.)
-class [[nodiscard]] PageShares {
-  public:
-    // Shares the @p pages pages from @p first, stopping at the first whose
-    // count cannot grow.
-    PageShares(PhysAddr first, size_t pages) : m_first(first), m_count(0)
-    {
-        while (m_count < pages && pageref_share(first + m_count * k_page_size))
-            ++m_count;
-    }
-    ~PageShares()
-    {
-        while (m_count)
-            pageref_release(m_first + --m_count * k_page_size);
-    }
-    PageShares(const PageShares&) = delete;
-    PageShares& operator=(const PageShares&) = delete;
-
-    // How many pages are shared (all of them, or fork must copy instead).
-    size_t count() const { return m_count; }
-
-    // The child's mapping owns the references from here on.
-    void keep() { m_count = 0; }
-
-  private:
-    PhysAddr m_first;
-    size_t m_count;
-};
-
-// Gives @p child the page mapped at @p va in @p parent: the same page with
-// the same rights in a MAP_SHARED region (@p shared_region); otherwise
-// shared read-only in both when @p share (copy-on-write), else copied.
-// False when memory is short.
-bool fork_page(VmSpace* parent, VmSpace* child, uintptr_t va, unsigned prot, bool share,
-               bool shared_region)
-{
-    PhysAddr from;
-    if (!pmap_extract(parent->pmap, va, &from, nullptr))
-        return true;
-    from &= ~PhysAddr(k_page_size - 1);
-    if (shared_region) {
-        PageShares ref{from, 1};
-        if (!ref.count() || pmap_enter(child->pmap, va, from, prot) != k_ok)
-            return false;
-        ref.keep();
-        ++child->resident_pages;
-        return true;
-    }
-    if (share) {
-        PageShares ref{from, 1};
-        if (ref.count()) {
-            unsigned shared = prot & ~unsigned(k_prot_write);
-            if (pmap_enter(child->pmap, va, from, shared) != k_ok)
-                return false;
-            if ((prot & k_prot_write) &&
-                pmap_protect(parent->pmap, va, va + k_page_size, shared) != k_ok) {
-                // Just entered as a base page: nothing to demote, cannot fail.
-                (void)pmap_remove_page(child->pmap, va);
-                return false;
-            }
-            ref.keep();
-            ++child->resident_pages;
-            g_fork_pages_shared.add();
-            return true;
-        }
-    }
-    Result<PhysAddr> page_to = phys_allocator().alloc(0);
-    if (!page_to)
-        return false;
-    PhysAddr to = page_to.value();
-    if (pmap_enter(child->pmap, va, to, prot) != k_ok) {
-        phys_allocator().free(to, 0);
-        return false;
-    }
-    memcpy(phys_to_virt(to), phys_to_virt(from), k_page_size);
-    pageref_set_one(to);
-    ++child->resident_pages;
-    g_fork_pages_copied.add();
-    return true;
-}
-
-// Shares the whole superpage of size index @p psind at @p va with @p child,
-// copy-on-write: one mapping in the child (one instruction-cache sync if it
-// is executable), and the parent's superpage write-protected whole, without
-// demotion. False, changing nothing, if a page's count cannot grow.
-bool fork_superpage(VmSpace* parent, VmSpace* child, uintptr_t va, PhysAddr from, unsigned prot,
-                    unsigned psind)
-{
-    size_t pages = pmap_page_size(psind) / k_page_size;
-    PageShares refs{from, pages};
-    unsigned child_prot = prot & ~unsigned(k_prot_write);
-    if (refs.count() < pages || pmap_enter(child->pmap, va, from, child_prot, psind) != k_ok)
-        return false;
-    if ((prot & k_prot_write) &&
-        pmap_protect(parent->pmap, va, va + pages * k_page_size, child_prot) != k_ok) {
-        (void)pmap_remove(child->pmap, va, va + pages * k_page_size, nullptr, nullptr);
-        return false;
-    }
-    refs.keep();
-    child->resident_pages += pages;
-    g_fork_pages_shared.add(pages);
-    return true;
-}
-
-} // namespace
-
-VmSpace* vmspace_fork(VmSpace* parent)
-{
-    VmSpace* child = vmspace_create();
-    if (!child)
-        return nullptr;
-    bool share = fork_shares_pages();
-    // Only where superpages exist can a mapping be one (i386 skips the lookup).
-    bool superpages = share && reserv_enabled();
-    child->brk_start = parent->brk_start;
-    child->brk = parent->brk;
-    for (Region* r = parent->regions.first(); r; r = r->next) {
-        Region* copy = make<Region>();
-        if (!copy) {
-            vmspace_destroy(child);
-            return nullptr;
-        }
-        copy->start = r->start;
-        copy->end = r->end;
-        copy->prot = r->prot;
-        copy->shared = r->shared;
-        child->regions.insert(copy);
-        for (uintptr_t va = pmap_next_mapped(parent->pmap, r->start, r->end); va < r->end;
-             va = pmap_next_mapped(parent->pmap, va + k_page_size, r->end)) {
-            PhysAddr from;
-            unsigned psind = 0;
-            if (superpages && !r->shared &&
-                pmap_extract(parent->pmap, va, &from, nullptr, &psind) && psind > 0 &&
-                va % pmap_page_size(psind) == 0 &&
-                fork_superpage(parent, child, va, from, r->prot, psind)) {
-                va += pmap_page_size(psind) - k_page_size; // the whole superpage is done
-                continue;
-            }
-            if (!fork_page(parent, child, va, r->prot, share, r->shared)) {
-                // Pages already shared stay read-only in the parent: its
-                // next write to each reuses the page (the child's mapping
-                // is gone with the child).
-                vmspace_destroy(child);
-                return nullptr;
-            }
-        }
-    }
-    return child;
 }
 
 } // namespace toll::vm

@@ -1,0 +1,142 @@
+// Page faults in user address spaces: demand-zero fills (from a
+// reservation when one can be had) and the copy-on-write break after fork.
+#include "kernel/kern/counters.h"
+#include "kernel/kern/param.h"
+#include "kernel/vm/pageref.h"
+#include "kernel/vm/phys.h"
+#include "kernel/vm/reserv.h"
+#include "kernel/vm/vmspace_internal.h"
+#include "lib/string.h"
+
+namespace toll::vm {
+namespace {
+
+TOLL_COUNTER(g_faults_zero_fill, "vm.faults.zero_fill");
+TOLL_COUNTER(g_faults_refused, "vm.faults.refused");
+TOLL_COUNTER(g_cow_copies, "vm.cow.copies");
+TOLL_COUNTER(g_cow_reuses, "vm.cow.reuses");
+
+// A write to the page at @p page, mapped read-only to @p pa because fork
+// shares it: the last sharer takes the page back writable in place; any
+// other gets a private copy. k_enomem when memory is short.
+Errno break_cow(VmSpace* space, uintptr_t page, PhysAddr pa, unsigned prot)
+{
+    if (pageref_get(pa).value_or(1) <= 1) { // outside the table: never shared
+        if (Errno e = pmap_protect(space->pmap, page, page + k_page_size, prot); e != k_ok)
+            return e;
+        g_cow_reuses.add();
+        return k_ok;
+    }
+    Result<PhysAddr> page_copy = phys_allocator().alloc(0);
+    if (!page_copy)
+        return page_copy.error();
+    PhysAddr copy = page_copy.value();
+    memcpy(phys_to_virt(copy), phys_to_virt(pa), k_page_size);
+    if (Errno e = pmap_enter(space->pmap, page, copy, prot); e != k_ok) {
+        phys_allocator().free(copy, 0);
+        return e;
+    }
+    pageref_set_one(copy);
+    pageref_release(pa); // shared: at least one mapping is left
+    g_cow_copies.add();
+    return k_ok;
+}
+
+// Where reservations for faults in region @p r may end. A region's own end,
+// except for the heap (the region the program break ends, once it has
+// moved): brk grows it a little at a time, so a stretch that would hold a
+// reservation is rarely inside it when its first page is touched. For the
+// heap, a stretch may reach past the break up to the next region (or the
+// stack's floor, which brk never crosses): its pages beyond the break stay
+// reserved, unused, until the heap grows over them or memory runs short,
+// as FreeBSD lets an anonymous object's reservation reach past its end.
+uintptr_t reservation_end(VmSpace* space, const Region* r)
+{
+    uintptr_t brk_end = (space->brk + k_page_size - 1) & ~uintptr_t(k_page_size - 1);
+    if (space->brk <= space->brk_start || r->end != brk_end || !reserv_enabled())
+        return r->end;
+    uintptr_t limit = user_space_limit() - k_user_stack_size;
+    return r->next && r->next->start < limit ? r->next->start : limit;
+}
+
+// vmspace_fault's work; its caller records a failure.
+Errno fault_in(VmSpace* space, uintptr_t address, bool write)
+{
+    Region* r = vmspace_find(space, address);
+    if (!r || (write && !(r->prot & k_prot_write)) || r->prot == k_prot_none) {
+        g_faults_refused.add();
+        return k_efault;
+    }
+    uintptr_t page = address & ~uintptr_t(k_page_size - 1);
+    PhysAddr pa;
+    unsigned now;
+    if (pmap_extract(space->pmap, page, &pa, &now)) {
+        if (!write || (now & k_prot_write))
+            return k_ok; // present already (a racing fault)
+        if (r->shared)   // never copied: the page is everyone's
+            return pmap_protect(space->pmap, page, page + k_page_size, r->prot);
+        return break_cow(space, page, pa & ~PhysAddr(k_page_size - 1), r->prot);
+    }
+    return zero_fill(space, page, r->prot, r->start, reservation_end(space, r));
+}
+
+} // namespace
+
+Errno zero_fill(VmSpace* space, uintptr_t page, unsigned prot, uintptr_t region_start,
+                uintptr_t region_end)
+{
+    // From the reservation of the page's aligned stretch if there is (or can
+    // be) one, so that the stretch can become a superpage; else any page.
+    Optional<PhysAddr> from_reservation = reserv_alloc_page(space, page, region_start, region_end);
+    bool reserved = from_reservation.has_value();
+    Result<PhysAddr> page_fresh =
+        reserved ? Result<PhysAddr>(from_reservation.value()) : phys_allocator().alloc(0);
+    if (!page_fresh)
+        return page_fresh.error();
+    PhysAddr fresh = page_fresh.value();
+    memset(phys_to_virt(fresh), 0, k_page_size);
+    if (Errno e = pmap_enter(space->pmap, page, fresh, prot); e != k_ok) {
+        free_page(fresh);
+        return e;
+    }
+    pageref_set_one(fresh);
+    ++space->resident_pages;
+    g_faults_zero_fill.add();
+    if (reserved)
+        reserv_mapped(space, page, fresh); // may complete a superpage
+    return k_ok;
+}
+
+Errno vmspace_fault(VmSpace* space, uintptr_t address, bool write)
+{
+    Errno e = fault_in(space, address, write);
+    if (e != k_ok)
+        space->fault_error = e;
+    return e;
+}
+
+Errno vmspace_take_fault_error(VmSpace* space)
+{
+    Errno e = space->fault_error;
+    space->fault_error = k_ok;
+    return e;
+}
+
+Errno handle_user_fault(VmSpace* space, uintptr_t address, bool write, bool present)
+{
+    if (!space)
+        return k_efault;
+    bool refused = address >= user_space_limit() || (present && !write);
+    if (!refused && present && write) {
+        Region* r = vmspace_find(space, address);
+        refused = !r || !(r->prot & k_prot_write);
+    }
+    if (refused) {
+        // Beyond user space, or a protection fault on a page nothing can fill
+        space->fault_error = k_efault;
+        return k_efault;
+    }
+    return vmspace_fault(space, address, write);
+}
+
+} // namespace toll::vm
