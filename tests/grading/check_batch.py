@@ -42,8 +42,13 @@ EXPECT = {
     "flood": {"kernel_broken": "the console printed more than"},
     "forged": {"forged": "without this run's nonce", "audit": ["record-shaped strings"],
                "hold": "record-shaped text"},
-    # Contained: graded exactly like the starter, nothing of it survives.
-    "escape": {"like_starter": True, "notice": "outside its lab regions were ignored"},
+    # Contained: a correct solution whose region attacks the grader from the
+    # host tests; every attack fails or stays in the sandbox, the kernel it
+    # tried to patch still passes, and the grade is held for its calls.
+    "escape": {"all_pass": True, "notice": "outside its lab regions were ignored",
+               "hold": "inline assembly", "audit": ["fork [processes]", "setsid [processes]",
+                                                    "symlink", "fopen [files]"],
+               "no_output": ["tampering", "LEAK "]},
     # Not stoppable by the nonce: the audit must show it in one line.
     "forger": {"audit": ["LOOK AT THIS SUBMISSION", "param_get", "[command line]", "poweroff",
                          "[power-off]", "kprintf", "[console]", "record-shaped strings"],
@@ -121,6 +126,9 @@ class Checker:
         if "notice" in rule:
             self.expect(rule["notice"] in report and rule["notice"] in results["output"], name,
                         f"the report does not tell the student {rule['notice']!r}")
+        for words in rule.get("no_output", []):
+            self.expect(words not in report + json.dumps(results), name,
+                        f"the report says {words!r}")
         for item, words in rule.get("item_says", {}).items():
             self.expect(words in tests[item]["output"], name, f"{item} does not say {words!r}")
         if "all_pass_but" in rule:
@@ -241,6 +249,15 @@ def check_containment(checker, out, work, results_before):
             pass
     checker.expect(not os.path.exists(os.path.join(out, "escaped.txt")), "containment",
                    "student code wrote into the output folder")
+    planted = hostile.planted_target(out)
+    checker.expect(not os.path.lexists(planted), "containment",
+                   f"the grader wrote through a link a submission planted ({planted} exists)")
+    folder = hostile.planted_dir(out)
+    if os.path.isdir(folder):
+        st = os.stat(folder)
+        checker.expect(st.st_uid == os.geteuid() and os.listdir(folder) == ["keep.txt"],
+                       "containment", f"the grader changed {folder} through a planted link "
+                       f"(owner {st.st_uid}, files {os.listdir(folder)})")
     for path, text in results_before.items():
         with open(path) as f:
             checker.expect(f.read() == text, "containment", f"{path} changed after grading")

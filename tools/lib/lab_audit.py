@@ -17,27 +17,30 @@ import os
 import re
 import subprocess
 import sys
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Sequence, Set, Tuple
 
 # Record-shaped text: a serial-protocol keyword followed by a word.
-RECORD_SHAPED = re.compile(rb"(?:^|[^A-Za-z_])(TEST|METRIC|COUNTER|DONE|PANIC)(?: |%|\\n)[ -~]{0,60}")
+RECORD_SHAPED = re.compile(rb"(?:^|[^A-Za-z_])(TEST|METRIC|COUNTER|DONE|PANIC)(?: |%|\\n)"
+                           rb"[ -~]{0,60}")
 # i386 port I/O (in, out, ins, outs with their size suffixes).
 IO_INSTRUCTION = re.compile(r"^\s*[0-9a-f]+:\s+(?:rep\s+)?(in|out|ins|outs)[bwl]?\s", re.M)
 # What a symbol gives access to, for the one-line summary.
 CATEGORIES = (
     ("command line", re.compile(r"param_|cmdline|nonce", re.I)),
     ("console", re.compile(r"kprintf|krecord|console|putc|uart|serial|vformat|write\b|puts", re.I)),
-    ("power-off", re.compile(r"poweroff|power_off|shutdown|reboot|halt|_exit\b|\bexit\b|abort", re.I)),
-    ("processes", re.compile(r"\bfork|setsid|exec[lv]|system\b|posix_spawn|clone|daemon|kill", re.I)),
+    ("power-off", re.compile(r"poweroff|power_off|shutdown|reboot|halt|_exit\b|\bexit\b|abort",
+                             re.I)),
+    ("processes", re.compile(r"\bfork|setsid|exec[lv]|system\b|posix_spawn|clone|daemon|kill",
+                             re.I)),
     ("files", re.compile(r"\bopen|fopen|unlink|rename|mmap|chmod", re.I)),
 )
 MAX_SHOWN = 8
 
 
-def objects_for(bdir, student_files):
+def objects_for(bdir: str, student_files: Sequence[str]) -> List[str]:
     """Object files under @p bdir compiled from one of @p student_files
     (CMake names them <source>.o or <source>.obj under the target's folder)."""
-    wanted = {}
+    wanted: Dict[str, Set[str]] = {}
     for rel in student_files:
         parent = os.path.basename(os.path.dirname(rel))
         wanted.setdefault(os.path.basename(rel), set()).add(parent)
@@ -53,7 +56,7 @@ def objects_for(bdir, student_files):
     return sorted(found)
 
 
-def scan(objects):
+def scan(objects: Sequence[str]) -> Dict[str, Any]:
     """{undefined: [...], io: n, strings: [...]} over @p objects."""
     undefined, strings, io = set(), set(), 0
     for obj in objects:
@@ -75,7 +78,7 @@ def scan(objects):
     return {"undefined": sorted(undefined), "io": io, "strings": sorted(strings)}
 
 
-def category(symbol):
+def category(symbol: str) -> str:
     for name, pattern in CATEGORIES:
         if pattern.search(symbol):
             return name
@@ -85,7 +88,7 @@ def category(symbol):
 class Audit:
     """The difference between a submission's objects and the reference's."""
 
-    def __init__(self, student, reference):
+    def __init__(self, student: Dict[str, Any], reference: Dict[str, Any]) -> None:
         self.new_symbols = [s for s in student["undefined"] if s not in set(reference["undefined"])]
         self.io = student["io"]
         self.reference_io = reference["io"]
@@ -93,10 +96,10 @@ class Audit:
         self.error = ""
 
     @property
-    def flagged(self):
+    def flagged(self) -> bool:
         return bool(self.new_symbols or self.io > self.reference_io or self.strings)
 
-    def line(self):
+    def line(self) -> str:
         """The audit as one line for the report."""
         if self.error:
             return f"Audit: not done ({self.error})"

@@ -16,6 +16,8 @@ import shutil
 import sys
 import time
 import tomllib
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
 from . import lab_regions, lab_safe, lab_sandbox
 from .lab_submission import (MAX_STUDENT_FILE, OUTPUT_TAIL_CHARS, Rejected, assemble, read_text,
                              tail, unpack)
@@ -54,7 +56,7 @@ OUTCOME_REASON = {
 class Result:
     """The verdict on one rubric item (or on the build)."""
 
-    def __init__(self, name, max_score, kind):
+    def __init__(self, name: str, max_score: float, kind: str) -> None:
         self.name, self.max_score, self.kind = name, max_score, kind
         self.score = 0
         self.status = "skipped"  # passed, failed, skipped, error
@@ -68,40 +70,41 @@ class Result:
 class Grade:
     """Everything known about one graded submission."""
 
-    def __init__(self, rubric, submission):
+    def __init__(self, rubric: Any, submission: str) -> None:
         self.rubric, self.submission = rubric, submission
-        self.form = None            # tree, bundle or patch
-        self.taken = []             # student files taken from the submission
-        self.missing = []           # student files the submission lacks (starter used)
-        self.ignored = []           # other files it changed, replaced by the grader's
+        self.form: Optional[str] = None  # tree, bundle or patch
+        self.taken: List[str] = []  # student files taken from the submission
+        self.missing: List[str] = []  # student files the submission lacks (starter used)
+        self.ignored: List[str] = []  # other files it changed, replaced by the grader's
         self.build = Result("build", 0, "build")
-        self.results = []
-        self.notices = []           # why a student file was or was not used, in words
-        self.error = None           # a problem of the grader, not of the submission
+        self.results: List[Result] = []
+        self.notices: List[str] = []  # why a student file was or was not used, in words
+        self.error: Optional[str] = None  # a problem of the grader, not of the submission
         self.seconds = 0.0
         self.protection = ""        # the sandbox in force (Sandbox.describe())
         self.leftovers = 0          # processes killed after a step had ended
-        self.audit = None           # lab_audit.Audit, when the build worked
-        self.fingerprint = set()    # lab_batch.fingerprint() of the student's files
+        self.audit: Any = None  # lab_audit.Audit, when the build worked
+        # lab_batch.fingerprint() of the student's files
+        self.fingerprint: Set[Tuple[str, str]] = set()
         self.empty = False          # the submission holds no file at all
-        self.texts = {}             # student file -> the text graded (regions spliced)
-        self.submitted = {}         # student file -> its text as submitted
+        self.texts: Dict[str, str] = {}  # student file -> the text graded (regions spliced)
+        self.submitted: Dict[str, str] = {}  # student file -> its text as submitted
         self.tampered = ""          # what changed in the build after the grader hashed it
-        self.hold = []              # why a person must look before the grade counts
-        self.disagree = []          # items whose records the grader's own check contradicts
+        self.hold: List[str] = []  # why a person must look before the grade counts
+        self.disagree: List[str] = []  # items whose records the grader's own check contradicts
 
     @property
-    def score(self):
+    def score(self) -> float:
         if self.tampered:
             return 0
         return sum(r.score for r in self.results)
 
     @property
-    def max_score(self):
+    def max_score(self) -> float:
         return self.rubric.max_score
 
 
-def tree_relative(text, tree):
+def tree_relative(text: str, tree: str) -> str:
     """@p text with the paths of files in @p tree made relative to it: a
     compile without ccache names a file by its absolute path (in __FILE__ and
     in compiler messages), one through ccache by a path relative to its build
@@ -109,13 +112,13 @@ def tree_relative(text, tree):
     reason a student sees."""
     text = text.replace(tree + "/", "")
 
-    def strip(m):
+    def strip(m: "re.Match[str]") -> str:
         rel = m.group(2)
         return rel if os.path.exists(os.path.join(tree, rel)) else m.group(0)
     return re.sub(r"(?<![\w./])((?:\.\./)+)([\w+-][\w.+/-]*)", strip, text)
 
 
-def needs_disk_image(rubric):
+def needs_disk_image(rubric: Any) -> bool:
     """True when a rubric test boots the loaderless disk image (under Bochs or
     with --boot disk), which a kernel-only build does not make."""
     for item in rubric.items:
@@ -134,8 +137,10 @@ class Jail:
     to write a compiler cache. @p private is a folder of the grader's that
     no step can write (the build's copies, read-only, go there)."""
 
-    def __init__(self, sandbox, work, root, tools=None, uid=None, trusted=False, private=None,
-                 cache_dir=None, store=None, store_writable=False):
+    def __init__(self, sandbox: lab_sandbox.Sandbox, work: str, root: str, tools: Any = None,
+                 uid: Optional[int] = None, trusted: bool = False,
+                 private: Optional[str] = None, cache_dir: Optional[str] = None,
+                 store: Optional[str] = None, store_writable: bool = False) -> None:
         self.sandbox, self.work, self.root, self.tools = sandbox, work, root, tools
         self.uid, self.trusted = uid, trusted
         self.private = private
@@ -143,16 +148,17 @@ class Jail:
             tools.cache_dir if tools else None)
         self.store, self.store_writable = store, store_writable
         self.frozen = False       # the build is over: the tree is read-only from now on
-        self.boot_copies = {}     # tree-relative path -> (grader's copy, sha256)
-        self.tree = None
+        # tree-relative path -> (grader's copy, sha256)
+        self.boot_copies: Dict[str, Tuple[str, str]] = {}
+        self.tree: Optional[str] = None
 
     @property
-    def home(self):
+    def home(self) -> str:
         """HOME and TMPDIR of the steps: the private /tmp under bubblewrap,
         a folder of this grading's own without it."""
         return "/tmp" if self.sandbox.bwrap else os.path.join(self.work, "home")
 
-    def env(self, extra=None):
+    def env(self, extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
         env = lab_sandbox.minimal_env(extra, home=self.home)
         if self.tools:
             env = self.tools.env(env, self.cache_dir, self.store, self.store_writable)
@@ -163,7 +169,7 @@ class Jail:
                            CCACHE_TEMPDIR=os.path.join(self.work, "ccache-tmp"))
         return env
 
-    def readable(self):
+    def readable(self) -> List[str]:
         paths = [os.path.join(self.root, "tools")]
         if self.cache_dir and not self.trusted:
             paths.append(self.cache_dir)
@@ -171,7 +177,7 @@ class Jail:
             paths.append(self.store)
         return paths
 
-    def writable(self):
+    def writable(self) -> List[str]:
         paths = [self.work]
         if self.cache_dir and self.trusted:
             paths.append(self.cache_dir)
@@ -179,19 +185,22 @@ class Jail:
             paths.append(self.store)
         return paths
 
-    def overlays(self, writable_inside=()):
+    def overlays(self, writable_inside: Sequence[str] = ()) -> List[Tuple[str, str, str]]:
         """Mounts laid over the scratch folder once the build is over: the
         tree read-only, the grader's copies of what boots, and @p
         writable_inside (folders of the scratch folder a step may still write)."""
         if not self.frozen or not self.sandbox.bwrap:
             return []
+        assert self.tree is not None
         mounts = [("ro", self.tree, self.tree)]
         for path in writable_inside:
             mounts.append(("rw", path, path))
         return mounts
 
-    def run(self, cmd, log, timeout, limits, cwd=None, env=None, writable_inside=(),
-            result_limit=0, stdin_data=b""):
+    def run(self, cmd: Sequence[str], log: str, timeout: float, limits: lab_sandbox.Limits,
+            cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None,
+            writable_inside: Sequence[str] = (), result_limit: int = 0,
+            stdin_data: bytes = b"") -> lab_sandbox.Outcome:
         readable = self.readable()
         if self.frozen and self.private and os.path.isdir(self.boot_dir):
             readable.append(self.boot_dir)
@@ -203,12 +212,13 @@ class Jail:
                                 stdin_data=stdin_data)
 
     @property
-    def boot_dir(self):
+    def boot_dir(self) -> str:
         """The grader's read-only copies of what boots (root's, readable by
         this grading's uid alone): beside the private folder."""
+        assert self.private is not None
         return os.path.join(os.path.dirname(self.private), "boot")
 
-    def freeze(self, tree):
+    def freeze(self, tree: str) -> None:
         """Ends the build: from now on no step can change the tree (its files
         go back to the grader's user; under bubblewrap it is also mounted
         read-only)."""
@@ -222,22 +232,17 @@ class Jail:
                 except OSError:
                     pass
 
-    def writable_folder(self, name):
+    def writable_folder(self, name: str) -> str:
         """A fresh folder of the scratch folder that a step after the build
         may write (its own output: ctest's Testing, a run's temporary files)."""
-        path = os.path.join(self.work, name)
-        shutil.rmtree(path, ignore_errors=True)
-        os.makedirs(path)
-        if self.uid is not None:
-            os.chown(path, self.uid, self.uid)
-        return path
+        return lab_safe.fresh_folder(os.path.join(self.work, name), self.uid)
 
 
-def sha256_of(data):
+def sha256_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def copy_boot_files(jail, bdir):
+def copy_boot_files(jail: "Jail", bdir: str) -> None:
     """Copies what the rubric's runs boot out of @p bdir into the grader's
     own folder, with their hashes: every boot uses these copies."""
     dest = jail.boot_dir
@@ -256,7 +261,7 @@ def copy_boot_files(jail, bdir):
         jail.boot_copies[rel] = (copy, sha256_of(data))
 
 
-def tampering(jail, bdir):
+def tampering(jail: "Jail", bdir: str) -> str:
     """'' when the build's boot files and the grader's copies still hash as
     they did right after the kernels were built, else what changed."""
     changed = []
@@ -272,11 +277,11 @@ def tampering(jail, bdir):
     return ", ".join(changed)
 
 
-def boot_file_for(run_args):
+def boot_file_for(run_args: Optional[Sequence[str]]) -> Optional[str]:
     """The BOOT_FILES key of a tools/run argument list."""
     args = list(run_args or [])
 
-    def value(flag, default):
+    def value(flag: str, default: str) -> str:
         for i, a in enumerate(args):
             if a == flag and i + 1 < len(args):
                 return args[i + 1]
@@ -290,7 +295,7 @@ def boot_file_for(run_args):
     return BOOT_FILES.get((arch, granule, boot))
 
 
-def limits_for(seconds, output, memory=3 << 30):
+def limits_for(seconds: float, output: int, memory: int = 3 << 30) -> lab_sandbox.Limits:
     return lab_sandbox.Limits(cpu_seconds=int(seconds) + 30, output_bytes=output,
                               memory_bytes=memory)
 
@@ -300,7 +305,7 @@ def limits_for(seconds, output, memory=3 << 30):
 BUILD_MEMORY = 2 << 30
 
 
-def limit_words(outcome):
+def limit_words(outcome: lab_sandbox.Outcome) -> str:
     """What a resource limit did to a command, for a student to read, or ''."""
     words = []
     if outcome.truncated:
@@ -311,12 +316,12 @@ def limit_words(outcome):
     return "; ".join(words)
 
 
-def last_build_step(text):
+def last_build_step(text: str) -> str:
     steps = re.findall(r"^\[\d+/\d+\] (.*)$", text, re.M)
     return steps[-1][:300] if steps else ""
 
 
-def build(grade, tree, jobs, jail, logs):
+def build(grade: Grade, tree: str, jobs: int, jail: "Jail", logs: str) -> Optional[str]:
     """Configures and builds @p tree in @p jail for the rubric's arches: only
     the rubric's build_targets when it names some, and only the kernel image (not
     the disk images) unless a test boots a disk. Fills grade.build; the log
@@ -380,9 +385,9 @@ def build(grade, tree, jobs, jail, logs):
         return bdir
     r.status = "failed"
     if status is None:
-        step = last_build_step(text)
+        last = last_build_step(text)
         r.reason = (f"the build did not finish within {grade.rubric.build_timeout} s" +
-                    (f"; the last step started was: {step}" if step else "") +
+                    (f"; the last step started was: {last}" if last else "") +
                     "; every process it started was stopped")
     else:
         r.reason = "the submission does not build"
@@ -395,15 +400,15 @@ def build(grade, tree, jobs, jail, logs):
     errors = [i for i, line in enumerate(text.splitlines()) if re.search(r"\berror\b", line)]
     lines = text.splitlines()
     if errors:
-        first = errors[0]
-        r.output = "\n".join(lines[max(0, first - 3):first + 25])[:OUTPUT_TAIL_CHARS]
+        at = errors[0]
+        r.output = "\n".join(lines[max(0, at - 3):at + 25])[:OUTPUT_TAIL_CHARS]
     else:
         r.output = tail(text)
     r.output = tree_relative(r.output, tree)
     return None
 
 
-def run_ctest(item, bdir, logs, jail):
+def run_ctest(item: Any, bdir: str, logs: str, jail: "Jail") -> Tuple[bool, str, str, float]:
     log = os.path.join(logs, f"{item.name}.log")
     cmd = ["ctest", "--test-dir", bdir, "-R", item.ctest, "--no-tests=error",
            "--timeout", str(item.timeout), "--output-on-failure"]
@@ -424,7 +429,8 @@ def run_ctest(item, bdir, logs, jail):
     if status == 0 and ran >= item.min_tests and not out.truncated:
         return True, f"{ran} host test(s) passed", text, secs
     if status == 0 and not out.truncated:
-        return False, f"only {ran} host test(s) matched; the rubric expects {item.min_tests}", text, secs
+        return (False, f"only {ran} host test(s) matched; the rubric expects {item.min_tests}",
+                text, secs)
     if status == 0:
         return False, f"the host tests' output was cut{limited}", text, secs
     timeouts = "***Timeout" in text
@@ -436,7 +442,8 @@ def run_ctest(item, bdir, logs, jail):
     return False, reason + limited, text, secs
 
 
-def boot(item, bdir, logs, max_output, jail):
+def boot(item: Any, bdir: str, logs: str, max_output: int,
+         jail: "Jail") -> Tuple[Dict[str, Any], str, float]:
     """One kernel run through tools/run with a fresh nonce, booting the
     grader's copy of the kernel; tools/run's summary comes back through a
     pipe. Returns (summary, console, secs)."""
@@ -484,19 +491,20 @@ def boot(item, bdir, logs, max_output, jail):
     return summary, console, out.seconds
 
 
-def explain(summary, item, max_output):
+def explain(summary: Dict[str, Any], item: Any, max_output: int) -> str:
     outcome = summary.get("outcome")
     if outcome == "done":
         return ""
     if outcome == "incomplete" and summary.get("malformed"):
         outcome = "malformed"  # e.g. a DONE line whose numbers were not printed
-    template = OUTCOME_REASON.get(outcome, "the run ended badly: {outcome} {detail}")
+    template = OUTCOME_REASON.get(str(outcome), "the run ended badly: {outcome} {detail}")
     return template.format(timeout=item.timeout, panic=summary.get("panic") or "",
                            max_output=max_output, detail=summary.get("detail") or "",
                            malformed=(summary.get("malformed") or [""])[0], outcome=outcome)
 
 
-def judge_run(item, summary, console, max_output):
+def judge_run(item: Any, summary: Dict[str, Any], console: str,
+              max_output: int) -> Tuple[Optional[bool], str]:
     """(passed, reason) for a `run` test from its trusted records and console."""
     problems = []
     outcome = summary.get("outcome")
@@ -532,7 +540,7 @@ def judge_run(item, summary, console, max_output):
     return True, "passed"
 
 
-def console_lines(console, item, nonce):
+def console_lines(console: str, item: Any, nonce: Optional[str]) -> List[str]:
     """The console lines @p item's patterns may match: every line when the
     rubric says console_from = "any", else only those the test framework
     printed with this run's nonce (the prefix removed)."""
@@ -543,7 +551,7 @@ def console_lines(console, item, nonce):
     return [line[len(prefix):] for line in lines if nonce and line.startswith(prefix)]
 
 
-def reported_value(grade, rubric, name):
+def reported_value(grade: Grade, rubric: Any, name: str) -> Tuple[Optional[float], str]:
     """(the number the worksheet reports for @p name, or None; why not). The
     worksheet is the text the grader took in before any student code ran."""
     text = grade.texts.get(rubric.worksheet)
@@ -551,6 +559,8 @@ def reported_value(grade, rubric, name):
         return None, f"the worksheet {rubric.worksheet} is missing"
     if len(text.encode("utf-8", "replace")) > MAX_STUDENT_FILE:
         return None, f"the worksheet {rubric.worksheet} is too large"
+    if "\ufffd" in text:  # the intake decodes with replacement characters
+        return None, f"the worksheet {rubric.worksheet} is not UTF-8 text"
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -568,13 +578,15 @@ def reported_value(grade, rubric, name):
     return value, ""
 
 
-def judge_measurement(item, summary, grade, rubric, max_output):
+def judge_measurement(item: Any, summary: Dict[str, Any], grade: Grade, rubric: Any,
+                      max_output: int) -> Tuple[Optional[bool], str]:
     if summary.get("outcome") == "error":
         return None, "the grader could not run the kernel: " + (summary.get("detail") or "")
     metric = summary.get("metrics", {}).get(item.metric)
     if metric is None:
         why = explain(summary, item, max_output)
-        return False, f"the kernel reported no trusted METRIC {item.metric}" + (f": {why}" if why else "")
+        return False, (f"the kernel reported no trusted METRIC {item.metric}" +
+                       (f": {why}" if why else ""))
     measured = metric["value"]
     value, why = reported_value(grade, rubric, item.name)
     if value is None:
@@ -584,7 +596,7 @@ def judge_measurement(item, summary, grade, rubric, max_output):
     return abs(value - measured) <= allowed, verdict
 
 
-def run_items(grade, tree, bdir, logs, jail):
+def run_items(grade: Grade, tree: str, bdir: Optional[str], logs: str, jail: "Jail") -> None:
     rubric = grade.rubric
     by_name = {}
     for item in rubric.items:
@@ -599,6 +611,7 @@ def run_items(grade, tree, bdir, logs, jail):
         if blocked:
             r.reason = f"not run: needs {', '.join(blocked)}, which did not pass"
             continue
+        ok: Optional[bool]
         if item.kind == "ctest":
             ok, r.reason, text, r.seconds = run_ctest(item, bdir, logs, jail)
             r.output = tail(text)
@@ -620,7 +633,7 @@ def run_items(grade, tree, bdir, logs, jail):
         r.score = item.points if ok else 0
 
 
-def student_fingerprint(grade, tree):
+def student_fingerprint(grade: Grade, tree: str) -> Set[Tuple[str, str]]:
     """The similarity fingerprint of the student's files as submitted."""
     from . import lab_batch
     texts = {}
@@ -631,8 +644,9 @@ def student_fingerprint(grade, tree):
     return lab_batch.fingerprint(texts, grade.rubric.lab)
 
 
-def grade_submission(rubric, submission, root, files, work, logs, jail, jobs=2, keep=False,
-                     audit_reference=None):
+def grade_submission(rubric: Any, submission: str, root: str, files: Sequence[str], work: str,
+                     logs: str, jail: Jail, jobs: int = 2, keep: bool = False,
+                     audit_reference: Optional[Dict[str, Any]] = None) -> Grade:
     """Grades @p submission against @p rubric; @p files are the checkout's files.
     @p work is a folder of the grader's (its scratch slot): the submission is
     unpacked in work/private, which no step can see, and the tree is built
@@ -674,11 +688,10 @@ def grade_submission(rubric, submission, root, files, work, logs, jail, jobs=2, 
                 jail.sandbox.hand_over(scratch, jail.uid)
                 bdir = build(grade, tree, jobs, jail, logs)
         if bdir:
-            testing = os.path.join(bdir, "Testing")
-            os.makedirs(testing, exist_ok=True)
+            # The build ran student code (test discovery): whatever it left
+            # at Testing is replaced, never followed.
             jail.freeze(tree)
-            if jail.uid is not None:
-                os.chown(testing, jail.uid, jail.uid)
+            lab_safe.fresh_folder(os.path.join(bdir, "Testing"), jail.uid)
             if audit_reference is not None:
                 grade.audit = lab_audit.audit_build(grade, tree, bdir, jail, audit_reference,
                                                     root, logs)

@@ -15,6 +15,7 @@ import os
 import shlex
 import stat
 import zipfile
+from typing import Any, List, Union
 
 from . import lab_regions
 
@@ -72,7 +73,10 @@ status=$?
 if [ ! -s "$root/results/results.json" ]; then
     # The grader could not even start: a result with no score, saying so.
     cat > "$root/results/results.json" <<'EOF'
-{{"output": "Grader error (please tell the staff; this is not a grade): the autograder did not run.", "tests": [], "extra_data": {{"grader_error": "run_autograder: tools/grade wrote no results"}}}}
+{{"output":
+   "Grader error (please tell the staff; this is not a grade): the autograder did not run.",
+ "tests": [],
+ "extra_data": {{"grader_error": "run_autograder: tools/grade wrote no results"}}}}
 EOF
 fi
 exit $status
@@ -80,17 +84,18 @@ exit $status
 """
 
 
-def grading_packages(root):
+def grading_packages(root: str) -> List[str]:
     """The GRADING list of tools/deps, read from the script itself."""
     path = os.path.join(root, "tools", "deps")
     loader = importlib.machinery.SourceFileLoader("toll_deps", path)
     spec = importlib.util.spec_from_loader("toll_deps", loader)
+    assert spec is not None
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
     return list(module.GRADING)
 
 
-def _add(z, name, text, executable=False):
+def _add(z: zipfile.ZipFile, name: str, text: Union[str, bytes], executable: bool = False) -> None:
     info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
     mode = 0o755 if executable else 0o644
     info.external_attr = (stat.S_IFREG | mode) << 16
@@ -98,7 +103,7 @@ def _add(z, name, text, executable=False):
     z.writestr(info, text)
 
 
-def write_gradescope(root, rubric, out_zip):
+def write_gradescope(root: str, rubric: Any, out_zip: str) -> None:
     """Writes the autograder zip of @p rubric's lab to @p out_zip."""
     packages = " ".join(shlex.quote(p) for p in grading_packages(root))
     lab = shlex.quote(rubric.lab)
@@ -129,7 +134,9 @@ jobs:
     timeout-minutes: 30
     steps:
       - name: Install git and Python
-        run: apt-get update && apt-get install -y --no-install-recommends git ca-certificates python3
+        run: |
+          apt-get update
+          apt-get install -y --no-install-recommends git ca-certificates python3
       - uses: actions/checkout@v4
         with:
           path: submission

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import xml.etree.ElementTree as ET
+from typing import Any, Dict, List, Sequence, Tuple
 
 from .lab_safe import printable
 
@@ -14,11 +15,11 @@ STATUS_WORD = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP", "error": "
 NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
-def _points(x):
+def _points(x: float) -> float:
     return int(x) if float(x).is_integer() else round(x, 2)
 
 
-def item_output(r):
+def item_output(r: Any) -> str:
     text = r.reason
     if r.output:
         text += "\n\n" + r.output
@@ -28,7 +29,7 @@ def item_output(r):
 HOLD = "ON HOLD"
 
 
-def score_line(grade):
+def score_line(grade: Any) -> str:
     if grade.error:
         return f"Score: none (max {_points(grade.max_score)}): the grader failed, see below"
     if getattr(grade, "hold", None):
@@ -37,7 +38,7 @@ def score_line(grade):
     return f"Score: {_points(grade.score)} / {_points(grade.max_score)}"
 
 
-def special_lines(grade):
+def special_lines(grade: Any) -> List[str]:
     """Tampering, disagreement with the machine, and why the grade is held."""
     lines = []
     if getattr(grade, "tampered", ""):
@@ -52,7 +53,7 @@ def special_lines(grade):
     return lines
 
 
-def write_report(grade, out):
+def write_report(grade: Any, out: str) -> None:
     rubric = grade.rubric
     lines = [f"Lab {rubric.lab}: {rubric.title}",
              f"Submission: {grade.submission} ({grade.form or 'unreadable'})",
@@ -94,7 +95,7 @@ def write_report(grade, out):
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 
 
-def write_results_json(grade, out):
+def write_results_json(grade: Any, out: str) -> None:
     """Gradescope's autograder format (score, execution_time, output,
     visibility, tests[] with name, score, max_score, status, output,
     visibility). A grader error gives no score at all, so that nobody's
@@ -102,8 +103,9 @@ def write_results_json(grade, out):
     items = {i.name: i for i in grade.rubric.items}
     error = bool(grade.error)
 
-    def entry(r, name, visibility):
-        t = {"name": name, "output": printable(item_output(r)), "visibility": visibility}
+    def entry(r: Any, name: str, visibility: str) -> Dict[str, Any]:
+        t: Dict[str, Any] = {"name": name, "output": printable(item_output(r)),
+                             "visibility": visibility}
         if not error:
             t["score"] = _points(r.score)
             t["max_score"] = _points(r.max_score)
@@ -141,7 +143,7 @@ def write_results_json(grade, out):
         f.write("\n")
 
 
-def _testcase(parent, classname, name, r):
+def _testcase(parent: ET.Element, classname: str, name: str, r: Any) -> str:
     case = ET.SubElement(parent, "testcase", classname=classname, name=name,
                          time=f"{r.seconds:.2f}")
     props = ET.SubElement(case, "properties")
@@ -158,7 +160,7 @@ def _testcase(parent, classname, name, r):
     return r.status
 
 
-def junit_suite(record, prefix=""):
+def junit_suite(record: Dict[str, Any], prefix: str = "") -> ET.Element:
     """One <testsuite> for a graded submission (a record from grade_record());
     @p prefix (the student's name) makes every test name unique in a batch."""
     lab = record["lab"]
@@ -189,26 +191,26 @@ def junit_suite(record, prefix=""):
 
 
 class _Row:
-    def __init__(self, row):
+    def __init__(self, row: Dict[str, Any]) -> None:
         self.name, self.status = row["name"], row["status"]
         self.score, self.max_score = row["score"], row["max_score"]
         self.seconds, self.reason, self.output = row["seconds"], row["reason"], row["output"]
 
 
-def write_junit_file(suites, path):
+def write_junit_file(suites: Sequence[ET.Element], path: str) -> None:
     root = ET.Element("testsuites")
     for s in suites:
         root.append(s)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 
 
-def _result_row(r):
+def _result_row(r: Any) -> Dict[str, Any]:
     return {"name": r.name, "status": r.status, "score": _points(r.score),
             "max_score": _points(r.max_score), "seconds": round(r.seconds, 2),
             "reason": r.reason, "output": r.output}
 
 
-def grade_record(grade, digest=""):
+def grade_record(grade: Any, digest: str = "") -> Dict[str, Any]:
     """Everything the batch tools need about a grade, as plain data (grade.json)."""
     return {"lab": grade.rubric.lab, "submission": str(grade.submission), "digest": digest,
             "score": _points(grade.score), "max_score": _points(grade.max_score),
@@ -222,7 +224,7 @@ def grade_record(grade, digest=""):
             "protection": grade.protection}
 
 
-def write_all(grade, out, digest=""):
+def write_all(grade: Any, out: str, digest: str = "") -> Dict[str, Any]:
     os.makedirs(out, exist_ok=True)
     write_report(grade, out)
     write_results_json(grade, out)
@@ -237,7 +239,7 @@ def write_all(grade, out, digest=""):
     return record
 
 
-def write_summary(rows, rubric, path):
+def write_summary(rows: Sequence[Tuple[str, Dict[str, Any]]], rubric: Any, path: str) -> None:
     """One line per submission (@p rows: (name, grade record)): name, score,
     max_score, each item's score, the audit, reasons. A grader error leaves
     the score empty."""

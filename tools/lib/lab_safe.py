@@ -11,6 +11,7 @@ refused rather than opened.
 """
 
 import os
+import shutil
 import re
 import stat
 from typing import Optional
@@ -159,6 +160,26 @@ def write_private(path: str, data: bytes) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, path)
+
+
+def fresh_folder(path: str, owner: Optional[int] = None) -> str:
+    """A new, empty folder at @p path, in a folder that sandboxed code may
+    have written: whatever is there (a link, a FIFO, a folder) is removed
+    without following a link, the folder is made anew (mkdir never follows
+    one) and handed to @p owner without following one either."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(path)  # refuses a link at the top; never follows one below
+        else:
+            os.unlink(path)
+    os.mkdir(path, 0o755)
+    if owner is not None:
+        os.chown(path, owner, owner, follow_symlinks=False)
+    return path
 
 
 def check_private_folder(path: str, what: str, create: bool = True,

@@ -28,7 +28,7 @@ import signal
 import subprocess
 import threading
 import time
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import lab_safe, process
 
@@ -41,7 +41,8 @@ UID_LOCKS = "/tmp/toll-grade-uids"
 # Inside bubblewrap, the student's code sees itself as this uid.
 INSIDE_UID = 1000
 
-TRUNCATION_MARK = "\n[... output cut by the grader after {limit} bytes; {dropped} more byte(s) dropped ...]\n"
+TRUNCATION_MARK = ("\n[... output cut by the grader after {limit} bytes; {dropped} more byte(s) "
+                   "dropped ...]\n")
 
 # Files of /etc the tools need: alternatives (cc, c++, ld links) and the
 # dynamic loader's cache. Nothing else of /etc is visible.
@@ -103,11 +104,13 @@ class Outcome:
         """The resource limit that killed the command, in words, or ''."""
         if self.status is None or self.status >= 0:
             return ""
-        return {signal.SIGXCPU: "the CPU time limit", signal.SIGXFSZ: "the file size limit",
-                signal.SIGKILL: "a kill (the CPU or memory limit?)"}.get(-self.status, "")
+        words: Dict[int, str] = {signal.SIGXCPU: "the CPU time limit",
+                                 signal.SIGXFSZ: "the file size limit",
+                                 signal.SIGKILL: "a kill (the CPU or memory limit?)"}
+        return words.get(-self.status, "")
 
 
-def _as_user(uid: Optional[int]) -> Dict[str, object]:
+def _as_user(uid: Optional[int]) -> Dict[str, Any]:
     """Popen arguments that start a command as @p uid (none for None)."""
     if uid is None:
         return {}
