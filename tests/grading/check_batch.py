@@ -45,10 +45,14 @@ EXPECT = {
     # Contained: a correct solution whose region attacks the grader from the
     # host tests; every attack fails or stays in the sandbox, the kernel it
     # tried to patch still passes, and the grade is held for its calls.
-    "escape": {"all_pass": True, "notice": "outside its lab regions were ignored",
-               "hold": "inline assembly", "audit": ["fork [processes]", "setsid [processes]",
-                                                    "symlink", "fopen [files]"],
-               "no_output": ["tampering", "LEAK "]},
+    "escape": {"all_pass_but": {"loop_100k": "reported 0"},
+               "notice": "outside its lab regions were ignored",
+               "hold": "inline assembly", "audit": ["fork [processes]", "fopen [files]"],
+               "no_output": ["tampering", "LEAK "],
+               # The attack ran (the grader's own check ran the region too) and
+               # planted its links, but overwrote no kernel.
+               "log_has": {"oracle.log": ["escape: attacking", "escape: planted"]},
+               "log_lacks": {"oracle.log": ["escape: overwrote", "LEAK "]}},
     # Not stoppable by the nonce: the audit must show it in one line.
     "forger": {"audit": ["LOOK AT THIS SUBMISSION", "param_get", "[command line]", "poweroff",
                          "[power-off]", "kprintf", "[console]", "record-shaped strings"],
@@ -67,6 +71,14 @@ EXPECT = {
 }
 # Lines that must never reach a report: files of the grading machine.
 SECRET_FILES = ("/etc/passwd", "/etc/hostname")
+
+
+def read_log(out, name):
+    try:
+        with open(os.path.join(out, "logs", name), errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
 
 
 class Checker:
@@ -129,6 +141,15 @@ class Checker:
         for words in rule.get("no_output", []):
             self.expect(words not in report + json.dumps(results), name,
                         f"the report says {words!r}")
+        for log, lines in rule.get("log_has", {}).items():
+            text = read_log(out, log)
+            for words in lines:
+                self.expect(words in text, name, f"logs/{log} lacks {words!r}: the attack "
+                            f"did not run, so proves nothing")
+        for log, lines in rule.get("log_lacks", {}).items():
+            text = read_log(out, log)
+            for words in lines:
+                self.expect(words not in text, name, f"logs/{log} says {words!r}")
         for item, words in rule.get("item_says", {}).items():
             self.expect(words in tests[item]["output"], name, f"{item} does not say {words!r}")
         if "all_pass_but" in rule:
