@@ -53,11 +53,18 @@ class BuildTools:
             lab_safe.check_private_folder(self.cache_dir, "the compiler cache")
 
     def reference_cache(self) -> Tuple[Optional[str], Optional[str]]:
-        """(the reference build's local cache, the store it fills)."""
+        """(the reference build's local cache, the store it fills), made if
+        missing and kept readable by the grading user alone: the dedicated
+        users of the fallback sandbox, which may read the lab caches beside
+        them, cannot enter these."""
         if not self.cache_dir:
             return None, None
-        return (os.path.join(self.cache_dir, REFERENCE_LOCAL),
-                os.path.join(self.cache_dir, REFERENCE_STORE))
+        paths = (os.path.join(self.cache_dir, REFERENCE_LOCAL),
+                 os.path.join(self.cache_dir, REFERENCE_STORE))
+        for path in paths:
+            lab_safe.check_private_folder(path, "the reference's compiler cache", mode=0o700)
+            os.chmod(path, 0o700)
+        return paths
 
     def lab_cache(self, lab: str) -> Optional[str]:
         """The cache students of @p lab read: objects of the lab's starter."""
