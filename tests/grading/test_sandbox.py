@@ -138,6 +138,26 @@ class Modes(unittest.TestCase):
                 if mode == "bwrap":
                     self.assertNotIn("the reference solution", text)
 
+    def test_the_fallback_hides_the_machine_and_gives_each_step_its_own_tmp(self):
+        if "user" not in modes() or not lab_sandbox.Sandbox("user").hides:
+            self.skipTest("no dedicated-user fallback with mount namespaces here")
+        with open("/etc/passwd") as f:
+            first = f.readline().strip()
+        marker = f"toll-sandbox-step-{os.getpid()}"
+        _, _, out, text = self.run_in(
+            "user", f"cat /etc/passwd; ls {ROOT} {self.private}; echo one > /tmp/{marker}; "
+                    f"cat /tmp/{marker}; cc --version >/dev/null && echo compiler-ok; "
+                    f"echo mine > {self.work}/mine")
+        self.assertNotIn(first, text)
+        self.assertNotIn("tools", text)
+        self.assertNotIn("secret", text)
+        self.assertIn("one", text)       # its /tmp works ...
+        self.assertIn("compiler-ok", text)  # ... and so do the tools
+        self.assertFalse(os.path.exists(f"/tmp/{marker}"), "the step wrote the machine's /tmp")
+        _, _, out, text = self.run_in("user", f"cat /tmp/{marker} {self.work}/mine")
+        self.assertNotIn("one", text)    # the next step has a /tmp of its own
+        self.assertIn("mine", text)      # the scratch folder is the same one
+
     def test_the_machine_is_invisible_under_bubblewrap(self):
         if "bwrap" not in modes():
             self.skipTest("bubblewrap cannot make namespaces here")
@@ -237,7 +257,10 @@ class Modes(unittest.TestCase):
             del os.environ["TOLL_GRADE_SANDBOX"]
         self.assertEqual(box.mode, "user")
         self.assertIn("dedicated unprivileged user", box.describe())
-        self.assertIn("readable by every user", box.describe())
+        if box.hides:
+            self.assertIn("mount namespace of each step's own", box.describe())
+        else:
+            self.assertIn("readable by every user", box.describe())
 
 
 class Words(unittest.TestCase):

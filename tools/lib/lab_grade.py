@@ -156,7 +156,8 @@ class Jail:
     def home(self) -> str:
         """HOME and TMPDIR of the steps: the private /tmp under bubblewrap,
         a folder of this grading's own without it."""
-        return "/tmp" if self.sandbox.bwrap else os.path.join(self.work, "home")
+        private_tmp = self.sandbox.bwrap or getattr(self.sandbox, "hides", False)
+        return "/tmp" if private_tmp else os.path.join(self.work, "home")
 
     def env(self, extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
         env = lab_sandbox.minimal_env(extra, home=self.home)
@@ -189,7 +190,7 @@ class Jail:
         """Mounts laid over the scratch folder once the build is over: the
         tree read-only, the grader's copies of what boots, and @p
         writable_inside (folders of the scratch folder a step may still write)."""
-        if not self.frozen or not self.sandbox.bwrap:
+        if not self.frozen or not (self.sandbox.bwrap or getattr(self.sandbox, "hides", False)):
             return []
         assert self.tree is not None
         mounts = [("ro", self.tree, self.tree)]
@@ -470,7 +471,7 @@ def boot(item: Any, bdir: str, logs: str, max_output: int,
                  "nonce": nonce}, "", 0.0)
     home = jail.writable_folder(f"run-{item.name}")
     env = jail.env({"PYTHONDONTWRITEBYTECODE": "1"})
-    if not jail.sandbox.bwrap:
+    if jail.home != "/tmp":
         env.update(HOME=home, TMPDIR=home)
     out = jail.run(cmd, log, item.timeout + 30,
                    limits_for(item.timeout, max_output + 65536), cwd=bdir, env=env,

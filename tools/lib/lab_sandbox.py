@@ -21,6 +21,7 @@ which the tests use to exercise the fallback.
 
 import fcntl
 import io
+import json
 import os
 import pwd
 import shutil
@@ -50,6 +51,9 @@ ETC_NEEDED = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/
 # Top-level folders of a merged-/usr system (links into /usr) or real folders.
 TOP_LEVEL = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 PRLIMIT = "/usr/bin/prlimit"  # util-linux, in every Debian system
+UNSHARE = "/usr/bin/unshare"  # util-linux too
+# Run by the fallback in a mount namespace of the step's own: hides the machine.
+HIDE_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lab_hide.py")
 SYSTEM_PYTHON = "/usr/bin/python3"  # readable by the dedicated users
 # What a command puts in its argument list to be given the write end of the
 # result pipe (Sandbox.run(result_limit=...)): the grader reads what comes
@@ -132,6 +136,17 @@ def _bwrap_works(uid: Optional[int]) -> bool:
     return r.returncode == 0
 
 
+def _mount_namespaces_work() -> bool:
+    """True when the grader (root) can make a mount namespace of its own here."""
+    try:
+        r = subprocess.run([UNSHARE, "--mount", "--propagation", "private", "--",
+                            "/usr/bin/mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", "/tmp"],
+                           capture_output=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return r.returncode == 0
+
+
 def _processes_of(uid: int) -> List[int]:
     """Pids of the live processes whose real or effective uid is @p uid."""
     found = []
@@ -202,6 +217,8 @@ class Sandbox:
                 "Install bubblewrap, run the grader as root, or pass --sandbox none to grade "
                 "without protection (only for code you trust)")
         self.mode = "bwrap" if self.bwrap else ("user" if self.users else "none")
+        # The fallback hides the machine from each step when it can.
+        self.hides = self.mode == "user" and _mount_namespaces_work()
 
     def _check_uids(self) -> None:
         for uid in range(self.uid_base, self.uid_base + UID_POOL):
@@ -222,6 +239,13 @@ class Sandbox:
             return ("bubblewrap: own PID, network, IPC and mount namespaces (no network; only "
                     "the scratch tree writable; the grader's files and other submissions "
                     f"invisible){who}; resource limits")
+        if self.mode == "user" and self.hides:
+            return (f"a dedicated unprivileged user (uid {self.uid_base}+) whose processes are "
+                    "all killed after each step, in a mount namespace of each step's own (a "
+                    "private capped /tmp per step; only the scratch tree writable; the "
+                    "grader's files, other submissions and the rest of the machine covered "
+                    "by empty file systems), and resource limits (no PID or network "
+                    "namespace)")
         if self.mode == "user":
             return (f"a dedicated unprivileged user (uid {self.uid_base}+) whose processes are "
                     "all killed after each step, a private HOME and TMPDIR per grading, and "
@@ -355,6 +379,15 @@ class Sandbox:
         full = [PRLIMIT, f"--cpu={limits.cpu_seconds}", f"--as={limits.memory_bytes}",
                 f"--fsize={limits.file_bytes}", f"--nproc={limits.processes}", "--core=0",
                 "--"] + full
+        start_as = uid
+        if self.hides and uid is not None:
+            # Root makes the step's mount namespace, then becomes its user.
+            config = {"uid": uid, "tmp_bytes": TMPFS_BYTES, "writable": writable,
+                      "readable": readable, "overlays": [list(o) for o in overlays],
+                      "cwd": cwd or (writable[0] if writable else "/tmp")}
+            full = [UNSHARE, "--mount", "--propagation", "private", "--", SYSTEM_PYTHON, "-I",
+                    "-S", HIDE_SCRIPT, json.dumps(config)] + full
+            start_as = None
 
         out = Outcome()
         start = time.monotonic()
@@ -369,7 +402,7 @@ class Sandbox:
                 group = process.Group(full, stdin=stdin_r if stdin_data else subprocess.DEVNULL,
                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                       cwd=None if self.bwrap else cwd, env=env, umask=0o022,
-                                      pass_fds=pass_fds, **_as_user(uid))
+                                      pass_fds=pass_fds, **_as_user(start_as))
             finally:
                 if result_limit:
                     os.close(result_w)
