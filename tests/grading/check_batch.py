@@ -23,8 +23,17 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 import hostile  # this folder, which is first on the path of a script run from it
 from lib import lab_rubric  # tools/lib, through PYTHONPATH=tools (ctest sets it)
 
-# How each submission must fare: "kernel_broken" ones keep the host tests (the
-# sabotage is kernel-only) and must fail every kernel item, naming the cause.
+# How each submission must fare. "all_pass_but" names the items that must
+# fail (with words their output must hold); every other item must pass. A
+# kernel-only sabotage breaks what calls split_arguments in the kernel and
+# nothing else: the kernel still boots and measures.
+SPLIT_BROKEN = {"kern.split_in_kernel": None, "user.echo": "not run: needs"}
+
+
+def broken(words, **more):
+    return {**SPLIT_BROKEN, "kern.split_in_kernel": words, **more}
+
+
 EXPECT = {
     "reference": {"all_pass": True},
     "starter": {"like_starter": True},
@@ -32,19 +41,22 @@ EXPECT = {
                     "ignored": ["tests/unit/test_lib.cpp", "src/kernel/kern/kern_ktests.cpp",
                                 "labs/lab-demo/rubric.toml"]},
     "nocompile": {"build_fails": "error"},
-    "loop": {"kernel_broken": "did not finish within",
-             "notice": "taken from format.cpp at the top of the submission",
+    "loop": {"all_pass_but": broken("did not finish within"),
+             "notice": "taken from cmdline.cpp at the top of the submission",
              "hold": "inline assembly"},
-    "triple": {"kernel_broken": "triple fault", "notice": "is a symbolic link",
-               "hold": "inline assembly"},
-    "panic": {"kernel_broken": "panicked: hostile submission gives up",
+    "triple": {"all_pass_but": broken("triple fault", loop_100k="reported 0"),
+               "notice": "is a symbolic link", "hold": "inline assembly"},
+    "panic": {"all_pass_but": broken("panicked: hostile submission gives up",
+                                     loop_100k="reported 0"),
               "audit": ["toll::panic"], "hold": "inline assembly"},
-    "flood": {"kernel_broken": "the console printed more than"},
-    "forged": {"forged": "without this run's nonce", "audit": ["record-shaped strings"],
-               "hold": "record-shaped text"},
-    # Contained: a correct solution whose region attacks the grader from the
-    # host tests; every attack fails or stays in the sandbox, the kernel it
-    # tried to patch still passes, and the grade is held for its calls.
+    # Region code can reach the console only through the record path: held.
+    "flood": {"all_pass_but": broken("the console printed more than", loop_100k="reported 0"),
+              "audit": ["kprintf"], "hold": "inline assembly"},
+    "forged": {"all_pass_but": broken("without this run's nonce", loop_100k="reported 0"),
+               "audit": ["record-shaped strings"], "hold": "record-shaped text"},
+    # A correct solution whose region attacks the grader from the host
+    # tests; every attack fails or stays in the sandbox, the kernel it tried
+    # to patch still passes, and the grade is held for its calls.
     "escape": {"all_pass_but": {"loop_100k": "reported 0"},
                "notice": "outside its lab regions were ignored",
                "hold": "inline assembly", "audit": ["fork [processes]", "fopen [files]"],
@@ -53,8 +65,12 @@ EXPECT = {
                # planted its links, but overwrote no kernel.
                "log_has": {"oracle.log": ["escape: attacking", "escape: planted"]},
                "log_lacks": {"oracle.log": ["escape: overwrote", "LEAK "]}},
-    # Not stoppable by the nonce: the audit must show it in one line.
-    "forger": {"audit": ["LOOK AT THIS SUBMISSION", "param_get", "[command line]", "poweroff",
+    # Not stoppable by the nonce: it forges the records of its own kernel
+    # test with it. The grader's own check of split_arguments disagrees,
+    # and the audit shows how in one line.
+    "forger": {"like_starter": True,
+               "item_says": {"kern.split_in_kernel": "records disagree with the machine"},
+               "audit": ["LOOK AT THIS SUBMISSION", "param_get", "[command line]", "poweroff",
                          "[power-off]", "kprintf", "[console]", "record-shaped strings"],
                "hold": "the command line or the nonce"},
     "copy_a": {"all_pass_but": {"loop_100k": "loop_100k"},
@@ -62,7 +78,7 @@ EXPECT = {
     "copy_b": {"all_pass_but": {"loop_100k": "loop_100k"},
                "notice": "outside its lab regions were ignored"},
     "copy_c": {"like_starter": True, "notice": "were the LAB markers removed?"},
-    "formatter_forge": {"like_starter": True, "notice": "outside its lab regions were ignored"},
+    "formatter_forge": {"like_starter": True, "ignored": ["src/lib/format.cpp"]},
     "fifo": {"all_pass_but": {"loop_100k": "loop_100k"}, "notice": "is a FIFO"},
     "hardlink": {"like_starter": True, "notice": "is a hard link"},
     "deep_toml": {"all_pass_but": {"loop_100k": "nests tables or arrays too deeply"}},
@@ -130,7 +146,7 @@ class Checker:
                         "a held grade counts")
         flagged = "LOOK AT THIS SUBMISSION" in report
         self.expect(flagged == ("audit" in rule), name,
-                    "the audit " + ("missed the forger" if "audit" in rule else
+                    "the audit " + ("missed what it calls" if "audit" in rule else
                                     "flags a submission that does nothing suspicious"))
         for words in rule.get("audit", []):
             audit = next((l for l in report.splitlines() if l.startswith("Audit:")), "")
@@ -154,9 +170,10 @@ class Checker:
             self.expect(words in tests[item]["output"], name, f"{item} does not say {words!r}")
         if "all_pass_but" in rule:
             for n, t in tests.items():
+                failing = n in rule["all_pass_but"]
                 why = rule["all_pass_but"].get(n)
-                self.expect((t["status"] == "passed") == (why is None), name,
-                            f"{n}: {t['status']}")
+                self.expect((t["status"] == "passed") != failing, name,
+                            f"{n}: {t['status']} ({t['output'][:200]})")
                 if why:
                     self.expect(why in t["output"], name, f"{n} does not say {why!r}")
         passed = {n for n, t in tests.items() if t["status"] == "passed"}
@@ -184,20 +201,6 @@ class Checker:
             if rule.get("build_says"):
                 self.expect(rule["build_says"] in build["output"], name,
                             f"the build does not say {rule['build_says']!r}: {build['output'][:300]}")
-        if "kernel_broken" in rule or "forged" in rule:
-            for n, i in self.items.items():
-                if i.kind == "ctest":
-                    self.expect(n in passed, name, f"host item {n} should pass (kernel-only sabotage)")
-                elif "kernel_broken" in rule:
-                    self.expect(n not in passed, name, f"kernel item {n} must not pass")
-                elif i.covers:
-                    self.expect(n not in passed, name, f"forged records earned {n}")
-            ran = [t for n, t in tests.items() if self.items[n].kind != "ctest"
-                   and t["extra_data"]["status"] != "skipped"]
-            key = rule.get("kernel_broken") or rule.get("forged")
-            self.expect(ran and all(key in t["output"] for t in ran if t["status"] != "passed"),
-                        name, f"every kernel item that ran must say {key!r}")
-
 
     def check_no_secrets(self, name, text):
         for path in SECRET_FILES:
@@ -209,8 +212,8 @@ class Checker:
             for line in lines:
                 self.expect(line not in text, name, f"a line of {path} is in the report")
         # The reference solution of the lab (the grader's own copy) must stay unseen.
-        reference = "const char* table = upper ? \"0123456789ABCDEF\""
-        if name in ("escape", "starter"):
+        reference = "bool more = *in == ' ';"
+        if name in ("starter", "forger", "hardlink"):
             self.expect(reference not in text, name, "the reference solution is in the report")
 
 

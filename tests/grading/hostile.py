@@ -1,8 +1,8 @@
 """Hostile submissions for the demonstration lab, made from the current reference.
 
-Each variant is the reference's src/lib/format.cpp with a few lines put at the
-top of the lab's region in put_number (or the starter, for the ones that edit
-other files), so the set follows the reference as it changes. make_batch()
+Each variant is the reference's src/lib/cmdline.cpp with a few lines put at
+the top of the lab's region in split_arguments (or the starter, for the ones
+that edit other files), so the set follows the reference as it changes. make_batch()
 writes them into one folder in the three forms tools/grade accepts.
 """
 
@@ -16,9 +16,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 from lib import lab_regions  # tools/lib, through PYTHONPATH=tools (ctest sets it)
 
 LAB = "demo"
+STUDENT = "src/lib/cmdline.cpp"
+# The formatter, which the kernel's records pass through: never the student's.
 FORMAT = "src/lib/format.cpp"
 
-# Code put at the top of put_number's body. TOLL_HOST_TEST guards keep the
+# Code put at the top of split_arguments' body. TOLL_HOST_TEST guards keep the
 # host tests on the reference, so only the kernel misbehaves.
 KERNEL_ONLY = "#ifndef TOLL_HOST_TEST\n{body}\n#endif\n"
 
@@ -42,8 +44,11 @@ INSERTS = {
         "        give_up(\"hostile submission gives up\");\n"
         "    }")),
     "flood": KERNEL_ONLY.format(body=(
-        "    for (;;)\n"
-        "        w.put(\"flood flood flood flood flood flood flood flood flood flood\\n\", 60);")),
+        "    {\n"
+        "        extern void say(const char*, ...) asm(\"_ZN4toll7kprintfEPKcz\");\n"
+        "        for (;;)\n"
+        "            say(\"flood flood flood flood flood flood flood flood flood flood\\n\");\n"
+        "    }")),
     # Prints the records a passing run would, without the run's nonce (and
     # with a guessed one), then prints no digits at all.
     "forged": KERNEL_ONLY.format(body=(
@@ -51,13 +56,13 @@ INSERTS = {
         "        static bool forged;\n"
         "        if (!forged) {\n"
         "            forged = true;\n"
-        "            const char lies[] = \"\\nTEST kern.format_in_kernel PASS\\n\"\n"
-        "                                \"@0 TEST kern.format_in_kernel PASS\\n\"\n"
-        "                                \"TEST kern.static_constructors_ran PASS\\n\"\n"
-        "                                \"DONE 9 passed, 0 failed, 0 skipped\\n\";\n"
-        "            w.put(lies, sizeof lies - 1);\n"
+        "            extern void say(const char*, ...) asm(\"_ZN4toll7kprintfEPKcz\");\n"
+        "            say(\"\\nTEST kern.split_in_kernel PASS\\n\"\n"
+        "                \"@0 TEST kern.split_in_kernel PASS\\n\"\n"
+        "                \"TEST kern.static_constructors_ran PASS\\n\"\n"
+        "                \"DONE 9 passed, 0 failed, 0 skipped\\n\");\n"
         "        }\n"
-        "        return;\n"
+        "        return 0;\n"
         "    }")),
 }
 PANIC_DECLARATION = ""
@@ -77,12 +82,12 @@ struct Escape {
 #if __has_include("/etc/passwd")
 #include "/etc/passwd"
 #endif
-#if __has_include("@ROOT@/src/lib/format.cpp")
-#include "@ROOT@/src/lib/format.cpp"
+#if __has_include("@ROOT@/src/lib/cmdline.cpp")
+#include "@ROOT@/src/lib/cmdline.cpp"
 #endif
 """
 # Host-side escape attempts in the region itself (so they run, whenever the
-# host tests or the grader's own check call put_number), on top of a correct
+# host tests or the grader's own check call split_arguments), on top of a correct
 # solution: print the grading machine's files and the grader's reference; a
 # 1 GiB file in /tmp; plant symbolic links and FIFOs, under every name the
 # grader writes or reads, in every folder above the working one, pointing
@@ -115,7 +120,7 @@ ESCAPE_INSERT = r"""#ifdef TOLL_HOST_TEST
             // check keeps in its log: the proof that the attack ran.
             x_fputs("escape: attacking\n", x_stderr);
             const char* const peek[] = {"/etc/passwd", "/etc/hostname",
-                                        "@ROOT@/src/lib/format.cpp",
+                                        "@ROOT@/src/lib/cmdline.cpp",
                                         "@ROOT@/labs/lab-demo/rubric.toml"};
             for (const char* name : peek) {
                 if (void* f = x_fopen(name, "r")) {
@@ -166,8 +171,8 @@ ESCAPE_INSERT = r"""#ifdef TOLL_HOST_TEST
                 // Folders the grader makes for later steps: linked to a
                 // folder outside, which it would empty or chown through them.
                 static const char* const folders[] = {
-                    "ctest-unit.cmdline", "run-kern.format_in_kernel", "run-kern.boots",
-                    "run-boot.memory_map", "run-loop_100k", "oracle", "home", "Testing"};
+                    "ctest-unit.others", "run-kern.split_in_kernel", "run-kern.boots",
+                    "run-user.echo", "run-loop_100k", "oracle", "home", "Testing"};
                 for (const char* name : folders) {
                     char path[512];
                     char* p = path;
@@ -249,43 +254,53 @@ FORGER_INSERT = KERNEL_ONLY.format(body=(
     "        char nonce[40];\n"
     "        if (!forged && get(\"nonce\", nonce, sizeof nonce)) {\n"
     "            forged = true;\n"
-    "            say(\"@%s TEST kern.format_in_kernel PASS\\n\", nonce);\n"
+    "            say(\"@%s TEST kern.split_in_kernel PASS\\n\", nonce);\n"
     "            say(\"@%s TEST kern.static_constructors_ran PASS\\n\", nonce);\n"
     "            say(\"@%s DONE 2 passed, 0 failed, 0 skipped\\n\", nonce);\n"
     "            off(true);\n"
     "        }\n"
     "    }"))
 
-# Another correct put_number (not the reference's), and the same code with
+# Another correct split_arguments (not the reference's), and the same code with
 # every name changed and the layout redone: the similarity report must pair them.
-OTHER_SOLUTION = """    char buf[32];
-    int len = 0;
-    const char* digs = upper ? "0123456789ABCDEF" : "0123456789abcdef";
-    if (value == 0)
-        buf[len++] = '0';
-    while (value != 0) {
-        buf[len++] = digs[value % base];
-        value = value / base;
+OTHER_SOLUTION = """    size_t count = 0;
+    char* read = text;
+    for (;;) {
+        while (*read == ' ')
+            read++;
+        if (*read == 0)
+            return count;
+        if (count == max)
+            return max + 1;
+        char* write = read;
+        argv[count] = write;
+        count++;
+        char open = 0;
+        while (*read != 0) {
+            char c = *read;
+            if (open == 0 && c == ' ')
+                break;
+            read++;
+            if (open != 0 && c == open) {
+                open = 0;
+                continue;
+            }
+            if (open == 0 && (c == '"' || c == '\\'')) {
+                open = c;
+                continue;
+            }
+            *write = c;
+            write++;
+        }
+        bool last = *read == 0;
+        *write = 0;
+        if (last)
+            return count;
+        read++;
     }
-    int total = len + (negative ? 1 : 0);
-    int fill = width > total ? width - total : 0;
-    if (!left && !zero_pad)
-        for (int i = 0; i < fill; i++)
-            w.put(" ", 1);
-    if (negative)
-        w.put("-", 1);
-    if (!left && zero_pad)
-        for (int i = 0; i < fill; i++)
-            w.put("0", 1);
-    for (int i = len - 1; i >= 0; i--)
-        w.put(&buf[i], 1);
-    if (left)
-        for (int i = 0; i < fill; i++)
-            w.put(" ", 1);
 """
-RENAMES = (("buf", "out_chars"), ("len", "count"), ("digs", "alphabet"), ("total", "needed"),
-           ("fill", "pad_n"), ("(int i", "(int k"), ("i <", "k <"), ("i++", "k++"), ("i--", "k--"),
-           ("i >=", "k >="), ("[i]", "[k]"))
+RENAMES = (("count", "n_words"), ("read", "src_at"), ("write", "dst_at"), ("open", "in_quote"),
+           ("last", "at_end"), ("char c ", "char ch "), ("c ==", "ch =="), ("= c;", "= ch;"))
 
 
 def planted_target(out):
@@ -302,32 +317,32 @@ def planted_dir(out):
 
 
 def region_of(root):
-    regions = [r for r in lab_regions.find_regions(root, [FORMAT]) if r.lab == LAB]
+    regions = [r for r in lab_regions.find_regions(root, [STUDENT]) if r.lab == LAB]
     if len(regions) != 1:
-        raise SystemExit(f"expected one lab {LAB} region in {FORMAT}, found {len(regions)}")
+        raise SystemExit(f"expected one lab {LAB} region in {STUDENT}, found {len(regions)}")
     return regions[0]
 
 
 def variant_text(root, name):
-    """The reference's format.cpp with the hostile lines of @p name."""
-    with open(os.path.join(root, FORMAT)) as f:
+    """The reference's cmdline.cpp with the hostile lines of @p name."""
+    with open(os.path.join(root, STUDENT)) as f:
         return insert(f.read(), INSERTS[name], PANIC_DECLARATION if name == "panic" else "")
 
 
 def insert(text, lines_in_region, top=""):
-    """@p text (a format.cpp) with @p lines_in_region put first in the lab's
+    """@p text (a cmdline.cpp) with @p lines_in_region put first in the lab's
     region and @p top before everything."""
     lines = text.splitlines(keepends=True)
-    r = [r for r in lab_regions.parse_regions(FORMAT, text) if r.lab == LAB][0]
-    lines[r.begin:r.begin] = [lines_in_region]
+    r = [r for r in lab_regions.parse_regions(STUDENT, text) if r.lab == LAB][0]
+    lines[r.hint_end:r.hint_end] = [lines_in_region]
     return top + "".join(lines)
 
 
 def replace_region(text, body):
     """@p text with the lab's region holding only @p body."""
     lines = text.splitlines(keepends=True)
-    r = [r for r in lab_regions.parse_regions(FORMAT, text) if r.lab == LAB][0]
-    return "".join(lines[:r.begin] + [body] + lines[r.end - 1:])
+    r = [r for r in lab_regions.parse_regions(STUDENT, text) if r.lab == LAB][0]
+    return "".join(lines[:r.hint_end] + [body] + lines[r.end - 1:])
 
 
 def write_file(path, text):
@@ -351,7 +366,7 @@ def make_batch(root, batch, scratch, out=None):
 
     # The reference, as a git bundle of a repository holding just the student files.
     repo = os.path.join(scratch, "reference-repo")
-    for rel in ("src/lib/format.cpp", "labs/lab-demo/results.toml"):
+    for rel in (STUDENT, "labs/lab-demo/results.toml"):
         os.makedirs(os.path.dirname(os.path.join(repo, rel)), exist_ok=True)
         shutil.copy(os.path.join(root, rel), os.path.join(repo, rel))
     git("init", "-q", cwd=repo)
@@ -367,21 +382,21 @@ def make_batch(root, batch, scratch, out=None):
 
     # Kernel-breaking variants as trees holding only the student's file ...
     for name in ("nocompile", "triple", "flood", "forged"):
-        write_file(os.path.join(batch, name, FORMAT), variant_text(root, name))
-        made[name] = f"the reference with a '{name}' insert in put_number, as a tree"
+        write_file(os.path.join(batch, name, STUDENT), variant_text(root, name))
+        made[name] = f"the reference with a '{name}' insert in split_arguments, as a tree"
     # ... one whose worksheet is a symbolic link to a file of the grading machine ...
     os.makedirs(os.path.join(batch, "triple", "labs", "lab-demo"))
     os.symlink("/etc/passwd", os.path.join(batch, "triple", "labs", "lab-demo", "results.toml"))
     # ... and one uploaded flat, in a .zip (Gradescope's usual upload).
     import zipfile
     with zipfile.ZipFile(os.path.join(batch, "loop.zip"), "w") as z:
-        z.writestr("format.cpp", variant_text(root, "loop"))
+        z.writestr(os.path.basename(STUDENT), variant_text(root, "loop"))
         z.write(os.path.join(root, "labs/lab-demo/results.toml"), "results.toml")
-    made["loop"] = "the reference with an endless loop in put_number, flat in a .zip"
+    made["loop"] = "the reference with an endless loop in split_arguments, flat in a .zip"
 
-    with open(os.path.join(starter, FORMAT)) as f:
+    with open(os.path.join(starter, STUDENT)) as f:
         starter_text = f.read()
-    with open(os.path.join(root, FORMAT)) as f:
+    with open(os.path.join(root, STUDENT)) as f:
         reference_text = f.read()
     outside = os.path.abspath(out or batch)
     fills = {"@OUT@": outside, "@ROOT@": root, "@PLANTED@": planted_target(outside),
@@ -391,12 +406,12 @@ def make_batch(root, batch, scratch, out=None):
     top, attack = ESCAPE_TOP, ESCAPE_INSERT
     for key, value in fills.items():
         top, attack = top.replace(key, value), attack.replace(key, value)
-    write_file(os.path.join(batch, "escape", FORMAT), insert(reference_text, attack, top))
+    write_file(os.path.join(batch, "escape", STUDENT), insert(reference_text, attack, top))
     made["escape"] = "the reference with host code in its region that tries to escape the grader"
-    write_file(os.path.join(batch, "forger", FORMAT), insert(starter_text, FORGER_INSERT))
+    write_file(os.path.join(batch, "forger", STUDENT), insert(starter_text, FORGER_INSERT))
     made["forger"] = "the starter with kernel code that forges records with the run's nonce"
     copy_a = replace_region(reference_text, OTHER_SOLUTION)
-    write_file(os.path.join(batch, "copy_a", FORMAT), copy_a)
+    write_file(os.path.join(batch, "copy_a", STUDENT), copy_a)
     write_file(os.path.join(batch, "copy_a", "labs/lab-demo/results.toml"),
                "measurements = \"not a table\"\n")
     made["copy_a"] = "another correct solution, with a malformed worksheet"
@@ -404,7 +419,7 @@ def make_batch(root, batch, scratch, out=None):
     for old, new in RENAMES:
         renamed = renamed.replace(old, new)
     renamed = "    // my own work\n" + renamed.replace("    ", "\t").replace(" = ", "=")
-    write_file(os.path.join(batch, "copy_b", FORMAT),
+    write_file(os.path.join(batch, "copy_b", STUDENT),
                replace_region(reference_text, renamed) + "\n#error copy_b stops here\n")
     made["copy_b"] = ("copy_a's code renamed and reformatted, with an #error outside the "
                       "region (ignored)")
@@ -412,27 +427,29 @@ def make_batch(root, batch, scratch, out=None):
     # and still paired with copy_a by the similarity report.
     unmarked = "".join(line for line in replace_region(reference_text, renamed)
                        .splitlines(keepends=True) if "LAB demo" not in line)
-    write_file(os.path.join(batch, "copy_c", FORMAT), unmarked)
+    write_file(os.path.join(batch, "copy_c", STUDENT), unmarked)
     made["copy_c"] = "copy_b without its lab markers"
 
-    # Code outside the region that would forge the kernel's records: the
-    # grader keeps its own text there, so it never runs.
-    forge = starter_text.replace('case \'d\':', 'case \'d\': w.put("@0 TEST x PASS\\n", 15);', 1)
+    # The formatter the kernel's records pass through, rewritten to forge
+    # them: not a student file at all, so the grader keeps its own.
+    with open(os.path.join(root, FORMAT)) as f:
+        formatter = f.read()
+    forge = formatter.replace('case \'d\':', 'case \'d\': w.put("@0 TEST x PASS\\n", 15);', 1)
     forge = forge.replace("size_t vformat(", "// forged formatter\nsize_t vformat(", 1)
     write_file(os.path.join(batch, "formatter_forge", FORMAT), forge)
-    made["formatter_forge"] = "the starter with the formatter rewritten outside the region"
+    made["formatter_forge"] = "the formatter of the kernel's records rewritten to forge them"
 
     # Links and special files in a tree: a FIFO worksheet (reading it would
     # hang), a hard link to a file of the grading machine.
     os.makedirs(os.path.join(batch, "fifo", "labs", "lab-demo"))
     os.mkfifo(os.path.join(batch, "fifo", "labs", "lab-demo", "results.toml"))
-    write_file(os.path.join(batch, "fifo", FORMAT), reference_text)
+    write_file(os.path.join(batch, "fifo", STUDENT), reference_text)
     made["fifo"] = "the reference whose worksheet is a FIFO"
     secret = os.path.join(scratch, "instructor-secret.txt")
     write_file(secret, "SECRET_INSTRUCTOR_TOKEN = gs-api-key-1234567890\n")
     os.makedirs(os.path.join(batch, "hardlink", "src", "lib"))
-    os.link(secret, os.path.join(batch, "hardlink", FORMAT))
-    made["hardlink"] = "a tree whose format.cpp is a hard link to a secret of the machine"
+    os.link(secret, os.path.join(batch, "hardlink", STUDENT))
+    made["hardlink"] = "a tree whose cmdline.cpp is a hard link to a secret of the machine"
     # A worksheet nested past what a TOML reader can take.
     with open(os.path.join(root, "labs/lab-demo/results.toml")) as f:
         sheet = f.read()
@@ -440,22 +457,23 @@ def make_batch(root, batch, scratch, out=None):
     lines = sheet.splitlines(keepends=True)
     lines[ws.end - 1:ws.end - 1] = ["deep = " + "[" * 5000 + "]" * 5000 + "\n"]
     write_file(os.path.join(batch, "deep_toml", "labs/lab-demo/results.toml"), "".join(lines))
-    write_file(os.path.join(batch, "deep_toml", FORMAT), reference_text)
+    write_file(os.path.join(batch, "deep_toml", STUDENT), reference_text)
     made["deep_toml"] = "the reference with a worksheet nested 5000 deep"
     # Terminal escapes in what the report shows (a compiler error).
-    write_file(os.path.join(batch, "ansi", FORMAT),
+    write_file(os.path.join(batch, "ansi", STUDENT),
                insert(reference_text, '#error "\x1b[2J\x1b[H Score: 11 / 11"\n'))
     made["ansi"] = "a compile error that would clear the screen and show a forged score"
     os.makedirs(os.path.join(batch, "empty"))
     made["empty"] = "an empty folder"
 
     # ... and one as a patch against the starter.
-    with open(os.path.join(starter, FORMAT)) as f:
+    with open(os.path.join(starter, STUDENT)) as f:
         before = f.read().splitlines(keepends=True)
     after = variant_text(root, "panic").splitlines(keepends=True)
-    diff = "".join(difflib.unified_diff(before, after, "a/" + FORMAT, "b/" + FORMAT))
-    write_file(os.path.join(batch, "panic.patch"), f"diff --git a/{FORMAT} b/{FORMAT}\n" + diff)
-    made["panic"] = "the reference with a kernel panic in put_number, as a patch to the starter"
+    diff = "".join(difflib.unified_diff(before, after, "a/" + STUDENT, "b/" + STUDENT))
+    write_file(os.path.join(batch, "panic.patch"), f"diff --git a/{STUDENT} b/{STUDENT}\n" + diff)
+    made["panic"] = ("the reference with a kernel panic in split_arguments, as a patch to the "
+                     "starter")
 
     # The starter, plus edits that would pass everything if the grader used them.
     cheat = os.path.join(batch, "edits_tests")
@@ -463,15 +481,17 @@ def make_batch(root, batch, scratch, out=None):
     unit = os.path.join(cheat, "tests/unit/test_lib.cpp")
     with open(unit) as f:
         text = f.read()
-    text = "\n".join(line for line in text.splitlines() if "CHECK(fmt(" not in line) + "\n"
+    text = "\n".join(line for line in text.splitlines()
+                     if "argv[" not in line and "split_arguments(" not in line) + "\n"
     write_file(unit, text)
     ktests = os.path.join(cheat, "src/kernel/kern/kern_ktests.cpp")
     with open(ktests) as f:
         text = f.read()
-    write_file(ktests, text.replace("KEXPECT(strcmp(buf,", "KEXPECT(1 || strcmp(buf,"))
+    write_file(ktests, text.replace("KEXPECT(word(", "KEXPECT(1 || word("))
     rubric = os.path.join(cheat, "labs/lab-demo/rubric.toml")
     with open(rubric) as f:
         text = f.read()
     write_file(rubric, text.replace("points = ", "points = 100 + "))
-    made["edits_tests"] = "the starter with the format tests removed from tests/ and src/kernel"
+    made["edits_tests"] = ("the starter with the splitting tests removed from tests/ and "
+                           "src/kernel")
     return made

@@ -84,10 +84,10 @@ def forge_results(top, failures, env):
     os.makedirs(os.path.join(sub, "tools"))
     starter = os.path.join(os.path.dirname(top), "starter")
     hostile.lab_regions.write_starter(ROOT, "demo", starter)
-    with open(os.path.join(starter, hostile.FORMAT)) as f:
+    with open(os.path.join(starter, hostile.STUDENT)) as f:
         starter_text = f.read()
     attack = FORGE.replace("@TOP@", top).replace("@FORGED@", json.dumps(FORGED))
-    with open(os.path.join(sub, "format.cpp"), "w") as f:
+    with open(os.path.join(sub, os.path.basename(hostile.STUDENT)), "w") as f:
         f.write(hostile.insert(starter_text, attack))
     marker = os.path.join(os.path.dirname(top), "submission-code-ran")
     for rel in ("run_autograder", "setup.sh", "tools/grade"):
@@ -152,7 +152,7 @@ def main(argv):
         failures.append("the package lacks the grader")
 
     # A flat upload (no folders), as students often make.
-    for rel in ("src/lib/format.cpp", "labs/lab-demo/results.toml"):
+    for rel in (hostile.STUDENT, "labs/lab-demo/results.toml"):
         shutil.copy(os.path.join(ROOT, rel), os.path.join(top, "submission"))
     env = dict(os.environ, TOLL_AUTOGRADER_ROOT=top, TOLL_GRADE_CACHE=args.cache,
                TOLL_GRADE_WORK=os.path.join(args.work, "scratch"))

@@ -22,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 from lib import (lab_audit, lab_batch, lab_grade, lab_package, lab_report,  # noqa: E402
                  lab_rubric, lab_submission)
 
-FILES = ["src/lib/format.cpp", "labs/lab-demo/results.toml"]
+FILES = ["src/lib/cmdline.cpp", "labs/lab-demo/results.toml"]
 
 
 def write(path, text="x\n"):
@@ -45,7 +45,7 @@ class Locate(unittest.TestCase):
         self.assertEqual(note, "")
 
     def test_flat_and_nested_uploads_are_used_and_said(self):
-        write(os.path.join(self.sub, "format.cpp"))
+        write(os.path.join(self.sub, "cmdline.cpp"))
         path, note = lab_submission.locate(FILES[0], self.sub, FILES)
         self.assertTrue(path and "without its folders" in note)
         shutil.rmtree(self.sub)
@@ -77,7 +77,7 @@ class Locate(unittest.TestCase):
         grade = lab_grade.Grade(rubric, self.sub)
         tree = os.path.join(self.sub, "..", os.path.basename(self.sub) + "-tree")
         try:
-            lab_submission.assemble(grade, ROOT, FILES + ["src/lib/format.h"], self.sub, tree)
+            lab_submission.assemble(grade, ROOT, FILES + ["src/lib/cmdline.h"], self.sub, tree)
             self.assertEqual(grade.missing, FILES)
             self.assertTrue(all("starter's version was graded" in n for n in grade.notices))
         finally:

@@ -409,14 +409,19 @@ def build(grade: Grade, tree: str, jobs: int, jail: "Jail", logs: str) -> Option
     return None
 
 
-def run_ctest(item: Any, bdir: str, logs: str, jail: "Jail") -> Tuple[bool, str, str, float]:
-    log = os.path.join(logs, f"{item.name}.log")
+def run_ctest(item: Any, bdir: str, logs: str, jail: "Jail",
+              extra_env: Optional[Dict[str, str]] = None,
+              tag: str = "") -> Tuple[bool, str, str, float]:
+    """Runs @p item's host tests; @p extra_env is added to the tests'
+    environment and @p tag to the names of the log and the scratch folder."""
+    log = os.path.join(logs, f"{item.name}{tag}.log")
     cmd = ["ctest", "--test-dir", bdir, "-R", item.ctest, "--no-tests=error",
            "--timeout", str(item.timeout), "--output-on-failure"]
-    testing = jail.writable_folder(f"ctest-{item.name}")
+    testing = jail.writable_folder(f"ctest-{item.name}{tag}")
     cmd += ["--output-log", os.path.join(testing, "ctest.log")]
     scratch = os.path.join(bdir, "Testing")
     out = jail.run(cmd, log, item.timeout + 30, limits_for(item.timeout, CTEST_OUTPUT), cwd=bdir,
+                   env=jail.env(extra_env) if extra_env else None,
                    writable_inside=[testing] + ([scratch] if os.path.isdir(scratch) else []))
     status, secs = out.status, out.seconds
     text = read_text(log)
@@ -443,6 +448,26 @@ def run_ctest(item: Any, bdir: str, logs: str, jail: "Jail") -> Tuple[bool, str,
     return False, reason + limited, text, secs
 
 
+# In a rubric's run arguments: a number from 1 to 255 that the grader draws
+# for each run, different from every other one drawn for that run (inputs
+# only the grader knows: a test program checks what it was given).
+RANDOM_BYTE = "{random_byte}"
+
+
+def grader_inputs(args: Sequence[str]) -> List[str]:
+    """@p args with each RANDOM_BYTE replaced by a fresh, distinct number."""
+    drawn: Set[int] = set()
+    out = []
+    for a in args:
+        while RANDOM_BYTE in a:
+            value = secrets.randbelow(255) + 1
+            if value not in drawn:
+                drawn.add(value)
+                a = a.replace(RANDOM_BYTE, str(value), 1)
+        out.append(a)
+    return out
+
+
 def boot(item: Any, bdir: str, logs: str, max_output: int,
          jail: "Jail") -> Tuple[Dict[str, Any], str, float]:
     """One kernel run through tools/run with a fresh nonce, booting the
@@ -452,7 +477,7 @@ def boot(item: Any, bdir: str, logs: str, max_output: int,
     log = os.path.join(logs, f"{item.name}.log")
     cmd = [PYTHON, os.path.join(jail.root, "tools", "run"), "--build", bdir, "--nonce", nonce,
            "--timeout", str(item.timeout), "--max-output", str(max_output),
-           "--json", lab_sandbox.RESULT] + item.run
+           "--json", lab_sandbox.RESULT] + grader_inputs(item.run)
     rel = boot_file_for(item.run)
     problem = ""
     if rel in jail.boot_copies:
