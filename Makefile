@@ -9,7 +9,7 @@ CMDLINE ?=
 CMAKE_ARGS ?=
 PYTHON := /usr/bin/python3
 
-.PHONY: all help deps configure build qemu qemu-arm64 bochs qemu-gdb qemu-gdb-arm64 check check-fast book bench fuzz clean format
+.PHONY: all help deps configure build qemu qemu-arm64 bochs qemu-gdb qemu-gdb-arm64 check check-fast book book-instructor bench fuzz clean format
 
 all: build
 
@@ -25,6 +25,7 @@ help:
 	@echo '  check           the whole test suite (ctest); ARGS="-R regex" runs a part'
 	@echo '  check-fast      host tests and a boot of each kernel, under 90 seconds'
 	@echo '  book            build the book into $(BUILD)/book/html/index.html'
+	@echo '  book-instructor  the instructor edition (solutions, answers, grading notes) into $(BUILD)/book-instructor/html'
 	@echo '  bench           the benchmarks in deterministic mode (ARGS="--book", "--linux", "--quick")'
 	@echo '  fuzz            the long fuzz run (minutes); ARGS="--calls N --seed S"'
 	@echo '  deps            check and install the Debian packages (tools/deps --list)'
@@ -86,6 +87,11 @@ fuzz: deps build
 
 book: deps configure
 	$(PYTHON) tools/book --build $(BUILD)
+
+# The instructor edition: the book with every lab's solution and the answer
+# and grading notes of book/instructor/. Never give it to students.
+book-instructor: deps configure
+	$(PYTHON) tools/book --build $(BUILD) --instructor
 
 bench: deps build
 	$(PYTHON) tools/bench --build $(BUILD) $(ARGS)

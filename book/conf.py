@@ -18,15 +18,32 @@ copyright = "the Toll authors"
 # time; tollcommands: commands in the text that the build checks; tollcode:
 # code excerpts show lab regions as the starter does; tolllabs: a handout's
 # grading table from its rubric (README.rst).
-extensions = ["breathe", "sphinx.ext.todo", "tollnumbers", "tollfigures", "tollcommands", "tollcode", "tolllabs"]
+# tollinstructor: the instructor edition's pages (make book-instructor).
+extensions = ["breathe", "sphinx.ext.todo", "tollnumbers", "tollfigures", "tollcommands", "tollcode",
+              "tolllabs", "tollinstructor"]
 
 root_doc = "index"
+
+# Figures are numbered by chapter ("Figure 5.2") and referenced by number
+# with :numref:`figure-NAME`; a figure without a caption would go unnumbered,
+# so tollfigures refuses one (tests/book/check_figures.py checks the HTML).
+numfig = True
+numfig_secnum_depth = 1
+numfig_format = {"figure": "Figure %s", "table": "Table %s", "code-block": "Listing %s"}
 exclude_patterns = ["_build", "Doxyfile", "README.rst", "ext", "figures"]
+# The instructor edition (tools/book --instructor: sphinx -t instructor) adds
+# book/instructor/: solutions, answer notes, grading notes. The student book
+# never reads those pages, and tools/mklab leaves them out of every starter.
+if not tags.has("instructor"):  # noqa: F821 (Sphinx defines tags in conf.py)
+    exclude_patterns.append("instructor")
 templates_path = []
 html_static_path = []
 html_theme = "alabaster"
 html_title = "Toll: a kernel that measures itself"
-html_theme_options = {"description": "A teaching kernel that measures itself", "fixed_sidebar": True}
+# The column the figures must fit: alabaster's page less its sidebar and the
+# body's padding. tests/book/check_figures.py reads these two numbers.
+html_theme_options = {"description": "A teaching kernel that measures itself", "fixed_sidebar": True,
+                      "page_width": "1040px", "sidebar_width": "220px"}
 
 # C++ is the language of the book; code blocks say what they are.
 primary_domain = "cpp"

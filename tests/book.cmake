@@ -34,14 +34,13 @@ set_tests_properties(book.numbers.fresh_finds_drift PROPERTIES TIMEOUT 30 LABELS
 
 # The walk and cost-model tables agree with the walk counts and results they
 # are rendered from, and the check can fail.
-add_test(NAME book.walks.fresh COMMAND ${TOLL_PYTHON} -m lib.walks_tables render --check)
-set_tests_properties(book.walks.fresh PROPERTIES TIMEOUT 30 LABELS "book;fast"
-  ENVIRONMENT PYTHONPATH=${CMAKE_SOURCE_DIR}/tools)
+add_test(NAME book.walks.fresh
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/walks-tables render --check)
+set_tests_properties(book.walks.fresh PROPERTIES TIMEOUT 30 LABELS "book;fast")
 # ... and the QEMU walk counts in walks.csv are today's kernel's.
 add_test(NAME book.walks.measured_fresh
-  COMMAND ${TOLL_PYTHON} -m lib.walks_tables fresh --build ${CMAKE_BINARY_DIR})
-set_tests_properties(book.walks.measured_fresh PROPERTIES TIMEOUT 180 LABELS book
-  ENVIRONMENT PYTHONPATH=${CMAKE_SOURCE_DIR}/tools)
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/walks-tables fresh --build ${CMAKE_BINARY_DIR})
+set_tests_properties(book.walks.measured_fresh PROPERTIES TIMEOUT 180 LABELS book)
 
 # The API entries rendered from doc comments say what the comments say: no
 # escape backslash or entity text the reader sees, no "--" turned into a
@@ -99,3 +98,48 @@ set_tests_properties(book.browser PROPERTIES FIXTURES_REQUIRED book_html)
 add_test(NAME book.starters
   COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/book --build ${CMAKE_BINARY_DIR} --check-starters)
 set_tests_properties(book.starters PROPERTIES TIMEOUT 600 LABELS book FIXTURES_REQUIRED book_html)
+
+# The figures as a reader meets them: each numbered and referred to by its
+# number, no wider than the text column, and no text below a readable size;
+# the self-test plants one defect of each kind and requires every one found.
+add_test(NAME book.figures
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/book/check_figures.py ${CMAKE_BINARY_DIR}/book/html)
+set_tests_properties(book.figures PROPERTIES TIMEOUT 60 LABELS book FIXTURES_REQUIRED book_html)
+add_test(NAME book.figures.finds_planted
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/book/check_figures.py --self-test)
+set_tests_properties(book.figures.finds_planted PROPERTIES TIMEOUT 60 LABELS "book;fast")
+
+# No chapter answers a graded lab question: each reference answer of
+# labs/*/results.toml is compared with the chapters' sources and the built
+# chapters (the excerpts' lab hints included), in its own words and by the
+# conclusions book/instructor/answer-claims.toml lists for it; the self-test
+# plants a copied answer and a conclusion in other words and requires both.
+add_test(NAME book.answers_stay_in_the_labs
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/book/check_answers.py ${CMAKE_BINARY_DIR}/book/html)
+set_tests_properties(book.answers_stay_in_the_labs PROPERTIES TIMEOUT 60 LABELS book
+  FIXTURES_REQUIRED book_html)
+add_test(NAME book.answers_stay_in_the_labs.finds_planted
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/book/check_answers.py --self-test)
+set_tests_properties(book.answers_stay_in_the_labs.finds_planted PROPERTIES TIMEOUT 60
+  LABELS "book;fast")
+
+# The instructor edition (make book-instructor): the book with every lab's
+# solution, the reference answers, the exercises' answer notes and the
+# grading notes, built with -W like the student book.
+add_test(NAME book.instructor
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/book --build ${CMAKE_BINARY_DIR} --instructor)
+set_tests_properties(book.instructor PROPERTIES TIMEOUT 300 LABELS book
+  FIXTURES_SETUP book_instructor_html)
+# ... and it stays the instructor's: the student book holds no solution, no
+# reference answer and no instructor page, no lab's starter holds its own
+# lab's solution or answers or book/instructor/, and the instructor edition
+# holds them all (which proves the search finds them in a built page); the
+# self-test plants each and requires it found.
+add_test(NAME book.instructor.stays_out
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/book/check_instructor.py ${CMAKE_BINARY_DIR})
+set_tests_properties(book.instructor.stays_out PROPERTIES TIMEOUT 180 LABELS book
+  FIXTURES_REQUIRED "book_html;book_instructor_html" ENVIRONMENT PYTHONPATH=${CMAKE_SOURCE_DIR}/tools)
+add_test(NAME book.instructor.stays_out.finds_planted
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/book/check_instructor.py --self-test)
+set_tests_properties(book.instructor.stays_out.finds_planted PROPERTIES TIMEOUT 60
+  LABELS "book;fast" ENVIRONMENT PYTHONPATH=${CMAKE_SOURCE_DIR}/tools)

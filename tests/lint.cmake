@@ -50,3 +50,26 @@ set_tests_properties(lint.syspath.detects_edits PROPERTIES
   "txt:4: sys.path.insert.*txt:5: sys.path.append.*txt:6: an assignment.*txt:7: an assignment.*txt:8: site.addsitedir.*txt:9: from sys import path.*FAILED: 6 problem"
   FAIL_REGULAR_EXPRESSION "txt:(1[01]|[1-3]):")
 set_tests_properties(lint.syspath lint.syspath.detects_edits PROPERTIES LABELS fast TIMEOUT 30)
+
+# mypy (mypy.ini: every function typed) and flake8 (.flake8: 100 columns)
+# over tools/lib and the Python programs of tools/. One fixture has a None
+# default typed as str and an untyped function (mypy's two errors, flake8
+# clean); the other an unused import, an ambiguous name, two spaces and a
+# 101-column line beside a 100-column one (flake8's four, mypy clean).
+add_test(NAME lint.python COMMAND ${TOLL_PYTHON} ${TOLL_LINT} python --build ${CMAKE_BINARY_DIR})
+add_test(NAME lint.python.detects_type_error
+  COMMAND ${TOLL_PYTHON} ${TOLL_LINT} python --build ${CMAKE_BINARY_DIR}
+          ${CMAKE_SOURCE_DIR}/tests/lint/python_type_error.txt)
+set_tests_properties(lint.python.detects_type_error PROPERTIES
+  PASS_REGULAR_EXPRESSION
+  "txt:4: error: Incompatible default for argument \"kernel\".*txt:8: error: Function is missing a type annotation.*FAILED: 2 mypy error\\(s\\) \\(mypy.ini\\), 0 flake8"
+  FAIL_REGULAR_EXPRESSION "txt:1[23]:")
+add_test(NAME lint.python.detects_flake8
+  COMMAND ${TOLL_PYTHON} ${TOLL_LINT} python --build ${CMAKE_BINARY_DIR}
+          ${CMAKE_SOURCE_DIR}/tests/lint/python_flake8.txt)
+set_tests_properties(lint.python.detects_flake8 PROPERTIES
+  PASS_REGULAR_EXPRESSION
+  "txt:3:1: F401 'os' imported but unused.*txt:7:5: E741.*txt:8:30: E271.*txt:12:101: E501 line too long \\(101 > 100.*FAILED: 0 mypy error\\(s\\) \\(mypy.ini\\), 4 flake8"
+  FAIL_REGULAR_EXPRESSION "txt:11:")
+set_tests_properties(lint.python lint.python.detects_type_error lint.python.detects_flake8
+  PROPERTIES LABELS fast TIMEOUT 60)

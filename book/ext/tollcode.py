@@ -4,7 +4,8 @@ Every file that a `literalinclude` quotes is read as a student's starter tree
 holds it: each lab region (`// LAB <id> BEGIN: <hint>` ... `// LAB <id> END`)
 is replaced by its stub, the hint as a TODO and the region's STUB lines,
 exactly as tools/mklab writes it (the same code, tools/lib/lab_regions.py).
-So the book never prints a reference solution, and it prints the same
+So the book never prints a reference solution (only the instructor edition,
+built with the Sphinx tag `instructor`, does), and it prints the same
 excerpt in the full tree and in every lab's starter: a region that a starter
 has already stubbed is left as it is.
 
@@ -31,8 +32,14 @@ def already_stubbed(lines, region):
     return after_begin.strip().startswith(f"{region.comment} TODO(lab {region.lab}):")
 
 
+# The instructor edition (sphinx -t instructor) prints the solutions.
+_show_solutions = False
+
+
 def as_starter(path, text):
     """@text of the file @path with every solved lab region replaced by its stub."""
+    if _show_solutions:
+        return text
     rel = os.path.relpath(os.path.abspath(path), ROOT)
     if "LAB" not in text or not lab_regions.may_hold_regions(rel):
         return text
@@ -67,7 +74,13 @@ def _write(app, exception):
         json.dump(_recorded, f, indent=1)
 
 
+def _inited(app):
+    global _show_solutions
+    _show_solutions = app.tags.has("instructor")
+
+
 def setup(app):
+    app.connect("builder-inited", _inited)
     code.LiteralIncludeReader.read_file = _read_file
     code.LiteralIncludeReader.read = _read
     app.connect("build-finished", _write)

@@ -95,7 +95,11 @@ class TollFigure(SphinxDirective):
             image["width"] = self.options["width"]
         figure = nodes.figure("", image, ids=[f"figure-{name}"], names=[f"figure-{name}"])
         self.state.document.note_explicit_target(figure)
-        if self.content:
+        if not self.content:
+            return [self.state.document.reporter.error(
+                f"toll-figure {name}: give it a caption; it carries the figure's number",
+                line=self.lineno)]
+        if True:
             caption = nodes.caption()
             text, _ = self.state.inline_text(" ".join(self.content), self.lineno)
             caption += text

@@ -12,7 +12,10 @@ book/generated/results.csv (written by `tools/bench --book` from make bench)
 or a run of book/measurements.toml (its METRICs are in
 book/generated/metrics.csv, written by `tools/book --measure`), or
 `copyout` for the copy-cost sweep of book/generated/copyout.csv
-(`copyout:4/4 fast.256`: instructions per read of 256 bytes). An
+(`copyout:4/4 fast.256`: instructions per read of 256 bytes), or `suite`
+for the size of the suite behind results.csv as `make bench` reports it
+(`suite:benchmarks`, `suite:configurations` and `suite:rows`, Toll's
+configurations only; `suite:linux_configurations`). An
 expression puts keys in braces and may use + - * / ( ) and numbers; after
 the last `;` comes a Python format specification (default: integers with
 thousands separators, other values with two decimals; `%` gives a percent).
@@ -25,7 +28,9 @@ a paper) are written :hw:`537 -> 136 kpps <Evans2018a>`: the text as given
 and a citation of the bibliography entry it comes from.
 
 The rule the build enforces (any violation is a warning, and the book is
-built with -W): outside literal text, a number followed by a unit of
+built with -W): in the prose, titles, captions, tables, the literal blocks
+the book writes itself (console transcripts; a block quoted from a source
+file by literalinclude is the code's own) and alt texts, a number followed by a unit of
 measure (instructions, cycles, traps, loads, %, x, kpps, seconds, ...) must
 come from :num:, :hw: or :fixed:, and a table cell holding nothing but a number must
 come from a generated file (book/generated/) or :num: (except in a grading
@@ -51,13 +56,19 @@ BOOK = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GENERATED = os.path.join(BOOK, "generated")
 BENCH_CSV = os.path.join(GENERATED, "results.csv")
 METRICS_CSV = os.path.join(GENERATED, "metrics.csv")
+CONFIGS_TOML = os.path.join(os.path.dirname(BOOK), "tests", "bench", "configs.toml")
 
 # A number followed by a unit of measure: the numbers that must be sourced.
-UNITS = (r"%|×|x\b|times\b|instructions?\b|instr\b|cycles?\b|traps?\b|kpps\b|µs\b|us\b|ns\b"
+UNITS = (r"%(?![a-z])|×|x(?=[\s,.;:)]|$)|times\b|instructions?\b|instr\b|cycles?\b|traps?\b"
+         r"|kpps\b|µs\b|us\b|ns\b"
          r"|ms\b|minutes?\b|seconds?\b|s\b|rows\b|(?:CR3 )?loads?\b|flushes\b|switches\b"
          r"|faults\b|calls?\b|hops?\b|per ?(?:cent|hop|switch|call|1000)\b|kinstr\b"
-         r"|thousand\b|million\b|packets\b|transfers\b")
+         r"|thousand\b|million\b|packets\b|transfers\b|benchmark\(s\)|benchmarks?\b"
+         r"|configuration\(s\)|configurations?\b")
 MEASURED = re.compile(r"(?<![\w./\-:@])(\d[\d,  ]*(?:\.\d+)?)\s*(?:" + UNITS + ")")
+# A number written with thousands separators (1,237 or 104 719), unit or not:
+# only a count or a measurement is written so, and either comes from a source.
+GROUPED = re.compile(r"(?<![\w./\-:@,])\d{1,3}(?:[,  ]\d{3})+(?![\d,])")
 BARE_NUMBER = re.compile(r"^[~≈]?\s*\d[\d,  ]*(?:\.\d+)?\s*$")
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -85,6 +96,9 @@ class Results:
                         raise NumberError(f"{path}: {key[0]}:{key[1]} appears twice "
                                           "(a configuration and a run share a name?)")
                     self.values[key] = float(row["value"])
+        # The suite itself, as `make bench` (Toll's configurations, no Linux)
+        # reports it: suite:benchmarks, suite:configurations, suite:rows.
+        self._suite(bench_csv)
         # The copy-cost sweep of the address-space chapter: copyout:<path>.<bytes>.
         copyout = os.path.join(os.path.dirname(bench_csv), "copyout.csv")
         if os.path.exists(copyout):
@@ -93,6 +107,20 @@ class Results:
                 for row in csv.DictReader(f):
                     key = ("copyout", f"{row['configuration']}.{row['bytes']}")
                     self.values[key] = float(row["instructions_per_read"])
+
+    def _suite(self, bench_csv):
+        if not os.path.exists(bench_csv) or not os.path.exists(CONFIGS_TOML):
+            return
+        import tomllib
+        with open(CONFIGS_TOML, "rb") as f:
+            linux = {c["name"] for c in tomllib.load(f).get("config", [])
+                     if c.get("kernel") == "linux"}
+        with open(bench_csv, newline="") as f:
+            rows = [r for r in csv.DictReader(f) if r["configuration"] not in linux]
+        self.values[("suite", "benchmarks")] = float(len({r["benchmark"] for r in rows}))
+        self.values[("suite", "configurations")] = float(len({r["configuration"] for r in rows}))
+        self.values[("suite", "rows")] = float(len(rows))
+        self.values[("suite", "linux_configurations")] = float(len(linux))
 
     def lookup(self, key):
         source, sep, metric = key.strip().rpartition(":")
@@ -198,7 +226,7 @@ def hw_role(name, rawtext, text, lineno, inliner, options=None, content=None):
 
 SKIP_PARENTS = (nodes.literal_block, nodes.literal, nodes.raw, nodes.comment, nodes.citation,
                 nodes.target, nodes.system_message, nodes.problematic, nodes.reference,
-                nodes.citation_reference, nodes.title)
+                nodes.citation_reference)
 
 
 def _source(node):
@@ -224,6 +252,8 @@ def _exempt(node):
             return True
         if isinstance(parent, nodes.inline) and {"toll-num", "toll-hw", "toll-fixed"} & set(parent["classes"]):
             return True
+        if isinstance(parent, nodes.Element) and "toll-quoted" in parent.get("classes", []):
+            return True  # a worksheet's reference answer, quoted as written
         if parent.__class__.__name__ in ("desc", "desc_signature", "desc_content", "pending_xref"):
             return True  # Breathe's rendering of the code: not prose.
         parent = parent.parent
@@ -275,14 +305,59 @@ def _typed_records(doctree):
     return found
 
 
+def _quoted_code(block):
+    """True for a literal block quoted from a file of the tree (literalinclude),
+    whose numbers are the code's own, not typed into the book."""
+    source = block.get("source") or ""
+    return bool(source) and not source.endswith(".rst")
+
+
+def _typed_in_literals(doctree):
+    """Measured numbers typed into a literal block the book writes itself (a
+    console transcript, a diagram): the same rule as the prose. A parsed-literal
+    takes :num: in their place."""
+    found = []
+    for block in doctree.traverse(nodes.literal_block):
+        if _quoted_code(block) or _generated(block):
+            continue
+        for text in block.traverse(nodes.Text):
+            parent, in_role = text.parent, False
+            while parent is not None and parent is not block:
+                if (isinstance(parent, nodes.inline)
+                        and {"toll-num", "toll-hw", "toll-fixed"} & set(parent["classes"])):
+                    in_role = True
+                parent = parent.parent
+            if in_role:
+                continue
+            for match in MEASURED.finditer(text.astext()):
+                found.append((_source(block), _line(block), match.group(0).strip()))
+    return found
+
+
+def _typed_in_alt(doctree):
+    """Measured numbers in an image's alt text, which no role can source: the
+    alt text says what the figure shows, the figure and its caption the values."""
+    found = []
+    for image in doctree.traverse(nodes.image):
+        for match in MEASURED.finditer(image.get("alt", "")):
+            found.append((_source(image), _line(image), match.group(0).strip()))
+        for match in re.finditer(r"(?<![\w./\-:@])\d+(?:\.\d+)\b", image.get("alt", "")):
+            found.append((_source(image), _line(image), match.group(0)))
+    return found
+
+
 def unsourced(doctree):
-    """(source, line, text) of every hand-typed measured number in @doctree."""
-    found = _typed_records(doctree)
+    """(source, line, text) of every hand-typed measured number in @doctree:
+    in the prose, tables, captions, titles, literal blocks and alt texts."""
+    found = _typed_records(doctree) + _typed_in_literals(doctree) + _typed_in_alt(doctree)
     for text in doctree.traverse(nodes.Text):
         if _exempt(text) or _generated(text):
             continue
         for match in MEASURED.finditer(text.astext()):
             found.append((_source(text), _line(text), match.group(0).strip()))
+        for match in GROUPED.finditer(text.astext()):
+            if not MEASURED.match(text.astext(), match.start()):
+                found.append((_source(text), _line(text), match.group(0).strip()))
     for entry in doctree.traverse(nodes.entry):
         if _generated(entry) or entry.traverse(lambda n: isinstance(n, nodes.inline)
                                                and "toll-num" in n.get("classes", [])):

@@ -8,7 +8,7 @@ data = {}
 for r in rows("copyout.csv"):
     data.setdefault(r["configuration"], []).append((int(r["bytes"]), int(r["instructions_per_read"])))
 
-fig, (ax, zoom) = plt.subplots(1, 2, figsize=(10, 4), gridspec_kw={"width_ratios": [3, 2]})
+fig, (ax, zoom) = plt.subplots(1, 2, figsize=(7.4, 3.6), gridspec_kw={"width_ratios": [3, 2]})
 for name, points in data.items():
     xs, ys = zip(*sorted(points))
     for a in (ax, zoom):

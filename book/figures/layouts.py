@@ -21,7 +21,7 @@ layouts = [
              ("user mode", [(0, TRAMP, "user", "user\n4 GB - 4 MB"),
                             (TRAMP, 4 * GB, "tramp", "")])]),
 ]
-fig, axes = plt.subplots(1, 3, figsize=(10, 4.2), sharey=True)
+fig, axes = plt.subplots(1, 3, figsize=(7.4, 4.4), sharey=True)
 for ax, (title, columns) in zip(axes, layouts):
     for i, (label, regions) in enumerate(columns):
         for start, end, kind, text in regions:

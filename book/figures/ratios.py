@@ -8,7 +8,7 @@ r = results()
 pairs = [("5-byte write\n(netblast: 4x)", "bw_null.5", 537 / 136),
          ("5-byte /dev/zero read\n(6x)", "bw_zero.5", 6),
          ("pipe round trip\n(tinygram pipe: 25x)", "lat_pipe.roundtrip", 25)]
-fig, ax = plt.subplots(figsize=(8, 3.6))
+fig, ax = plt.subplots(figsize=(7.2, 3.6))
 xs = range(len(pairs))
 toll = [r[("4/4", m)] / r[("3/1", m)] for _, m, _ in pairs]
 seed = [s for _, _, s in pairs]

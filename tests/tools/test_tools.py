@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """Tests of the tools' library and command lines that need no emulator: the
 Machine streaming loop over a stand-in emulator (verdicts, timeouts, the
-process group killed with everything it started), emulators.prepare()'s
-choice of Machine, and the --help of tools/mkinitrd and tools/boottime.
+process group killed with everything it started, input typed at the prompt,
+a flood, a console file), emulators.prepare()'s choice of Machine, the
+package's list of its modules, and the --help of tools/mkinitrd and
+tools/boottime.
 
 Run by ctest as tools.library (PYTHONPATH=tools), or by hand:
     PYTHONPATH=tools python3 tests/tools/test_tools.py
@@ -84,6 +86,37 @@ class Streaming(unittest.TestCase):
             outcome, _ = m.stream(Records(), m.args)
         self.assertEqual(outcome, "incomplete")
 
+    def test_input_is_typed_at_the_first_prompt(self):
+        # The stand-in prompts, reads one line and reports it in a record.
+        script = ("import sys; sys.stdout.write('$ '); sys.stdout.flush(); "
+                  "line = sys.stdin.readline().strip(); "
+                  "print(f'\\nTEST got_{line} PASS'); print('DONE 1 passed, 0 failed')")
+        with StandIn(options(timeout=20, input="hello\n"), script) as m:
+            records = Records()
+            self.assertEqual(m.stream(records, m.args), ("done", ""))
+        self.assertEqual(records.test_order, ["got_hello"])
+
+    def test_a_flood_of_output_ends_the_run(self):
+        script = "import sys\nwhile True: sys.stdout.write('x' * 4096 + '\\n')"
+        with StandIn(options(timeout=20, max_output=100000), script) as m:
+            outcome, detail = m.stream(Records(), m.args)
+        self.assertEqual((outcome, detail), ("flood", "more than 100000 bytes"))
+        self.assertLessEqual(len(m.console_bytes), 100000 + 65536)
+
+    def test_a_console_file_is_read_to_its_end_after_the_exit(self):
+        # As under Bochs: the console is a file, and the last line has no newline.
+        class FileConsole(StandIn):
+            def setup(self, args):
+                self.console_path = os.path.join(self.scratch, "console")
+                return super().setup(args)
+        script = ("import sys; f = open(sys.argv[1], 'w'); "
+                  "f.write('TEST a PASS\\nDONE 1 passed, 0 failed'); f.close()")
+        with FileConsole(options(timeout=20), script) as m:
+            m.command.append(m.console_path)
+            records = Records()
+            self.assertEqual(m.stream(records, m.args), ("done", ""))
+        self.assertEqual(records.done, {"passed": 1, "failed": 0, "skipped": 0})
+
     def test_group_wait_reports_a_timeout_as_none(self):
         with process.Group(["sleep", "5"]) as child:
             self.assertIsNone(child.wait(timeout=0.1))
@@ -112,6 +145,17 @@ class Streaming(unittest.TestCase):
                 copy = process.LimitedCopy(child.proc.stdout, log, 5)
                 self.assertTrue(copy.join(10))
             self.assertEqual((copy.total, copy.truncated), (5, False))
+
+
+class Library(unittest.TestCase):
+    def test_the_package_docstring_names_every_module(self):
+        import lib
+        modules = sorted(n[:-3] for n in os.listdir(os.path.join(ROOT, "tools", "lib"))
+                         if n.endswith(".py") and n != "__init__.py" and not n.startswith("lab_"))
+        listed = lib.__doc__ or ""
+        self.assertIn("lab_*", listed)
+        for name in modules:
+            self.assertRegex(listed, rf"(^|\s){name}(\s|,)", f"lib/__init__.py omits {name}")
 
 
 class Prepare(unittest.TestCase):

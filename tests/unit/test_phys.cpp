@@ -36,7 +36,7 @@ PhysAddr block_size(unsigned order)
 /// table (GNU ld provides __start_/__stop_ for the toll_counters section).
 uint64_t counter(const char* name)
 {
-    return toll::test::counter_named(name).value;
+    return toll::test::counter_named(name).read();
 }
 
 /// Allocates single pages until the allocator runs dry; returns them in order.

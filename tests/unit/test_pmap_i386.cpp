@@ -98,7 +98,7 @@ uint32_t raw_pte(Pmap* pmap, uint32_t va)
 
 uint64_t counter(const char* name)
 {
-    return toll::test::counter_named(name).value;
+    return toll::test::counter_named(name).read();
 }
 
 /// A fresh allocator over the simulated memory, the kernel directory filled

@@ -12,5 +12,13 @@ sets it). The modules, lowest first:
     qemu, bochs  the Machine of each emulator
     emulators    prepare(): the Machine for an architecture and emulator
     lab_*        lab regions, rubrics, builds, grading and reports (tools/grade, tools/mklab)
-    addrspace_tables  the book's address-space tables (tools/bench)
+    worksheet    a lab's worksheet checked against the kernel's METRICs (tools/bench --worksheet)
+    linux_anchor the Linux columns: Toll's benchmarks on Debian's i386 Linux (tools/bench)
+    addrspace_tables  the address-space chapter's tables and copy-cost sweep
+                 (tools/addrspace-tables, tools/bench --book, tools/book)
+    walks_tables the page walks per operation and the cost model (tools/walks-tables,
+                 tools/bench --book)
+
+Every function has type hints; `tools/lint python` (the ctest lint.python)
+runs mypy (mypy.ini) and flake8 (.flake8) over the library and the programs.
 """

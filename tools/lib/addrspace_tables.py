@@ -1,33 +1,25 @@
-#!/usr/bin/python3
-"""The generated parts of the chapter "Address spaces: 3/1, PTI and 4/4".
-
-  tables   book/generated/addrspace-tables.inc from a results.csv of tools/bench
-           that holds the configurations 3/1, 3/1-pti and 4/4: path lengths,
-           the ratios to 3/1 beside the seeds' real-hardware ratios, and the
-           CR3 loads and TLB flushes per operation. tools/bench --book calls
-           render_tables() too.
-  copyout  runs src/user/bench/bw_copyout under vm.split=4/4 with every copy
-           on the slow path (vm.copy_fast_max=0), every copy on the fast path
-           (=4096), and under 3/1 for reference, through tools/bench; writes
-           book/generated/copyout.csv and copyout.inc (the
-           crossover in words).
-
-Usage: tools/lib/addrspace_tables.py tables --results <build>/bench/results.csv
-       tools/lib/addrspace_tables.py copyout --build <build> [--results CSV]
-It is the module lib.addrspace_tables of the tools' library, so
-`PYTHONPATH=tools python3 -m lib.addrspace_tables ...` runs it too.
+"""The generated parts of the chapter "Address spaces: 3/1, PTI and 4/4": the
+tables of path lengths and events by layout (render_tables, from a results.csv
+of tools/bench with 3/1, 3/1-pti and 4/4), and the copy-cost sweep of
+bw_copyout (run_copyout, copyout_points, write_copyout). The program
+tools/addrspace-tables writes them; tools/bench --book and tools/book's
+freshness check call them too.
 """
 
-import argparse
 import csv
 import os
 import subprocess
-import sys
 import tempfile
+from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GENERATED = os.path.join(ROOT, "book", "generated")
 LAYOUTS = ["3/1", "3/1-pti", "4/4"]
+
+# A result row of tools/bench's results.csv, its value an int.
+Row = dict[str, Any]
+# {configuration: [(bytes, instructions per read)]}
+Points = dict[str, list[tuple[int, int]]]
 
 # The chapter's rows: (metric, what it is, seed ratio or "" when no seed measured it).
 # Seed 002 measured /dev/zero tinygram reads 6 times and pipe tinygrams 25
@@ -64,12 +56,13 @@ COPYOUT_CONFIGS = [
 COPYOUT_ARGS = ["-n", "200"]  # the program's default sizes, 16 to 4096 bytes
 
 
-def read_rows(path):
+def read_rows(path: str) -> list[Row]:
     with open(path, newline="") as f:
         return [dict(r, value=int(r["value"])) for r in csv.DictReader(f)]
 
 
-def list_table(title, header, body, widths=None):
+def list_table(title: str, header: list[str], body: list[list[str]],
+               widths: list[int] | None = None) -> list[str]:
     lines = [f".. list-table:: {title}", "   :header-rows: 1"]
     if widths:
         lines.append("   :widths: " + " ".join(str(w) for w in widths))
@@ -80,13 +73,13 @@ def list_table(title, header, body, widths=None):
     return lines + [""]
 
 
-def per_op(value):
+def per_op(value: int) -> str:
     """A per1000 counter value as events per operation."""
     text = f"{value / 1000:.3f}".rstrip("0").rstrip(".")
     return text if text not in ("", "-0") else "0"
 
 
-def render_tables(rows, source):
+def render_tables(rows: list[Row], source: str) -> str:
     """The chapter's tables from result rows (tools/bench's dictionaries)."""
     value = {(r["configuration"], r["metric"]): r["value"] for r in rows}
     missing = [c for c in LAYOUTS if not any(r["configuration"] == c for r in rows)]
@@ -118,7 +111,7 @@ def render_tables(rows, source):
     return "\n".join(out)
 
 
-def run_copyout(build, out_dir):
+def run_copyout(build: str, out_dir: str) -> str:
     """Runs bw_copyout in each COPYOUT_CONFIGS configuration through tools/bench."""
     with tempfile.TemporaryDirectory() as tmp:
         configs = os.path.join(tmp, "configs.toml")
@@ -129,15 +122,15 @@ def run_copyout(build, out_dir):
         with open(suite, "w") as f:
             args = ", ".join(f'"{a}"' for a in COPYOUT_ARGS)
             f.write(f'[[bench]]\nprogram = "bw_copyout"\nargs = [{args}]\ntimeout = 120\n')
-        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools", "bench"), "--build", build,
-                        "--configs", configs, "--suite", suite, "--out", out_dir, "-j", "1"],
-                       check=True)
+        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools", "bench"),
+                        "--build", build, "--configs", configs, "--suite", suite,
+                        "--out", out_dir, "-j", "1"], check=True)
     return os.path.join(out_dir, "results.csv")
 
 
-def copyout_points(rows):
+def copyout_points(rows: list[Row]) -> Points:
     """{configuration: [(size, instructions per read)]} from bw_copyout rows."""
-    points = {}
+    points: Points = {}
     for r in rows:
         parts = r["metric"].split(".")
         if len(parts) == 2 and parts[0] == "bw_copyout" and r["unit"] == "instr":
@@ -145,7 +138,7 @@ def copyout_points(rows):
     return {c: sorted(p) for c, p in points.items()}
 
 
-def crossover(fast, slow):
+def crossover(fast: list[tuple[int, int]], slow: list[tuple[int, int]]) -> float | None:
     """The size where the fast path stops being cheaper, by linear
     interpolation between measured sizes, or None if it never does."""
     pairs = [(s, f, dict(slow)[s]) for s, f in fast if s in dict(slow)]
@@ -156,7 +149,7 @@ def crossover(fast, slow):
     return None
 
 
-def write_copyout(rows, source):
+def write_copyout(rows: list[Row], source: str) -> float | None:
     points = copyout_points(rows)
     fast, slow = points.get("4/4 fast"), points.get("4/4 slow")
     if not fast or not slow:
@@ -185,38 +178,3 @@ def write_copyout(rows, source):
     with open(os.path.join(GENERATED, "copyout.inc"), "w") as f:
         f.write("\n".join(text))
     return cross
-
-
-def main(argv):
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", choices=["tables", "copyout"])
-    p.add_argument("--results", metavar="CSV", help="results.csv to read (copyout: skip the runs)")
-    p.add_argument("--build", metavar="DIR", help="copyout: the build to run")
-    args = p.parse_args(argv)
-    os.makedirs(GENERATED, exist_ok=True)
-    try:
-        if args.what == "tables":
-            if not args.results:
-                p.error("tables needs --results")
-            with open(os.path.join(GENERATED, "addrspace-tables.inc"), "w") as f:
-                f.write(render_tables(read_rows(args.results), os.path.basename(args.results)))
-            print("wrote book/generated/addrspace-tables.inc")
-            return 0
-        results = args.results
-        if not results:
-            if not args.build:
-                p.error("copyout needs --build or --results")
-            build = os.path.abspath(args.build)
-            results = run_copyout(build, os.path.join(build, "bench-copyout"))
-        cross = write_copyout(read_rows(results), "bw_copyout runs (tools/bench)")
-        print(f"wrote book/generated/copyout.csv and copyout.inc; crossover: "
-              f"{'%.0f bytes' % cross if cross else 'none'}")
-        return 0
-    except (OSError, ValueError, subprocess.CalledProcessError) as e:
-        sys.stderr.write(f"addrspace_tables: {e}\n")
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -7,7 +7,7 @@ import termios
 import tty
 
 from . import images, process
-from .machine import Machine, SetupError, find_tool
+from .machine import Machine, RunOptions, SetupError, find_tool
 
 # Bochs firmware, in order of preference (Debian packages bochsbios, vgabios).
 BOCHS_ROMS = ["/usr/share/bochs/BIOS-bochs-latest"]
@@ -22,7 +22,7 @@ BOCHS_FIXED_TIME0 = 946684800
 BOCHS_TRIPLE_FAULT = "exception with no resolution"
 
 
-def first_existing(paths, what):
+def first_existing(paths: list[str], what: str) -> str:
     for path in paths:
         if os.path.exists(path):
             return path
@@ -30,7 +30,7 @@ def first_existing(paths, what):
                      f"packages bochsbios and vgabios (tools/deps does it for you)")
 
 
-def quoted(path):
+def quoted(path: str) -> str:
     if '"' in path:
         raise SetupError(f"Bochs cannot take a path with a double quote: {path}")
     return f'"{path}"'
@@ -40,29 +40,29 @@ class Bochs(Machine):
     """Bochs exits 1 both after the guest's Shutdown and after a panic, so the
     DONE record decides; a run without DONE reset if Bochs' log says so."""
 
-    poweroff_statuses = frozenset()
+    poweroff_statuses: frozenset[int] = frozenset()
 
-    def setup(self, args):
+    def setup(self, args: RunOptions) -> list[str]:
         """Writes a bochsrc into the scratch folder for booting the private
         disk, and returns the Bochs command. The serial console goes to a FIFO
         that stream() reads (console_path); interactively, to the terminal."""
         if args.gdb:
             raise SetupError("--gdb needs QEMU (Bochs' own debugger is not wired to gdb)")
-        self.console_pty = None
+        self.console_pty: tuple[int, int] | None = None
         self.log = os.path.join(self.scratch, "bochs.log")
         return self.bochs_command(args)
 
-    def run_interactive(self, cmd):
+    def run_interactive(self, cmd: list[str]) -> int:
         return relay_terminal(self, cmd)
 
-    def reset_status(self, status):
+    def reset_status(self, status: int) -> bool:
         try:
             with open(self.log, "r", errors="replace") as f:
                 return BOCHS_TRIPLE_FAULT in f.read()
         except OSError:
             return False
 
-    def bochs_command(self, args):
+    def bochs_command(self, args: RunOptions) -> list[str]:
         exe = find_tool("bochs")
         rom = first_existing(BOCHS_ROMS, "Bochs BIOS")
         vga = first_existing(BOCHS_VGA_ROMS, "VGA BIOS")
@@ -124,12 +124,13 @@ class Bochs(Machine):
 ESCAPE, QUIT = b"\x01", b"xX"
 
 
-def relay_terminal(machine, cmd):
+def relay_terminal(machine: Bochs, cmd: list[str]) -> int:
     """Runs Bochs with the user's terminal relayed to and from its COM1 pty.
 
     Bochs' own term mode would take the terminal raw with Ctrl-C going to the
     guest and no way out; here Ctrl-A X ends the run, and the terminal is
     always given back as it was. Bochs' own messages go to bochs.out."""
+    assert machine.console_pty is not None  # bochs_command() opened it: --interactive
     master, slave = machine.console_pty
     out_path = os.path.join(machine.scratch, "bochs.out")
     sys.stderr.write("tools/run: Ctrl-A X quits Bochs\n")
@@ -169,8 +170,7 @@ def relay_terminal(machine, cmd):
     finally:
         if saved is not None:
             termios.tcsetattr(stdin, termios.TCSADRAIN, saved)
-        status = child.poll()
-        child.kill()
+        status = child.kill()  # its exit status, or SIGKILL's when the user quit
         os.close(master)
         os.close(slave)
     if user_quit:

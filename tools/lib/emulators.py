@@ -13,8 +13,8 @@ MACHINES = {
 }
 
 
-def prepare(args):
-    """The Machine for @p args (tools/run's options, or a RunOptions), with its
+def prepare(args: RunOptions) -> Machine:
+    """The Machine for @p args (tools/run's options, as a RunOptions), with its
     scratch folder ready and its command built. Raises SetupError when
     something it needs is missing."""
     machine = MACHINES.get((args.arch, args.emu))

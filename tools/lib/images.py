@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 
-from .machine import SetupError, build_file
+from .machine import RunOptions, SetupError, build_file
 
 SECTOR = 512
 # bootsect.S / mkdisk.py: LBA 1 holds the NUL-terminated command line, and the
@@ -22,7 +22,7 @@ BOOT_SIGNATURE = b"\x55\xaa"
 DISK_IMAGE = ("i386", "arch", "i386", "boot", "bootsect", "toll-disk.img")
 
 
-def private_disk(args, scratch):
+def private_disk(args: RunOptions, scratch: str) -> str:
     """Copies the disk image into @p scratch, writes args.cmdline into its
     command-line sector, and returns the copy's path."""
     source = args.kernel or build_file(args, *DISK_IMAGE)
@@ -46,7 +46,7 @@ def private_disk(args, scratch):
     return disk
 
 
-def extra_ramdisk(args, scratch):
+def extra_ramdisk(args: RunOptions, scratch: str) -> str:
     """Packs the --add files into a cpio archive (bin/<name>) that QEMU hands
     the kernel as a multiboot module; the kernel adds its files to /bin."""
     for path in args.add:
@@ -56,6 +56,7 @@ def extra_ramdisk(args, scratch):
             if f.read(4) != b"\x7fELF":
                 raise SetupError(f"--add {path}: not an ELF program (build it with tools/cc)")
     out = os.path.join(scratch, "extra.cpio")
-    mkinitrd = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "mkinitrd")
+    tools = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    mkinitrd = os.path.join(tools, "mkinitrd")
     subprocess.run([sys.executable, mkinitrd, out] + list(args.add), check=True)
     return out

@@ -39,6 +39,10 @@ MARKER = re.compile(
 # own tests) and never hold a region.
 NOT_SOURCE = ("book/", "tests/grading/", "tools/lib/lab_")
 
+# Folders that belong to the instructor alone (the instructor edition's
+# answer and grading notes): never copied into a starter tree.
+INSTRUCTOR_ONLY = ("book/instructor/",)
+
 
 # The record path: the test framework's output, the formatter it prints with,
 # the console and its drivers. The grader trusts what passes through them, so
@@ -204,8 +208,9 @@ def uncomment(line: str, comment: str) -> str:
 
 def write_starter(root: str, lab: str, out: str, also: Sequence[str] = ()) -> List[Region]:
     """Copies the checkout at @p root to @p out with lab @p lab (and labs in
-    @p also) replaced by stubs. Returns the regions replaced; raises
-    RegionError when the lab has no region."""
+    @p also) replaced by stubs, and without the instructor's folders.
+    Returns the regions replaced; raises RegionError when the lab has no
+    region."""
     files = source_files(root)
     regions = find_regions(root, files)
     labs = {lab, *also}
@@ -219,6 +224,8 @@ def write_starter(root: str, lab: str, out: str, also: Sequence[str] = ()) -> Li
     for r in chosen:
         by_file.setdefault(r.path, []).append(r)
     for rel in files:
+        if rel.startswith(INSTRUCTOR_ONLY):
+            continue
         dest = os.path.join(out, rel)
         os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)
         src = os.path.join(root, rel)

@@ -26,6 +26,8 @@ import shutil
 import stat
 import subprocess
 import tempfile
+from collections.abc import Iterable
+from typing import IO, Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RTC = "base=2024-01-01T00:00:00,clock=vm"
@@ -36,22 +38,22 @@ class LinuxError(Exception):
     """A problem with the Linux runs, with what to do about it."""
 
 
-def kernel_dir():
+def kernel_dir() -> str:
     """Where tools/deps --linux puts the kernel: $TOLL_LINUX_DIR or ~/.cache/toll/linux."""
     return os.environ.get("TOLL_LINUX_DIR") or os.path.join(
         os.path.expanduser("~"), ".cache", "toll", "linux")
 
 
-def find_kernel(directory=None):
+def find_kernel(directory: str | None = None) -> str | None:
     """The newest vmlinuz-* in @directory (default kernel_dir()), or None."""
     found = glob.glob(os.path.join(directory or kernel_dir(), "vmlinuz-*"))
 
-    def version(path):
+    def version(path: str) -> list[int]:
         return [int(n) for n in re.findall(r"\d+", os.path.basename(path))]
     return max(found, key=version) if found else None
 
 
-def package_name(directory=None):
+def package_name(directory: str | None = None) -> str:
     """The .deb the kernel came from, as tools/deps recorded it."""
     try:
         with open(os.path.join(directory or kernel_dir(), "PACKAGE")) as f:
@@ -63,7 +65,8 @@ def package_name(directory=None):
 # cpio "newc" (the format of Linux's initramfs, Documentation/driver-api/
 # early-userspace/buffer-format.rst): a 110-byte ASCII header, the name, the
 # data, each padded to 4 bytes.
-def _entry(out, ino, mode, name, data=b"", rdev=(0, 0)):
+def _entry(out: IO[bytes], ino: int, mode: int, name: str, data: bytes = b"",
+           rdev: tuple[int, int] = (0, 0)) -> None:
     name_bytes = name.encode() + b"\0"
     fields = [ino, mode, 0, 0, 1, 0, len(data), 0, 0, rdev[0], rdev[1], len(name_bytes), 0]
     out.write(b"070701" + b"".join(b"%08X" % f for f in fields) + name_bytes)
@@ -72,7 +75,8 @@ def _entry(out, ino, mode, name, data=b"", rdev=(0, 0)):
     out.write(b"\0" * (-out.tell() % 4))
 
 
-def write_initramfs(path, init, programs, suite_lines):
+def write_initramfs(path: str, init: str, programs: Iterable[str],
+                    suite_lines: list[str]) -> None:
     """Writes the initramfs: /init, /bin/<programs>, /suite, and the device
     nodes a program needs before anything mounts devtmpfs."""
     with open(path, "wb") as out:
@@ -97,7 +101,7 @@ def write_initramfs(path, init, programs, suite_lines):
         _entry(out, 0, 0, "TRAILER!!!")
 
 
-def qemu_command(kernel, initramfs, cmdline):
+def qemu_command(kernel: str, initramfs: str, cmdline: str) -> list[str]:
     qemu = shutil.which("qemu-system-i386")
     if not qemu:
         raise LinuxError("qemu-system-i386 is not installed (tools/deps installs it)")
@@ -107,11 +111,14 @@ def qemu_command(kernel, initramfs, cmdline):
             "-kernel", kernel, "-initrd", initramfs, "-append", cmdline]
 
 
-def split_runs(console):
+def split_runs(console: str) -> tuple[dict[str, tuple[int, str]], str | None, bool]:
     """{bench name: (exit status, console text of that run)} and the
     LINUX-PTI line's text, from the console of one boot."""
-    runs, current, pti, done = {}, None, None, False
-    lines = []
+    runs: dict[str, tuple[int, str]] = {}
+    current: str | None = None
+    pti: str | None = None
+    done = False
+    lines: list[str] = []
     for line in console.splitlines():
         m = re.match(r"LINUX-(BENCH|EXIT|PTI|DONE)\b ?(.*)$", line.strip())
         if not m:
@@ -132,7 +139,8 @@ def split_runs(console):
     return runs, pti, done
 
 
-def run_config(build, config, suite, log_path, timeout=600):
+def run_config(build: str, config: dict[str, Any], suite: list[dict[str, Any]], log_path: str,
+               timeout: float = 600) -> dict[str, str]:
     """Boots Linux once for @config and runs every benchmark of @suite.
     Returns {bench name: console text}; raises LinuxError on any failure."""
     kernel = find_kernel()
@@ -142,8 +150,8 @@ def run_config(build, config, suite, log_path, timeout=600):
     init = os.path.join(build, "i386", "user", "linux", "linux_init")
     if not os.path.exists(init):
         raise LinuxError(f"{init} does not exist: build first (make)")
-    programs = set()
-    lines = []
+    programs: set[str] = set()
+    lines: list[str] = []
     for b in suite:
         path = os.path.join(build, "i386", "user")
         found = glob.glob(os.path.join(path, "*", b["program"]))
@@ -170,7 +178,8 @@ def run_config(build, config, suite, log_path, timeout=600):
         f.write(output)
     console = output.decode("utf-8", "replace")
     runs, pti, done = split_runs(console)
-    where = f"Linux configuration {config['name']} ({os.path.basename(kernel)}; console: {log_path})"
+    where = (f"Linux configuration {config['name']} ({os.path.basename(kernel)}; "
+             f"console: {log_path})")
     if not done:
         raise LinuxError(f"{where}: the suite did not finish\n  command: {' '.join(cmd)}")
     want = config.get("pti")
@@ -179,6 +188,7 @@ def run_config(build, config, suite, log_path, timeout=600):
                          f"but Linux says: {pti}")
     results = {}
     for b in suite:
+        status: int | None
         status, text = runs.get(b["name"], (None, ""))
         if status != 0:
             raise LinuxError(f"{where}: {b['name']} exited with wait status {status}")

@@ -16,11 +16,14 @@ thread, up to a limit (LimitedCopy), while the caller waits with a deadline:
         copy.join(10)
 """
 
+import io
 import os
 import select
 import signal
 import subprocess
 import threading
+from collections.abc import Sequence
+from typing import IO, Any, cast
 
 
 class Group:
@@ -28,34 +31,38 @@ class Group:
     `with` block, or kill(), sends SIGKILL to the whole group and reaps the
     command: nothing it started outlives it."""
 
-    def __init__(self, command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                 stderr=subprocess.PIPE, env=None, cwd=None, **popen):
+    def __init__(self, command: Sequence[str], stdin: int | IO[Any] | None = subprocess.DEVNULL,
+                 stdout: int | IO[Any] | None = subprocess.PIPE,
+                 stderr: int | IO[Any] | None = subprocess.PIPE,
+                 env: dict[str, str] | None = None, cwd: str | None = None,
+                 **popen: Any) -> None:
         """@p popen: further subprocess.Popen arguments (umask, user, preexec_fn...)."""
-        self.proc = subprocess.Popen(command, stdin=stdin, stdout=stdout, stderr=stderr,
-                                     env=env, cwd=cwd, start_new_session=True, **popen)
+        self.proc: subprocess.Popen[bytes] = subprocess.Popen(
+            command, stdin=stdin, stdout=stdout, stderr=stderr, env=env, cwd=cwd,
+            start_new_session=True, **popen)
         self._stopped = False
 
-    def __enter__(self):
+    def __enter__(self) -> "Group":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.kill()
 
     @property
-    def pid(self):
+    def pid(self) -> int:
         return self.proc.pid
 
-    def poll(self):
+    def poll(self) -> int | None:
         return self.proc.poll()
 
-    def wait(self, timeout=None):
+    def wait(self, timeout: float | None = None) -> int | None:
         """The exit status, or None if the command still runs after @p timeout seconds."""
         try:
             return self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             return None
 
-    def stop(self):
+    def stop(self) -> int:
         """Kills the group (even after the command itself exited: a child it
         left behind is in the group too) and reaps the command, leaving its
         pipes open for a reader to drain. Only the first call kills: after
@@ -73,7 +80,7 @@ class Group:
             self._stopped = True
         return self.proc.wait()
 
-    def kill(self):
+    def kill(self) -> int:
         """stop(), then closes the command's pipes."""
         status = self.stop()
         for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
@@ -85,7 +92,7 @@ class Group:
         return status
 
 
-def read_ready(fds, timeout):
+def read_ready(fds: list[int], timeout: float) -> list[tuple[int, bytes]]:
     """Waits up to @p timeout seconds for any of @p fds to become readable and
     returns [(fd, bytes)] for each that did; bytes is b"" at end of file."""
     if not fds:
@@ -106,25 +113,26 @@ class LimitedCopy:
     command that prints without end neither blocks on a full pipe nor fills
     the disk. Ends at end of file, or when the pipe is closed under it."""
 
-    def __init__(self, pipe, sink, limit):
+    def __init__(self, pipe: IO[bytes], sink: IO[bytes], limit: int) -> None:
         self.total = 0  # bytes read, kept or not
         self.kept = 0   # bytes written to the sink
         self._thread = threading.Thread(target=self._copy, args=(pipe, sink, limit), daemon=True)
         self._thread.start()
 
     @property
-    def truncated(self):
+    def truncated(self) -> bool:
         return self.total > self.kept
 
-    def join(self, timeout=None):
+    def join(self, timeout: float | None = None) -> bool:
         """True when the copy has ended (within @p timeout seconds)."""
         self._thread.join(timeout)
         return not self._thread.is_alive()
 
-    def _copy(self, pipe, sink, limit):
+    def _copy(self, pipe: IO[bytes], sink: IO[bytes], limit: int) -> None:
+        reader = cast(io.BufferedIOBase, pipe)  # what Popen makes of a pipe: it has read1
         try:
             while True:
-                chunk = pipe.read1(65536)
+                chunk = reader.read1(65536)
                 if not chunk:
                     break
                 room = max(0, limit - self.kept)

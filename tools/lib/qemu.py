@@ -5,10 +5,10 @@ import subprocess
 import sys
 
 from . import images
-from .machine import Machine, SetupError, build_file, find_tool
+from .machine import Machine, RunOptions, SetupError, build_file, find_tool
 
 
-def gdb_arguments(port):
+def gdb_arguments(port: int) -> list[str]:
     """QEMU's gdb stub on localhost:@p port (-s would be port 1234 on every
     interface), and -S: wait for gdb before the first instruction."""
     return ["-gdb", f"tcp:localhost:{port}", "-S"]
@@ -17,16 +17,16 @@ def gdb_arguments(port):
 class Qemu(Machine):
     """What both QEMU machines share: the interactive console and gdb."""
 
-    def setup(self, args):
+    def setup(self, args: RunOptions) -> list[str]:
         cmd = self.qemu_command(args)
         if args.gdb:
-            cmd += gdb_arguments(getattr(args, "gdb_port", 1234))
+            cmd += gdb_arguments(args.gdb_port)
         return cmd
 
-    def qemu_command(self, args):
+    def qemu_command(self, args: RunOptions) -> list[str]:
         raise NotImplementedError
 
-    def run_interactive(self, cmd):
+    def run_interactive(self, cmd: list[str]) -> int:
         if self.args.gdb:
             script = "tools/gdbinit-arm64" if self.args.arch == "arm64" else "tools/gdbinit"
             sys.stderr.write(f"tools/run: QEMU waits for gdb on localhost:{self.args.gdb_port} "
@@ -41,7 +41,7 @@ class QemuI386(Qemu):
     # isa-debug-exit: the kernel writes 0 (success) or 1 (failure); QEMU exits (v << 1) | 1.
     poweroff_statuses = frozenset({1, 3})
 
-    def qemu_command(self, args):
+    def qemu_command(self, args: RunOptions) -> list[str]:
         qemu = find_tool("qemu-system-i386")
         cmd = [qemu, "-nodefaults", "-display", "none", "-serial", "stdio", "-no-reboot",
                "-m", str(args.mem), "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
@@ -64,7 +64,7 @@ class QemuI386(Qemu):
             cmd += ["-icount", "shift=0,sleep=off"]
         return cmd + args.extra
 
-    def reset_status(self, status):
+    def reset_status(self, status: int) -> bool:
         # -no-reboot: a reset (a triple fault) ends QEMU with status 0.
         return status == 0
 
@@ -78,7 +78,7 @@ ARM64_CNTFRQ = "cntfrq=1000000000"
 ARM64_RAM_BASE = 0x40000000
 
 
-def arm64_cpu(cpu):
+def arm64_cpu(cpu: str | None) -> str:
     """The -cpu value for arm64: the model (default max) with the 1 GHz counter."""
     model = cpu or "max"
     if "cntfrq=" in model:
@@ -91,10 +91,10 @@ class QemuArm64(Qemu):
     # Semihosting SYS_EXIT: the kernel reports 0 for success, 1 for failure.
     poweroff_statuses = frozenset({0, 1})
 
-    def qemu_command(self, args):
+    def qemu_command(self, args: RunOptions) -> list[str]:
         qemu = find_tool("qemu-system-aarch64")
         # Each granule has its own build tree (CMakeLists.txt): arm64, arm64-16k.
-        tree = "arm64" if getattr(args, "granule", None) in (None, "4K") else "arm64-16k"
+        tree = "arm64" if args.granule in (None, "4K") else "arm64-16k"
         kernel = args.kernel or build_file(args, tree, "arch", "arm64", "toll-arm64.elf")
         cmdline = args.cmdline
         loader = []

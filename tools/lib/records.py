@@ -1,4 +1,5 @@
-"""The serial protocol (book/appendix/interfaces.rst), parsed: TEST, METRIC, COUNTER, PANIC, DONE.
+"""The serial protocol (book/appendix/interfaces.rst), parsed: TEST, METRIC, COUNTER, PANIC,
+DONE.
 
 Used by tools/run (live, line by line), tools/bench and tools/grade. A record
 may carry a nonce prefix ("@<nonce> TEST x PASS"); when a nonce is expected,
@@ -6,6 +7,7 @@ records without it (or with another) are not trusted and only counted.
 """
 
 import re
+from typing import Any
 
 RECORD = re.compile(
     r"^(?:@(?P<nonce>[0-9A-Za-z_-]+) )?"
@@ -13,26 +15,27 @@ RECORD = re.compile(
 TEST = re.compile(r"^(?P<name>\S+) (?P<status>PASS|FAIL|SKIP)(?: (?P<reason>.*))?$")
 METRIC = re.compile(r"^(?P<name>\S+) (?P<value>-?\d+) (?P<unit>\S+)$")
 COUNTER = re.compile(r"^(?P<name>\S+) (?P<value>\d+)$")
-DONE = re.compile(r"^(?P<passed>\d+) passed, (?P<failed>\d+) failed(?:, (?P<skipped>\d+) skipped)?$")
+DONE = re.compile(
+    r"^(?P<passed>\d+) passed, (?P<failed>\d+) failed(?:, (?P<skipped>\d+) skipped)?$")
 
 
 class Records:
     """Everything a run reported, built up one line at a time."""
 
-    def __init__(self, nonce=None):
+    def __init__(self, nonce: str | None = None) -> None:
         self.nonce = nonce
-        self.tests = {}        # name -> {"status", "reason"}
-        self.test_order = []
-        self.metrics = {}      # name -> {"value", "unit"}
-        self.counters = {}     # name -> value
-        self.panic = None
-        self.done = None       # {"passed", "failed", "skipped"}
-        self.malformed = []    # record-like lines that did not parse
-        self.untrusted = 0     # records without the expected nonce
-        self.garbage_lines = 0 # lines that were not text at all
+        self.tests: dict[str, dict[str, str]] = {}  # name -> {"status", "reason"}
+        self.test_order: list[str] = []
+        self.metrics: dict[str, dict[str, Any]] = {}  # name -> {"value": int, "unit": str}
+        self.counters: dict[str, int] = {}  # name -> value
+        self.panic: str | None = None
+        self.done: dict[str, int] | None = None  # {"passed", "failed", "skipped"}
+        self.malformed: list[str] = []  # record-like lines that did not parse
+        self.untrusted = 0  # records without the expected nonce
+        self.garbage_lines = 0  # lines that were not text at all
         self.lines = 0
 
-    def feed(self, raw):
+    def feed(self, raw: bytes | str) -> None:
         """Takes one line of console output (bytes or str, without newline)."""
         self.lines += 1
         if isinstance(raw, bytes):
@@ -70,7 +73,8 @@ class Records:
             if not t:
                 self.malformed.append(line)
                 return
-            self.metrics[t.group("name")] = {"value": int(t.group("value")), "unit": t.group("unit")}
+            self.metrics[t.group("name")] = {"value": int(t.group("value")),
+                                             "unit": t.group("unit")}
         elif kind == "COUNTER":
             t = COUNTER.match(rest)
             if not t:
@@ -87,10 +91,10 @@ class Records:
                 return
             self.done = {k: int(v or 0) for k, v in t.groupdict().items()}
 
-    def failed_tests(self):
+    def failed_tests(self) -> list[str]:
         return [n for n in self.test_order if self.tests[n]["status"] == "FAIL"]
 
-    def outcome(self):
+    def outcome(self) -> str:
         """The verdict for a run whose output has ended ("done" is success)."""
         if self.panic is not None:
             return "panic"
@@ -105,7 +109,7 @@ class Records:
             return "malformed"
         return "done"
 
-    def summary(self):
+    def summary(self) -> dict[str, Any]:
         return {
             "tests": {n: self.tests[n] for n in self.test_order},
             "metrics": self.metrics,
@@ -119,7 +123,7 @@ class Records:
         }
 
 
-def parse_text(data, nonce=None):
+def parse_text(data: bytes, nonce: str | None = None) -> Records:
     """Parses a whole recorded console output (bytes)."""
     records = Records(nonce)
     for raw in data.split(b"\n"):

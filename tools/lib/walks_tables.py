@@ -1,38 +1,19 @@
-#!/usr/bin/python3
 """Page walks per operation (vm.walks=count) and the cost model built on them,
-for the address-space chapter.
-
-  run    boots every layout with vm.walks=count, with global pages on and off
-         (vm.global=off), under QEMU and under Bochs, through tools/bench with
-         a small suite (SUITE), and writes book/generated/walks.csv and
-         walks.inc: the walks per operation, and the cost model that adds
-         walks x a refill cost (one cited, one assumed) to the instruction counts of a
-         results.csv of make bench (--results).
-  render re-renders walks.inc from book/generated/walks.csv and results.csv
-         without booting anything; with --check it only compares, and fails
-         when walks.inc is stale (the test book.walks.fresh).
-  fresh  the test book.walks.measured_fresh: the QEMU counts of walks.csv
-         equal a fresh run's.
-  check  the test of make check: under QEMU, a null system call walks nothing
-         under 3/1 (no CR3 load, the TLB stays warm) and at least one entry
-         under 4/4 (the CR3 loads flush it); a kernel that counted nothing, or
-         counted without flushes, fails.
+for the address-space chapter: the runs (run_bench, SUITE, all_configs), the
+walks.csv they give, the checks of the tests bench.walks (check) and
+book.walks.measured_fresh (fresh), and walks.inc (render). The program
+tools/walks-tables runs them; tools/bench --book renders walks.inc too.
 
 A walk here is a translation whose accessed bit the MMU set since the previous
 CR3 load (src/arch/i386/walks.cpp): each page is counted once per stretch
 between loads, so it is a lower bound on the TLB misses real hardware takes.
-
-Usage: tools/lib/walks_tables.py run --build <dir> --results <dir>/bench/results.csv
-       tools/lib/walks_tables.py render [--check]
-       tools/lib/walks_tables.py check --build <dir>
 """
 
-import argparse
 import csv
 import os
 import subprocess
-import sys
 import tempfile
+from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GENERATED = os.path.join(ROOT, "book", "generated")
@@ -45,9 +26,18 @@ SOURCE = "vm.walks=count runs (tools/bench) and make bench"
 # translations across a CR3 load, as hardware does.
 MODEL_EMU = "bochs"
 
+# A result row of tools/bench's results.csv, its value an int.
+Row = dict[str, Any]
+# (configuration, metric) -> walks per operation.
+Walks = dict[tuple[str, str], float]
+# (configuration name, kernel command line, emulator).
+Config = tuple[str, str, str]
+# (bench name, program, arguments).
+Bench = tuple[str, str, list[str]]
+
 # (bench name, program, arguments): iteration counts are small because every
 # CR3 load scans the page tables in this mode.
-SUITE = [
+SUITE: list[Bench] = [
     ("lat_syscall", "lat_syscall", ["-n", "200"]),
     ("bw_null", "bw_null", ["-n", "200", "5"]),
     ("bw_zero", "bw_zero", ["-n", "200", "5"]),
@@ -58,12 +48,12 @@ SUITE = [
 
 # The operations reported: (metric, words, 4/4-against-3/1 factor the seeds
 # measured on hardware, or None).
-OPS = [
+OPS: list[tuple[str, str, float | None]] = [
     ("lat_syscall.getppid", "null system call", None),
     ("bw_null.5", "5-byte write to /dev/null", 4.0),
     ("bw_zero.5", "5-byte read of /dev/zero", 6.0),
-    ("bw_pipe_tiny.1", "1-byte pipe write+read", 25.0),
-    ("lat_pipe.roundtrip", "pipe round trip", None),
+    ("bw_pipe_tiny.1", "1-byte pipe write+read", None),
+    ("lat_pipe.roundtrip", "pipe round trip", 25.0),
     ("lat_ctx.2p_0k.hop", "lat_ctx hop (write, switch, read)", None),
 ]
 WALKS = "vm.walks.translations"
@@ -76,11 +66,12 @@ WALKS = "vm.walks.translations"
 REFILL_CYCLES = [30, 100]
 
 
-def config_name(emu, layout, glob):
+def config_name(emu: str, layout: str, glob: str) -> str:
     return f"{emu} {layout} {glob}"
 
 
-def run_bench(build, configs, suite, out_dir, jobs):
+def run_bench(build: str, configs: list[Config], suite: list[Bench], out_dir: str,
+              jobs: int) -> list[Row]:
     """Runs @suite in @configs through tools/bench; returns its result rows."""
     with tempfile.TemporaryDirectory() as tmp:
         configs_path = os.path.join(tmp, "configs.toml")
@@ -93,38 +84,38 @@ def run_bench(build, configs, suite, out_dir, jobs):
                 quoted = ", ".join(f'"{a}"' for a in args)
                 f.write(f'[[bench]]\nname = "{name}"\nprogram = "{program}"\nargs = [{quoted}]\n'
                         f'timeout = 300\n\n')
-        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools", "bench"), "--build", build,
-                        "--configs", configs_path, "--suite", suite_path, "--out", out_dir,
-                        "-j", str(jobs)], check=True)
+        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools", "bench"),
+                        "--build", build, "--configs", configs_path, "--suite", suite_path,
+                        "--out", out_dir, "-j", str(jobs)], check=True)
     return read_rows(os.path.join(out_dir, "results.csv"))
 
 
-def read_rows(path):
+def read_rows(path: str) -> list[Row]:
     with open(path, newline="") as f:
         return [dict(r, value=int(r["value"])) for r in csv.DictReader(f)]
 
 
-def walks_per_op(rows):
+def walks_per_op(rows: list[Row]) -> Walks:
     """{(configuration, metric): walks per operation} (absent counters are 0)."""
-    out = {}
+    out: Walks = {}
     for r in rows:
         if r["metric"].endswith("." + WALKS):
             out[(r["configuration"], r["metric"][:-len(WALKS) - 1])] = r["value"] / 1000
     return out
 
 
-def read_walks_csv(path):
+def read_walks_csv(path: str) -> Walks:
     """{(configuration, metric): walks per operation} from a walks.csv."""
     with open(path, newline="") as f:
         return {(r["configuration"], r["metric"]): float(r["walks_per_op"])
                 for r in csv.DictReader(f)}
 
 
-def fmt(x, digits=1):
+def fmt(x: float, digits: int = 1) -> str:
     return f"{x:,.{digits}f}"
 
 
-def list_table(title, header, body):
+def list_table(title: str, header: list[str], body: list[list[str]]) -> list[str]:
     lines = [f".. list-table:: {title}", "   :header-rows: 1", ""]
     for row in [header] + body:
         lines.append("   * - " + str(row[0]))
@@ -132,7 +123,7 @@ def list_table(title, header, body):
     return lines + [""]
 
 
-def render(walks, bench_rows, source):
+def render(walks: Walks, bench_rows: list[Row], source: str) -> str:
     instr = {(r["configuration"], r["metric"]): r["value"] for r in bench_rows
              if r["unit"] == "instr"}
     out = [f".. Generated by tools/lib/walks_tables.py from {source}; do not edit by hand.", ""]
@@ -168,7 +159,8 @@ def render(walks, bench_rows, source):
             if seed and layout == "4/4":
                 denominator = w - seed * base_w
                 value = (seed * base_i - i) / denominator if denominator > 0 else None
-                implied = f"{value:,.0f} (for {seed:g}x)" if value and value > 0 else "none"
+                implied = (f"{value:,.0f} (for {seed:g}x)" if value and value > 0
+                           else f"none reaches {seed:g}x")
             cells.append(implied)
             body.append(cells)
     # Toll against Linux (tools/bench --linux): the same programs, the same emulator.
@@ -194,7 +186,7 @@ def render(walks, bench_rows, source):
     return "\n".join(out)
 
 
-def write_csv(rows, path):
+def write_csv(rows: list[Row], path: str) -> None:
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["configuration", "metric", "walks_per_op"])
@@ -202,12 +194,12 @@ def write_csv(rows, path):
             w.writerow([config, metric, f"{v:.3f}"])
 
 
-def all_configs():
+def all_configs() -> list[Config]:
     return [(config_name(emu, layout, glob), f"vm.split={layout} vm.walks=count{extra}", emu)
             for emu in EMUS for layout in LAYOUTS for glob, extra in GLOBAL]
 
 
-def check(build):
+def check(build: str) -> list[str]:
     """The make check test; returns the problems found."""
     configs = [(config_name("qemu", layout, "global on"), f"vm.split={layout} vm.walks=count",
                 "qemu") for layout in ("3/1", "4/4")]
@@ -237,9 +229,9 @@ def check(build):
     return problems
 
 
-def fresh(build):
+def fresh(build: str) -> list[str]:
     """The walks of book/generated/walks.csv are today's: boots every QEMU
-    configuration (the Bochs ones take minutes; tools/lib/walks_tables.py run
+    configuration (the Bochs ones take minutes; tools/walks-tables run
     refreshes them) and compares each count. Returns the problems found."""
     book = read_walks_csv(os.path.join(GENERATED, "walks.csv"))
     configs = [c for c in all_configs() if c[2] == "qemu"]
@@ -254,76 +246,21 @@ def fresh(build):
         if abs(now.get(key, 0.0) - book.get(key, 0.0)) > max(0.0005, 0.02 * book.get(key, 0.0)):
             problems.append(f"{key[0]}, {key[1]}: the book says {book.get(key, 0.0):.3f} walks, "
                             f"the kernel now walks {now.get(key, 0.0):.3f}; run "
-                            "tools/lib/walks_tables.py run")
+                            "tools/walks-tables run")
     if not problems:
         print(f"walks.csv: all {len(now)} QEMU counts are today's")
     return problems
 
 
-def rendered_inc():
+def rendered_inc() -> str:
     """walks.inc as book/generated/walks.csv and results.csv give it."""
     return render(read_walks_csv(os.path.join(GENERATED, "walks.csv")),
                   read_rows(os.path.join(GENERATED, "results.csv")), SOURCE)
 
 
-def write_inc():
+def write_inc() -> str:
     """Writes book/generated/walks.inc from the data beside it; returns its path."""
     path = os.path.join(GENERATED, "walks.inc")
     with open(path, "w") as f:
         f.write(rendered_inc())
     return path
-
-
-def main(argv):
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", choices=["run", "render", "check", "fresh"])
-    p.add_argument("--build", metavar="DIR", help="run, check: the build folder")
-    p.add_argument("--check", action="store_true",
-                   help="render: compare with book/generated/walks.inc instead of writing it")
-    p.add_argument("--results", metavar="CSV", help="run: make bench's results.csv (instructions)")
-    p.add_argument("--walks", metavar="CSV", help="run: reuse this walks results.csv")
-    p.add_argument("-j", "--jobs", type=int, default=2)
-    args = p.parse_args(argv)
-    if args.what != "render" and not args.build:
-        p.error(f"{args.what} needs --build DIR (the build folder of make build)")
-    build = os.path.abspath(args.build or ".")
-    try:
-        if args.what == "render" and args.check:
-            with open(os.path.join(GENERATED, "walks.inc")) as f:
-                if f.read() != rendered_inc():
-                    sys.stderr.write("walks_tables: FAILED: book/generated/walks.inc is stale "
-                                     "against walks.csv and results.csv; run "
-                                     "tools/lib/walks_tables.py render\n")
-                    return 1
-            print("walks.inc matches walks.csv and results.csv")
-            return 0
-        if args.what == "render":
-            write_inc()
-            print("wrote book/generated/walks.inc")
-            return 0
-        if args.what in ("check", "fresh"):
-            problems = check(build) if args.what == "check" else fresh(build)
-            for problem in problems:
-                sys.stderr.write(f"walks_tables: FAILED: {problem}\n")
-            return 1 if problems else 0
-        if not args.results:
-            p.error("run needs --results (a results.csv of make bench with 3/1, 3/1-pti, 4/4)")
-        walks_csv = args.walks or os.path.join(
-            run_bench_dir := os.path.join(build, "bench-walks"), "results.csv")
-        if not args.walks:
-            run_bench(build, all_configs(), SUITE, run_bench_dir, args.jobs)
-        rows = read_rows(walks_csv)
-        os.makedirs(GENERATED, exist_ok=True)
-        write_csv(rows, os.path.join(GENERATED, "walks.csv"))
-        with open(os.path.join(GENERATED, "walks.inc"), "w") as f:
-            f.write(render(walks_per_op(rows), read_rows(args.results), SOURCE))
-        print("wrote book/generated/walks.csv and walks.inc")
-        return 0
-    except (OSError, ValueError, subprocess.CalledProcessError) as e:
-        sys.stderr.write(f"walks_tables: {e}\n")
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

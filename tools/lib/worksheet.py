@@ -4,12 +4,21 @@ worksheet reports (check), writes measured numbers into a reference
 worksheet (fill, --fill), and holds a reference's written answers to
 numbers the kernel measures (reference_numbers, --reference)."""
 
+import argparse
 import os
 import re
 import tomllib
+from collections.abc import Callable
+from typing import Any
+
+# A METRIC record as measure() returns it: {"value": int, "unit": str}.
+Metric = dict[str, Any]
+# measure(config, bench, log_dir) -> {metric name: Metric}: one boot of tools/bench.
+Measure = Callable[[dict[str, Any], dict[str, Any], str], dict[str, Metric]]
+Say = Callable[[str], None]
 
 
-def fill(path, values, say):
+def fill(path: str, values: dict[str, int | float], say: Say) -> None:
     """Writes @p values ({key: number}) into the worksheet at @p path, in
     place of the numbers of its uncommented `key = number` lines: how a
     reference worksheet gets its numbers from the kernel, never by hand."""
@@ -36,7 +45,8 @@ def fill(path, values, say):
 ANSWER_NUMBER = re.compile(r"(?<![\w./-])\d[\d,]*(?:\.\d+)?(?![\w/-])")
 
 
-def reference_numbers(answers, found, fixed):
+def reference_numbers(answers: dict[str, Any], found: dict[str, int | float],
+                      fixed: list[int | float]) -> list[str]:
     """A lab's reference answers may quote only what the kernel measured: each
     number in them must be a measured value, the difference of two, or one
     of the lab's fixed numbers (checks.toml [answers] fixed: a seed's factor,
@@ -56,7 +66,8 @@ def reference_numbers(answers, found, fixed):
     return problems
 
 
-def check(args, checks, worksheet_path, measure, say):
+def check(args: argparse.Namespace, checks: dict[str, Any], worksheet_path: str,
+          measure: Measure, say: Say) -> list[str]:
     """Measures what @checks (a checks.toml) lists, each run through
     measure(config, bench, log_dir) -> {metric: record}, and compares it
     with the numbers the student reported in @worksheet_path; also requires
@@ -70,7 +81,32 @@ def check(args, checks, worksheet_path, measure, say):
     reported, answers = sheet.get("measurements", {}), sheet.get("answers", {})
     log_dir = os.path.join(args.out, "logs", "worksheet")
     os.makedirs(log_dir, exist_ok=True)
-    problems, measured, found = [], {}, {}
+    found: dict[str, int | float] = {}
+    problems = check_measurements(checks, reported, found, lambda config, bench:
+                                  measure(config, bench, log_dir), say)
+    problems += check_ratios(checks, reported, found, say)
+    if getattr(args, "fill", False):
+        fill(worksheet_path, found, say)
+        return []
+    need = checks.get("answers", {})
+    if getattr(args, "reference", False):
+        problems += reference_numbers(answers, found, need.get("fixed", []))
+    for name in need.get("required", []):
+        words = len(str(answers.get(name, "")).split())
+        if words < need.get("min_words", 1):
+            problems.append(f"answers.{name}: {words} word(s); write at least "
+                            f"{need.get('min_words', 1)}")
+    return problems
+
+
+def check_measurements(checks: dict[str, Any], reported: dict[str, Any],
+                       found: dict[str, int | float],
+                       measure: Callable[[dict[str, Any], dict[str, Any]], dict[str, Metric]],
+                       say: Say) -> list[str]:
+    """Compares each [[check]] of @p checks, measured once per kernel and
+    run, with its number in @p reported; puts each measured value in @p found."""
+    problems: list[str] = []
+    measured: dict[tuple[str | None, ...], dict[str, Metric]] = {}
     for c in checks.get("check", []):
         # A check may set its own kernel command line (e.g. vm.split=4/4).
         cmdline = c.get("cmdline", checks.get("cmdline", ""))
@@ -81,7 +117,7 @@ def check(args, checks, worksheet_path, measure, say):
             config = {"name": "worksheet", "cmdline": cmdline, "arch": arch, "granule": granule}
             bench = {"name": "_".join((arch, granule or "") + key).strip("_"),
                      "program": key[1], "args": list(key[2:]), "timeout": 60.0}
-            measured[(arch, granule) + key] = measure(config, bench, log_dir)
+            measured[(arch, granule) + key] = measure(config, bench)
         metric = measured[(arch, granule) + key].get(c["metric"])
         # divide: the worksheet reports the METRIC divided by it (per1000 -> per operation).
         divide = c.get("divide", 1)
@@ -107,7 +143,14 @@ def check(args, checks, worksheet_path, measure, say):
                             f"{c.get('tolerance', 0):g})")
         else:
             say(f"{c['name']}: reported {value}, measured {metric['value']} {metric['unit']}: ok")
-    # [[ratio]]: a reported ratio of two checks' numbers, against the measured one.
+    return problems
+
+
+def check_ratios(checks: dict[str, Any], reported: dict[str, Any], found: dict[str, int | float],
+                 say: Say) -> list[str]:
+    """Compares each [[ratio]] of @p checks (a ratio of two checks' numbers
+    in @p found) with its number in @p reported; puts the ratio in @p found."""
+    problems: list[str] = []
     for r in checks.get("ratio", []):
         if found.get(r["numerator"]) is not None and found.get(r["denominator"]):
             found[r["name"]] = round(found[r["numerator"]] / found[r["denominator"]],
@@ -124,15 +167,4 @@ def check(args, checks, worksheet_path, measure, say):
                             f"({r['numerator']} / {r['denominator']})")
         else:
             say(f"{r['name']}: reported {value}, measured {num / den:.3f}: ok")
-    if getattr(args, "fill", False):
-        fill(worksheet_path, found, say)
-        return []
-    need = checks.get("answers", {})
-    if getattr(args, "reference", False):
-        problems += reference_numbers(answers, found, need.get("fixed", []))
-    for name in need.get("required", []):
-        words = len(str(answers.get(name, "")).split())
-        if words < need.get("min_words", 1):
-            problems.append(f"answers.{name}: {words} word(s); write at least "
-                            f"{need.get('min_words', 1)}")
     return problems

@@ -26,7 +26,7 @@ static_assert(k_user_limit % k_l2_block == 0, "user space ends on a level-2 bloc
 /// The level-1 entries TTBR0 can reach: 8 at 16 KB (64 GB each), all 512 at 4 KB.
 constexpr unsigned k_user_l1_entries = unsigned((k_user_limit - 1) >> k_l1_shift) + 1;
 
-TOLL_COUNTER(g_page_tables, "vm.pmap.page_tables");
+TOLL_GAUGE(g_page_tables, "vm.pmap.page_tables"); // in use now
 TOLL_COUNTER(g_ptp_allocs, "vm.pmap.ptp_allocs"); // page-table pages ever allocated
 TOLL_COUNTER(g_l2_mappings, "vm.pmap.l2.mappings");
 TOLL_COUNTER(g_l3c_mappings, "vm.pmap.l3c.mappings");
@@ -40,7 +40,7 @@ Result<PhysAddr> alloc_table()
     if (!pa)
         return pa;
     memset(phys_to_virt(pa.value()), 0, k_page_size);
-    g_page_tables.add();
+    g_page_tables.raise();
     g_ptp_allocs.add();
     return pa;
 }
@@ -48,7 +48,7 @@ Result<PhysAddr> alloc_table()
 void free_table(PhysAddr pa)
 {
     phys_allocator().free(pa, 0);
-    g_page_tables.value--;
+    g_page_tables.lower();
 }
 
 uint64_t* l2_table(Pmap* pmap, uint64_t va, bool create)
@@ -61,7 +61,7 @@ uint64_t* l2_table(Pmap* pmap, uint64_t va, bool create)
         if (!pa)
             return nullptr;
         memset(phys_to_virt(pa.value()), 0, 2 * k_page_size);
-        g_page_tables.add();
+        g_page_tables.raise();
         g_ptp_allocs.add();
         store_entry(&l1e, pa.value() | k_desc_table);
     }
@@ -241,7 +241,7 @@ Pmap* pmap_create()
     if (!l1)
         return nullptr;
     memset(phys_to_virt(l1.value()), 0, sizeof(Pmap)); // nothing mapped, no ASID yet
-    g_page_tables.add();
+    g_page_tables.raise();
     g_ptp_allocs.add();
     return static_cast<Pmap*>(phys_to_virt(l1.value()));
 }
@@ -261,78 +261,86 @@ void pmap_destroy(Pmap* pmap)
                 free_table(l2[k_entries + j]);
         }
         phys_allocator().free(pmap->entries[i] & k_desc_address, 1);
-        g_page_tables.value--;
+        g_page_tables.lower();
     }
     asid::release(pmap->asid_context); // TLBI by ASID: nothing of it stays cached
     phys_allocator().free(virt_to_phys(pmap), 1);
-    g_page_tables.value--;
+    g_page_tables.lower();
 }
 
-Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot, unsigned psind)
+namespace {
+
+// pmap_enter of one page: replaces any mapping of it, demoting the block or
+// run around it first.
+Errno enter_page(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot)
 {
-    uint64_t size = pmap_page_size(psind);
-    if (!size || va % size || pa % size || va >= k_user_limit)
-        return k_einval;
-    uint64_t bits = pte_bits(prot);
-    if (psind == 0) {
-        Errno error = k_enomem;
-        uint64_t* pte = pte_slot(pmap, va, true, &error);
-        if (!pte)
-            return error;
-        if (*pte & k_contiguous)
-            demote_run(pmap, table(*l2_slot(pmap, va)), va);
-        uint64_t old = *pte;
-        uint64_t fresh = (pa & k_desc_address) | bits;
-        // Instructions must be visible before the entry that maps them.
-        if (prot & k_prot_exec)
-            sync_icache_range(phys_to_virt(pa), k_page_size);
-        if ((old & k_desc_valid) && (old & k_desc_address) != (pa & k_desc_address)) {
-            arch::InterruptsOff off; // a new output address: break before make
-            store_entry(pte, 0);
+    Errno error = k_enomem;
+    uint64_t* pte = pte_slot(pmap, va, true, &error);
+    if (!pte)
+        return error;
+    if (*pte & k_contiguous)
+        demote_run(pmap, table(*l2_slot(pmap, va)), va);
+    uint64_t old = *pte;
+    uint64_t fresh = (pa & k_desc_address) | pte_bits(prot);
+    // Instructions must be visible before the entry that maps them.
+    if (prot & k_prot_exec)
+        sync_icache_range(phys_to_virt(pa), k_page_size);
+    if ((old & k_desc_valid) && (old & k_desc_address) != (pa & k_desc_address)) {
+        arch::InterruptsOff off; // a new output address: break before make
+        store_entry(pte, 0);
+        flush(pmap, va);
+        store_entry(pte, fresh);
+    } else {
+        store_entry(pte, fresh);
+        if (old & k_desc_valid)
             flush(pmap, va);
-            store_entry(pte, fresh);
-        } else {
-            store_entry(pte, fresh);
-            if (old & k_desc_valid)
-                flush(pmap, va);
-        }
-        return k_ok;
     }
-    if (prot == k_prot_none)
-        return k_einval; // a superpage is a valid mapping
+    return k_ok;
+}
+
+// pmap_enter of a level-2 block where nothing is mapped: the level-3 table
+// there (empty) or a fresh one is set aside for the block's demotion.
+Errno enter_block(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot)
+{
     uint64_t* l2e = l2_slot(pmap, va, true);
     if (!l2e)
         return k_enomem;
     if (is_block(*l2e))
         return k_eexist;
-    if (psind == k_psind_block) {
-        // The block's level-3 table, set aside for its demotion: the empty
-        // table already there, or a fresh one.
-        PhysAddr keep;
-        if (is_table(*l2e)) {
-            uint64_t* l3 = table(*l2e);
-            for (unsigned i = 0; i < k_entries; ++i)
-                if (mapped(l3[i]))
-                    return k_eexist;
-            keep = *l2e & k_desc_address;
-        } else {
-            Result<PhysAddr> fresh = alloc_table();
-            if (!fresh)
-                return fresh.error();
-            keep = fresh.value();
-        }
-        if (prot & k_prot_exec)
-            sync_icache_range(phys_to_virt(pa), k_l2_block); // once for the block
-        if (is_table(*l2e)) {
-            arch::InterruptsOff off; // table to block: break before make
-            store_entry(l2e, 0);
-            flush_range(pmap, va, k_l2_block);
-        }
-        store_entry(l2e, (pa & k_desc_address) | block_bits(bits));
-        saved_l3(table_of(l2e), va) = keep;
-        g_l2_mappings.add();
-        return k_ok;
+    PhysAddr keep;
+    if (is_table(*l2e)) {
+        uint64_t* l3 = table(*l2e);
+        for (unsigned i = 0; i < k_entries; ++i)
+            if (mapped(l3[i]))
+                return k_eexist;
+        keep = *l2e & k_desc_address;
+    } else {
+        Result<PhysAddr> fresh = alloc_table();
+        if (!fresh)
+            return fresh.error();
+        keep = fresh.value();
     }
+    if (prot & k_prot_exec)
+        sync_icache_range(phys_to_virt(pa), k_l2_block); // once for the block
+    if (is_table(*l2e)) {
+        arch::InterruptsOff off; // table to block: break before make
+        store_entry(l2e, 0);
+        flush_range(pmap, va, k_l2_block);
+    }
+    store_entry(l2e, (pa & k_desc_address) | block_bits(pte_bits(prot)));
+    saved_l3(table_of(l2e), va) = keep;
+    g_l2_mappings.add();
+    return k_ok;
+}
+
+// pmap_enter of a contiguous run where nothing is mapped.
+Errno enter_run(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot)
+{
+    uint64_t* l2e = l2_slot(pmap, va, true);
+    if (!l2e)
+        return k_enomem;
+    if (is_block(*l2e))
+        return k_eexist;
     Errno error = k_enomem;
     uint64_t* pte = pte_slot(pmap, va, true, &error);
     if (!pte)
@@ -342,10 +350,25 @@ Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot, unsigned 
             return k_eexist;
     if (prot & k_prot_exec)
         sync_icache_range(phys_to_virt(pa), k_run_size); // once for the run
+    uint64_t bits = pte_bits(prot);
     for (unsigned i = 0; i < k_run_pages; ++i)
         store_entry(&pte[i], ((pa & k_desc_address) + i * k_page_size) | bits | k_contiguous);
     g_l3c_mappings.add();
     return k_ok;
+}
+
+} // namespace
+
+Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot, unsigned psind)
+{
+    uint64_t size = pmap_page_size(psind); // asserts that psind is one of ours
+    if (va % size || pa % size || va >= k_user_limit)
+        return k_einval;
+    if (psind == 0)
+        return enter_page(pmap, va, pa, prot);
+    if (prot == k_prot_none)
+        return k_einval; // a superpage is a valid mapping
+    return psind == k_psind_block ? enter_block(pmap, va, pa, prot) : enter_run(pmap, va, pa, prot);
 }
 
 Errno pmap_remove(Pmap* pmap, uintptr_t start, uintptr_t end, PmapPageSink sink, void* context)
@@ -399,20 +422,41 @@ Errno pmap_protect(Pmap* pmap, uintptr_t start, uintptr_t end, unsigned prot)
             flush_range(pmap, va, size);
             return;
         }
-        PhysAddr pa = *slot & k_desc_address;
-        if (prot & k_prot_exec)
-            sync_icache_range(phys_to_virt(pa), size); // once per superpage
-        // Only the rights change, not the output address or the size: no
-        // break-before-make, and the whole run is rewritten before the TLB
-        // is invalidated over it.
-        if (size == k_l2_block) {
-            store_entry(slot, pa | block_bits(bits));
-            flush(pmap, va);
-        } else {
-            uint64_t keep = size == k_run_size ? k_contiguous : 0;
-            for (unsigned i = 0; i < size / k_page_size; ++i)
-                store_entry(&slot[i], (pa + i * k_page_size) | bits | keep);
+        uint64_t old = *slot;
+        PhysAddr pa = old & k_desc_address;
+        uint64_t fresh = size == k_l2_block   ? pa | block_bits(bits)
+                         : size == k_run_size ? pa | bits | k_contiguous
+                                              : pa | bits;
+        // A run's entries all carry the same attributes: its first one
+        // tells whether anything changes. Nothing does: leave it alone, as
+        // FreeBSD's pmap_protect skips entries already as asked.
+        if (old == fresh)
+            return;
+        // Instructions must be visible before the entries that make them
+        // executable, once per superpage; a mapping that was executable
+        // already was made coherent then.
+        bool was_executable = (old & k_desc_valid) && !(old & k_uxn);
+        if ((prot & k_prot_exec) && !was_executable)
+            sync_icache_range(phys_to_virt(pa), size);
+        if (size == k_run_size) {
+            // Only the rights change, not the output address or the size,
+            // yet a live run is never rewritten entry by entry: between the
+            // first store and the last it would hold entries of different
+            // attributes under the contiguous bit, which the Arm ARM calls a
+            // misprogramming of the Contiguous bit (a TLB conflict abort or
+            // a wrong translation may follow). Linux breaks the whole run
+            // first, and so does Toll: break, invalidate, make.
+            arch::InterruptsOff off;
+            for (unsigned i = 0; i < k_run_pages; ++i)
+                store_entry(&slot[i], 0);
             flush_range(pmap, va, size);
+            for (unsigned i = 0; i < k_run_pages; ++i)
+                store_entry(&slot[i], (fresh & ~k_desc_address) | (pa + i * k_page_size));
+        } else {
+            // One entry (a page or a block): its rights may change in place.
+            store_entry(slot, fresh);
+            if (old & k_desc_valid)
+                flush(pmap, va);
         }
     });
     return k_ok;

@@ -52,13 +52,8 @@ bool uniform(const uint64_t* first, unsigned pages, uint64_t size)
 // one.
 bool promote_run(Pmap* pmap, uint64_t* first, uint64_t base)
 {
-    // LAB superpages BEGIN: check that the run's k_run_pages entries from first are valid, map consecutive frames from a k_run_size-aligned one, and carry equal k_leaf_attributes (else count g_l3c_failures, return false); then, with InterruptsOff, break (store 0 in each, flush_range over the run), make (store each again with k_contiguous), count g_l3c_promotions, return true
-    bool ok = (*first & k_desc_valid) && (*first & k_desc_address) % k_run_size == 0;
-    for (unsigned i = 1; ok && i < k_run_pages; ++i)
-        ok = (first[i] & k_desc_valid) &&
-             (first[i] & k_desc_address) == (*first & k_desc_address) + i * k_page_size &&
-             (first[i] & k_leaf_attributes) == (*first & k_leaf_attributes);
-    if (!ok) {
+    // LAB superpages BEGIN: use uniform() to check that the run's k_run_pages entries from first can form one (else count g_l3c_failures, return false); then break-before-make with InterruptsOff: break (store 0 in each, flush_range over the run), make (store each again with k_contiguous), count g_l3c_promotions, return true
+    if (!uniform(first, k_run_pages, k_run_size)) {
         g_l3c_failures.add();
         return false;
     }
@@ -154,9 +149,9 @@ using namespace arm64_pmap;
 
 bool pmap_promote(Pmap* pmap, uintptr_t va, unsigned psind)
 {
-    uint64_t size = pmap_page_size(psind);
-    if (psind == 0 || !size)
+    if (psind == 0)
         return false;
+    uint64_t size = pmap_page_size(psind); // asserts that psind is one of ours
     uint64_t base = va & ~(size - 1);
     uint64_t* l2e = l2_slot(pmap, base);
     if (!l2e || !is_table(*l2e))

@@ -28,7 +28,7 @@ namespace {
 
 using namespace toll::i386;
 
-TOLL_COUNTER(g_page_tables, "vm.pmap.page_tables");
+TOLL_GAUGE(g_page_tables, "vm.pmap.page_tables"); // in use now
 
 Pmap* g_current;
 
@@ -73,7 +73,7 @@ uint32_t* pte_slot(Pmap* pmap, uint32_t va, bool create)
             return nullptr;
         PhysAddr pt = page.value();
         memset(phys_to_virt(pt), 0, k_page_size);
-        g_page_tables.add();
+        g_page_tables.raise();
         // Rights are enforced in the PTEs; the PDE allows everything.
         pde = static_cast<uint32_t>(pt) | k_pte_present | k_pte_write | k_pte_user;
         // 3/1-pti: the user directory shares the same page table.
@@ -148,7 +148,7 @@ void pmap_destroy(Pmap* pmap)
         uint32_t pde = dir[i];
         if ((pde & k_pte_present) && !(pde & k_pde_large)) {
             phys_allocator().free(pde & k_pte_frame, 0);
-            g_page_tables.value--;
+            g_page_tables.lower();
         }
     }
     phys_allocator().free(virt_to_phys(pmap), pmap_order());

@@ -36,7 +36,7 @@ TOLL_COUNTER(g_fast_faults, "vm.copy.fast_faults");
 TOLL_COUNTER(g_slow_copies, "vm.copy.slow");
 TOLL_COUNTER(g_window_maps, "vm.copy.window_maps");
 // The threshold in force, readable from user space like any counter.
-TOLL_COUNTER(g_fast_max, "vm.copy.fast_max");
+TOLL_GAUGE(g_fast_max, "vm.copy.fast_max");
 
 constexpr size_t k_default_fast_max = 256;
 
@@ -45,7 +45,7 @@ constexpr size_t k_default_fast_max = 256;
 void uaccess_init()
 {
     unsigned long n = param_get_ulong("vm.copy_fast_max", k_default_fast_max);
-    g_fast_max.value = n > TRAMPOLINE_COPY_BUFFER ? TRAMPOLINE_COPY_BUFFER : n;
+    g_fast_max.set(n > TRAMPOLINE_COPY_BUFFER ? TRAMPOLINE_COPY_BUFFER : n);
 }
 
 bool fixup_user_access(arch::TrapFrame& f)

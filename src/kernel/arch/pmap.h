@@ -28,8 +28,10 @@ constexpr unsigned k_max_page_sizes = 4;
 
 /// How many mapping sizes this architecture can make, by size index ("psind",
 /// after FreeBSD's pagesizes[]): 1 means base pages only (i386); arm64 says 3
-/// (page, contiguous run, L2 block) unless superpages are switched off at
-/// boot. This is the core's one test for superpage work: no #ifdef.
+/// (page, contiguous run, L2 block) always. vm.superpages=0 switches off the
+/// reservations (reserv_enabled()) and so every promotion and superpage
+/// fork, not the sizes the pmap can make. This is the core's one test for
+/// superpage work: no #ifdef.
 unsigned pmap_page_size_count();
 
 /// The size in bytes of size index @p psind, in increasing order: index 0 is
@@ -85,9 +87,11 @@ inline Result<PhysAddr> pmap_remove_page(Pmap* pmap, uintptr_t va)
 
 /// Changes the rights of every mapped page of [@p start, @p end) to @p prot.
 /// A superpage wholly inside keeps its size (one entry or run rewritten,
-/// one instruction-cache sync if it becomes executable); one straddling an
-/// end is demoted. Returns k_enomem, having changed nothing, if a demotion
-/// needs a page table that cannot be allocated.
+/// one instruction-cache sync if it becomes executable and was not); one
+/// straddling an end is demoted. A mapping that has the rights already is
+/// left alone: no store, no TLB invalidation. Returns k_enomem, having
+/// changed nothing, if a demotion needs a page table that cannot be
+/// allocated.
 Errno pmap_protect(Pmap* pmap, uintptr_t start, uintptr_t end, unsigned prot);
 
 /// Tries to replace the pages mapped in the aligned superpage of size

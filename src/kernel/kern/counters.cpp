@@ -24,8 +24,8 @@ void counters_for_each(void (*visit)(Counter& counter, void* context), void* con
 void counters_dump()
 {
     for (Counter* c = __start_toll_counters; c < __stop_toll_counters; ++c)
-        if (c->value)
-            krecord("COUNTER %s %llu", c->name, (unsigned long long)c->value);
+        if (uint64_t value = c->read())
+            krecord("COUNTER %s %llu", c->name, (unsigned long long)value);
 }
 
 } // namespace toll

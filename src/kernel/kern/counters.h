@@ -14,20 +14,58 @@ struct Counter {
     /// The counter's name, unique, as COUNTER records and counter_find()
     /// spell it.
     const char* name;
-    /// The events counted since boot; a few counters are gauges instead and
-    /// hold a present amount (vm.pmap.page_tables) or a setting
-    /// (vm.copy.fast_max).
+    /// The events counted since boot (for a gauge: the amount it holds now).
     uint64_t value;
+    /// For a gauge computed when read: the function that computes it; nullptr
+    /// for everything else.
+    uint64_t (*compute)() = nullptr;
 
     /// Counts @p n more events.
     void add(uint64_t n = 1) { value += n; }
+
+    /// What the counter says now: its count, or a computed gauge's amount.
+    uint64_t read() const { return compute ? compute() : value; }
 };
+
+/// A gauge: a present amount (page tables in use, pages free) or a setting,
+/// not a count of events. It sits in the counters' table, so COUNTER records
+/// and counter_get report it like any counter, but it moves both ways, only
+/// through set(), raise() and lower(). Where the amount can be derived from
+/// the data structures, a gauge computes it when read instead
+/// (TOLL_GAUGE_COMPUTED, as FreeBSD's sysctl handlers compute
+/// vm.reserv.fullpop), so that no bookkeeping can drift from the truth.
+struct Gauge : Counter {
+    void set(uint64_t amount) { value = amount; }
+    void raise(uint64_t n = 1) { value += n; }
+    void lower(uint64_t n = 1) { value -= n; }
+    void add(uint64_t) = delete; // a gauge counts no events
+};
+static_assert(sizeof(Gauge) == sizeof(Counter), "gauges share the counters' table");
 
 /// Defines a counter @p ident with the sysctl-style @p name.
 #define TOLL_COUNTER(ident, name)                                                                  \
     TOLL_IN_SECTION(toll_counters) constinit ::toll::Counter ident                                 \
     {                                                                                              \
         name, 0                                                                                    \
+    }
+
+/// Defines a gauge @p ident, kept by set(), raise() and lower().
+#define TOLL_GAUGE(ident, name)                                                                    \
+    TOLL_IN_SECTION(toll_counters) constinit ::toll::Gauge ident                                   \
+    {                                                                                              \
+        {                                                                                          \
+            name, 0                                                                                \
+        }                                                                                          \
+    }
+
+/// Defines a gauge @p ident whose amount @p compute (uint64_t (*)()) works
+/// out each time it is read.
+#define TOLL_GAUGE_COMPUTED(ident, name, compute)                                                  \
+    TOLL_IN_SECTION(toll_counters) constinit ::toll::Gauge ident                                   \
+    {                                                                                              \
+        {                                                                                          \
+            name, 0, compute                                                                       \
+        }                                                                                          \
     }
 
 /// Finds a counter by its name; nullptr if none has it.

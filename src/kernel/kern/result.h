@@ -58,7 +58,7 @@ class [[nodiscard]] Result {
         if (ok())
             new (&m_value) T(other.m_value);
     }
-    Result(Result&& other) : m_error(other.m_error)
+    Result(Result&& other) noexcept : m_error(other.m_error)
     {
         if (ok())
             new (&m_value) T(toll::move(other.m_value));
@@ -71,7 +71,7 @@ class [[nodiscard]] Result {
         }
         return *this;
     }
-    Result& operator=(Result&& other)
+    Result& operator=(Result&& other) noexcept
     {
         if (this != &other) {
             this->~Result();

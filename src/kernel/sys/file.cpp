@@ -14,7 +14,7 @@ namespace {
 
 /// Files alive now (a level): every file_new() adds one, the last
 /// file_unref() takes it away, so a leaked or twice-dropped reference shows.
-TOLL_COUNTER(g_files_live, "sys.files.live");
+TOLL_GAUGE(g_files_live, "sys.files.live");
 
 long ramdisk_read(File& f, uintptr_t buffer, size_t count)
 {
@@ -43,7 +43,7 @@ FileRef file_new(const FileOps* ops, int flags)
     if (f) {
         f->ops = ops;
         f->flags = flags;
-        g_files_live.add();
+        g_files_live.raise();
     }
     return FileRef{f};
 }
@@ -60,7 +60,7 @@ void FileRef::unref(File* file)
         if (file->ops->release)
             file->ops->release(*file);
         destroy(file);
-        g_files_live.value--;
+        g_files_live.lower();
     }
 }
 

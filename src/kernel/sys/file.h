@@ -43,8 +43,8 @@ constexpr int k_o_creat = 0100, k_o_trunc = 01000, k_o_append = 02000, k_o_nonbl
 /// Owns one reference to a File and drops it when it goes out of scope (or
 /// is assigned over), so that no early return leaks one and none drops it
 /// twice. The only ways to get one are file_new (a new File) and file_share
-/// (a further reference); it moves, through a Result too
-/// (Result<FileRef>::release_value), and is never copied. Every descriptor
+/// (a further reference); it moves, through a Result too (whose
+/// release_value hands it on), and is never copied. Every descriptor
 /// table slot (proc::Process::files) is one: fork's copy takes a reference
 /// per slot, and close, exec's close-on-exec and exit drop them by emptying
 /// the slot. The reference count is touched only here (ref and unref).

@@ -7,7 +7,6 @@
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
 #include "kernel/vm/failpoint.h"
-#include "kernel/vm/levels.h"
 #include "kernel/vm/vmspace.h"
 #include "lib/format.h"
 
@@ -18,11 +17,10 @@ long sys_counter_get(const SyscallArgs& a)
     char name[64];
     if (Result<size_t> n = copyinstr(name, a.a[0], sizeof name); !n)
         return -n.error();
-    vm::levels_refresh();
     Counter* c = counter_find(name);
     if (!c)
         return -k_enoent;
-    uint64_t value = c->value;
+    uint64_t value = c->read();
     return -copyout(a.a[1], &value, sizeof value); // 0, or -errno
 }
 
@@ -36,13 +34,12 @@ long sys_counter_list(const SyscallArgs& a)
     } listing{a.a[0], a.a[1], 0, k_ok};
     if (!user_range_ok(listing.buffer, listing.size))
         return -k_efault;
-    vm::levels_refresh();
     counters_for_each(
         [](Counter& c, void* context) {
             auto* l = static_cast<Listing*>(context);
             char line[96];
             size_t n = lib::snformat(line, sizeof line, "%s %llu\n", c.name,
-                                     static_cast<unsigned long long>(c.value));
+                                     static_cast<unsigned long long>(c.read()));
             if (l->fault != k_ok || l->used + n > l->size)
                 return;
             l->fault = copyout(l->buffer + l->used, line, n);

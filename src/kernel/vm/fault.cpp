@@ -16,15 +16,18 @@ TOLL_COUNTER(g_faults_refused, "vm.faults.refused");
 TOLL_COUNTER(g_cow_copies, "vm.cow.copies");
 TOLL_COUNTER(g_cow_reuses, "vm.cow.reuses");
 
-// A write to the page at @p page, mapped read-only to @p pa because fork
-// shares it: the last sharer takes the page back writable in place; any
-// other gets a private copy. k_enomem when memory is short.
-Errno break_cow(VmSpace* space, uintptr_t page, PhysAddr pa, unsigned prot)
+// A write to the page at @p page of region @p r, mapped read-only to @p pa
+// because fork shares it: the last sharer takes the page back writable in
+// place; any other gets a private copy. k_enomem when memory is short.
+Errno break_cow(VmSpace* space, uintptr_t page, PhysAddr pa, const Region* r)
 {
     if (pageref_get(pa).value_or(1) <= 1) { // outside the table: never shared
-        if (Errno e = pmap_protect(space->pmap, page, page + k_page_size, prot); e != k_ok)
+        if (Errno e = pmap_protect(space->pmap, page, page + k_page_size, r->prot); e != k_ok)
             return e;
         g_cow_reuses.add();
+        // The stretch around it may be uniform again: as FreeBSD's
+        // pmap_enter does for a full reservation, promote it back.
+        reserv_repromote(space, page, page + k_page_size, r->start, r->end);
         return k_ok;
     }
     Result<PhysAddr> page_copy = phys_allocator().alloc(0);
@@ -32,7 +35,7 @@ Errno break_cow(VmSpace* space, uintptr_t page, PhysAddr pa, unsigned prot)
         return page_copy.error();
     PhysAddr copy = page_copy.value();
     memcpy(phys_to_virt(copy), phys_to_virt(pa), k_page_size);
-    if (Errno e = pmap_enter(space->pmap, page, copy, prot); e != k_ok) {
+    if (Errno e = pmap_enter(space->pmap, page, copy, r->prot); e != k_ok) {
         phys_allocator().free(copy, 0);
         return e;
     }
@@ -75,22 +78,21 @@ Errno fault_in(VmSpace* space, uintptr_t address, bool write)
             return k_ok; // present already (a racing fault)
         if (r->shared)   // never copied: the page is everyone's
             return pmap_protect(space->pmap, page, page + k_page_size, r->prot);
-        return break_cow(space, page, pa & ~PhysAddr(k_page_size - 1), r->prot);
+        return break_cow(space, page, pa & ~PhysAddr(k_page_size - 1), r);
     }
-    return zero_fill(space, page, r->prot, r->start, reservation_end(space, r));
+    return zero_fill(space, page, r->prot, r, reservation_end(space, r));
 }
 
 } // namespace
 
-Errno zero_fill(VmSpace* space, uintptr_t page, unsigned prot, uintptr_t region_start,
-                uintptr_t region_end)
+Errno zero_fill(VmSpace* space, uintptr_t page, unsigned prot, const Region* region,
+                uintptr_t reserve_end)
 {
     // From the reservation of the page's aligned stretch if there is (or can
     // be) one, so that the stretch can become a superpage; else any page.
-    Optional<PhysAddr> from_reservation = reserv_alloc_page(space, page, region_start, region_end);
-    bool reserved = from_reservation.has_value();
+    Optional<ReservedPage> reserved = reserv_alloc_page(space, page, region->start, reserve_end);
     Result<PhysAddr> page_fresh =
-        reserved ? Result<PhysAddr>(from_reservation.value()) : phys_allocator().alloc(0);
+        reserved ? Result<PhysAddr>(reserved.value().pa) : phys_allocator().alloc(0);
     if (!page_fresh)
         return page_fresh.error();
     PhysAddr fresh = page_fresh.value();
@@ -102,8 +104,8 @@ Errno zero_fill(VmSpace* space, uintptr_t page, unsigned prot, uintptr_t region_
     pageref_set_one(fresh);
     ++space->resident_pages;
     g_faults_zero_fill.add();
-    if (reserved)
-        reserv_mapped(space, page, fresh); // may complete a superpage
+    if (reserved) // may complete a superpage, never one beyond the region
+        reserv_mapped(space, reserved.value().from, page, region->start, region->end);
     return k_ok;
 }
 

@@ -148,6 +148,9 @@ VmSpace* vmspace_fork(VmSpace* parent)
     bool superpages = share && reserv_enabled();
     child->brk_start = parent->brk_start;
     child->brk = parent->brk;
+    // Where the last superpage fork_superpage shared ends: its pages are
+    // the child's already, and must not be shared (counted) a second time.
+    uintptr_t shared_to = 0;
     for (Region* r = parent->regions.first(); r; r = r->next) {
         Region* copy = make<Region>();
         if (!copy) {
@@ -159,15 +162,17 @@ VmSpace* vmspace_fork(VmSpace* parent)
         copy->prot = r->prot;
         copy->shared = r->shared;
         child->regions.insert(copy);
-        for (uintptr_t va = pmap_next_mapped(parent->pmap, r->start, r->end); va < r->end;
+        uintptr_t from_va = r->start > shared_to ? r->start : shared_to;
+        for (uintptr_t va = pmap_next_mapped(parent->pmap, from_va, r->end); va < r->end;
              va = pmap_next_mapped(parent->pmap, va + k_page_size, r->end)) {
             PhysAddr from;
             unsigned psind = 0;
             if (superpages && !r->shared &&
                 pmap_extract(parent->pmap, va, &from, nullptr, &psind) && psind > 0 &&
-                va % pmap_page_size(psind) == 0 &&
+                va % pmap_page_size(psind) == 0 && va + pmap_page_size(psind) <= r->end &&
                 fork_superpage(parent, child, va, from, r->prot, psind)) {
-                va += pmap_page_size(psind) - k_page_size; // the whole superpage is done
+                shared_to = va + pmap_page_size(psind);
+                va = shared_to - k_page_size; // the whole superpage is done
                 continue;
             }
             if (!fork_page(parent, child, va, r->prot, share, r->shared)) {

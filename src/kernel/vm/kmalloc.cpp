@@ -16,8 +16,8 @@ namespace {
 TOLL_COUNTER(g_kmalloc_calls, "vm.kmalloc.calls");
 TOLL_COUNTER(g_kmalloc_failures, "vm.kmalloc.failures");
 TOLL_COUNTER(g_slab_pages_freed, "vm.kmalloc.slab_frees");
-/// Pages the heap holds now (slabs and large blocks): a level, not an event count.
-TOLL_COUNTER(g_heap_pages, "vm.kmalloc.pages");
+/// Pages the heap holds now (slabs and large blocks).
+TOLL_GAUGE(g_heap_pages, "vm.kmalloc.pages");
 
 constexpr uint32_t k_slab_magic = 0x736c6162;  // "slab"
 constexpr uint32_t k_large_magic = 0x6c617267; // "larg"
@@ -86,24 +86,16 @@ void unlink_partial(Slab* s)
     s->next = s->prev = nullptr;
 }
 
-unsigned order_for(size_t bytes)
-{
-    unsigned order = 0;
-    while ((k_page_size << order) < bytes)
-        ++order;
-    return order;
-}
-
 void* alloc_large(size_t size)
 {
     size_t need = size + k_large_header;
     if (need < size)
         return nullptr;
-    unsigned order = order_for(need);
+    unsigned order = PhysAllocator::order_for(need);
     Result<PhysAddr> pa = phys_allocator().alloc(order);
     if (!pa)
         return nullptr;
-    g_heap_pages.value += size_t(1) << order;
+    g_heap_pages.raise(size_t(1) << order);
     auto* h = static_cast<Large*>(phys_to_virt(pa.value()));
     memset(h, 0, k_page_size << order);
     *h = {k_large_magic, order};
@@ -115,7 +107,7 @@ Slab* new_slab(unsigned c)
     Result<PhysAddr> pa = phys_allocator().alloc(0);
     if (!pa)
         return nullptr;
-    g_heap_pages.add();
+    g_heap_pages.raise();
     auto* s = static_cast<Slab*>(phys_to_virt(pa.value()));
     *s = Slab{k_slab_magic,
               static_cast<uint16_t>(c),
@@ -198,7 +190,7 @@ void kfree(void* p)
         auto* h = reinterpret_cast<Large*>(address - k_large_header);
         unsigned order = h->order;
         h->magic = 0;
-        g_heap_pages.value -= size_t(1) << order;
+        g_heap_pages.lower(size_t(1) << order);
         phys_allocator().free(virt_to_phys(h), order);
         return;
     }
@@ -217,7 +209,7 @@ void kfree(void* p)
         // The page's last block: the page goes back to the page allocator.
         unlink_partial(s);
         s->magic = 0;
-        g_heap_pages.value -= 1;
+        g_heap_pages.lower();
         g_slab_pages_freed.add();
         phys_allocator().free(virt_to_phys(s), 0);
         return;
@@ -225,6 +217,14 @@ void kfree(void* p)
     auto* b = reinterpret_cast<FreeBlock*>(p);
     b->next = s->free;
     s->free = b;
+}
+
+void kmalloc_reset_for_tests()
+{
+    for (Slab*& head : g_partial)
+        head = nullptr;
+    g_empty_pages = 0;
+    g_heap_pages.set(0);
 }
 
 } // namespace toll::vm

@@ -18,6 +18,10 @@ void kfree(void* p);
 /// over and over does not take and give back a page each time.
 size_t kmalloc_empty_pages();
 
+/// For the host tests: forget every slab (the test's allocator, which held
+/// them, is gone), so that the next test starts from an empty heap.
+void kmalloc_reset_for_tests();
+
 /// Allocates and zeroes one physical page, returning its kernel address.
 [[nodiscard]] void* alloc_page();
 

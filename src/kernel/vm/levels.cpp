@@ -7,13 +7,18 @@
 
 namespace toll::vm {
 namespace {
-TOLL_COUNTER(g_available, "vm.phys.available_pages");
+
+uint64_t available_now()
+{
+    return available_pages();
+}
+TOLL_GAUGE_COMPUTED(g_available, "vm.phys.available_pages", available_now);
+
 } // namespace
 
-void levels_refresh()
+size_t available_pages()
 {
-    g_available.value =
-        phys_allocator().free_pages() + reserv_unused_pages() + kmalloc_empty_pages();
+    return phys_allocator().free_pages() + reserv_unused_pages() + kmalloc_empty_pages();
 }
 
 } // namespace toll::vm

@@ -26,9 +26,7 @@ Errno pageref_init(PhysAddr lo, PhysAddr hi)
     if (hi <= lo)
         return k_einval;
     uint64_t bytes = (hi - lo) / k_page_size * sizeof(uint16_t);
-    unsigned order = 0;
-    while ((uint64_t(k_page_size) << order) < bytes)
-        ++order;
+    unsigned order = PhysAllocator::order_for(bytes);
     if (order > PhysAllocator::k_max_order)
         return k_enomem; // more than the largest block the allocator has
     PhysAddr table = TRY(phys_allocator().alloc(order));

@@ -14,8 +14,12 @@ TOLL_COUNTER(g_splits, "vm.phys.splits");
 TOLL_COUNTER(g_merges, "vm.phys.merges");
 TOLL_COUNTER(g_failures, "vm.phys.failures");
 TOLL_COUNTER(g_ranges_ignored, "vm.phys.ranges_ignored");
-/// The kernel allocator's free pages now: a level, not an event count.
-TOLL_COUNTER(g_free_pages, "vm.phys.free_pages");
+/// The kernel allocator's free pages now, computed when read.
+uint64_t kernel_free_pages()
+{
+    return phys_allocator().free_pages();
+}
+TOLL_GAUGE_COMPUTED(g_free_pages, "vm.phys.free_pages", kernel_free_pages);
 
 /// Marks a header as belonging to a free block ("FREE" in ASCII).
 constexpr uint32_t k_free_magic = 0x46524545;
@@ -287,7 +291,23 @@ void PhysAllocator::carve(const Range& r, PhysAddr head, unsigned order, PhysAdd
     }
 }
 
-Result<PhysAddr> PhysAllocator::alloc(unsigned order)
+PhysAddr PhysAllocator::lowest() const
+{
+    PhysAddr low = m_range_count ? m_ranges[0].start : 0;
+    for (size_t i = 1; i < m_range_count; ++i)
+        low = m_ranges[i].start < low ? m_ranges[i].start : low;
+    return low;
+}
+
+PhysAddr PhysAllocator::highest() const
+{
+    PhysAddr high = 0;
+    for (size_t i = 0; i < m_range_count; ++i)
+        high = m_ranges[i].end > high ? m_ranges[i].end : high;
+    return high;
+}
+
+Result<PhysAddr> PhysAllocator::alloc(unsigned order, bool may_reclaim)
 {
     if (order > k_max_order)
         return k_einval;
@@ -298,15 +318,19 @@ Result<PhysAddr> PhysAllocator::alloc(unsigned order)
         return k_enomem;
     }
     unsigned o = order;
-    while (o <= k_max_order && m_free[o].head == k_nil)
-        ++o;
-    if (o > k_max_order) {
-        // Out of single pages: let the reclaim hook (superpage reservations)
-        // give some back, once, and look again.
-        if (order == 0 && m_reclaim && m_reclaim() > 0)
-            return alloc(order);
-        g_failures.add();
-        return k_enomem;
+    for (;;) {
+        while (o <= k_max_order && m_free[o].head == k_nil)
+            ++o;
+        if (o <= k_max_order)
+            break;
+        // Out of blocks this big: let the reclaim hook (superpage
+        // reservations) give pages back, one reservation at a time, until
+        // they coalesce into one or it has nothing left to give.
+        if (!may_reclaim || !m_reclaim || m_reclaim() == 0) {
+            g_failures.add();
+            return k_enomem;
+        }
+        o = order;
     }
     PhysAddr pa = m_free[o].head;
     const Range* r = range_of(pa);
@@ -318,8 +342,6 @@ Result<PhysAddr> PhysAllocator::alloc(unsigned order)
         g_splits.add();
     }
     g_allocs.add();
-    if (this == &g_phys_allocator)
-        g_free_pages.value = m_free_pages;
     return pa;
 }
 
@@ -354,8 +376,6 @@ void PhysAllocator::free(PhysAddr pa, unsigned order)
     }
     push(*r, pa, order);
     g_frees.add();
-    if (this == &g_phys_allocator)
-        g_free_pages.value = m_free_pages;
 }
 
 bool PhysAllocator::check() const

@@ -61,6 +61,17 @@ class PhysAllocator {
     /// An allocator that manages no memory yet: add_range() gives it some.
     constexpr PhysAllocator() = default;
 
+    /// The order of the smallest block that holds @p bytes: the least n with
+    /// 2^n pages >= @p bytes (0 for anything up to a page). It may exceed
+    /// k_max_order; alloc() then refuses.
+    static constexpr unsigned order_for(uint64_t bytes)
+    {
+        unsigned order = 0;
+        while ((uint64_t(k_page_size) << order) < bytes)
+            ++order;
+        return order;
+    }
+
     /// Adds usable memory [base, base+length); trims inward to page
     /// boundaries; may be called many times, in any order. Parts that overlap
     /// memory added before are ignored. Writes nothing until the allocator is
@@ -81,20 +92,24 @@ class PhysAllocator {
 
     /// Allocates 2^order contiguous pages, naturally aligned (address is a
     /// multiple of 2^order pages). The memory is not cleared. Fails with
-    /// k_enomem when no block is free (after the reclaim hook, for a single
-    /// page, has had its chance), k_einval when @p order > k_max_order.
-    /// Every address is a possible page, so failure is never an address.
-    Result<PhysAddr> alloc(unsigned order = 0);
+    /// k_enomem when no block is free (after the reclaim hook has had its
+    /// chance, unless @p may_reclaim is false), k_einval when @p order >
+    /// k_max_order. Every address is a possible page, so failure is never an
+    /// address.
+    Result<PhysAddr> alloc(unsigned order = 0, bool may_reclaim = true);
 
     /// Frees a block obtained from alloc(order); coalesces with free buddies.
     /// Panics (TOLL_ASSERT) on a double free, a misaligned address, or an
     /// address the allocator does not manage: those are kernel bugs.
     void free(PhysAddr pa, unsigned order = 0);
 
-    /// Sets @p reclaim, called when a single page is asked for and none is
-    /// free: it returns pages to this allocator from memory set aside
-    /// elsewhere (unused pages of superpage reservations) and says how many;
-    /// alloc(0) then tries once more. nullptr (the default) for none.
+    /// Sets @p reclaim, called when no block of the order asked for is free:
+    /// it returns pages to this allocator from memory set aside elsewhere
+    /// (unused pages of superpage reservations) and says how many; alloc()
+    /// calls it again until a block of that order exists or it returns 0.
+    /// Every order is served: a page-table page (order 0) and a level-1
+    /// table with its bookkeeping page (order 1) alike. nullptr (the
+    /// default) for none.
     void set_reclaim_hook(size_t (*reclaim)()) { m_reclaim = reclaim; }
 
     /// The number of pages now free.
@@ -102,6 +117,12 @@ class PhysAllocator {
 
     /// The number of pages managed: added, minus bitmaps and reserved pages.
     size_t total_pages() const { return m_total_pages; }
+
+    /// The lowest and highest (exclusive) physical address of the memory
+    /// managed: every block alloc() returns lies in [lowest, highest). Both
+    /// 0 when there is none.
+    PhysAddr lowest() const;
+    PhysAddr highest() const;
 
     /// Checks internal consistency (free lists, no overlaps); returns false on
     /// corruption. Walks every free block and bitmap: O(memory), for tests and

@@ -1,16 +1,21 @@
 // Superpage reservations (reserv.h): a small pool of records, each a
 // naturally aligned physical block set aside for one aligned stretch of one
-// address space, with a bitmap of the pages handed out from it.
+// region of one address space, with a bitmap of the pages handed out from
+// it, and an index from physical address to record.
 #include "kernel/vm/reserv.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/param.h"
 #include "kernel/vm/phys.h"
 #include "kernel/vm/vmspace.h"
+#include "lib/string.h"
 
 namespace toll::vm {
 namespace {
 
-TOLL_COUNTER(g_fullpop, "vm.reserv.fullpop");     // now fully populated (a gauge)
+uint64_t fullpop_now();
+TOLL_GAUGE_COMPUTED(g_fullpop, "vm.reserv.fullpop", fullpop_now); // fully populated now
+uint64_t unused_now();
+TOLL_GAUGE_COMPUTED(g_unused, "vm.reserv.unused_pages", unused_now); // reserved, not in use
 TOLL_COUNTER(g_freed, "vm.reserv.freed");         // returned whole, every page unused
 TOLL_COUNTER(g_broken, "vm.reserv.broken");       // broken with some pages in use
 TOLL_COUNTER(g_reclaimed, "vm.reserv.reclaimed"); // broken because memory was short
@@ -24,6 +29,11 @@ constexpr unsigned k_word_bits = 64;
 /// How many reservations can exist at once. With 128 MB of memory and 2 MB
 /// reservations, 64 would hold all of it.
 constexpr unsigned k_max_reservations = 64;
+/// Speculation is for when memory is plentiful: a reservation is made only
+/// while this fraction of memory (1/8) would stay free after it.
+constexpr size_t k_spare_fraction = 8;
+
+} // namespace
 
 struct Reservation {
     VmSpace* space = nullptr; ///< the owner; nullptr for a free record
@@ -37,7 +47,7 @@ struct Reservation {
 
     unsigned pages() const { return 1u << order; }
     size_t bytes() const { return size_t(pages()) * k_page_size; }
-    bool holds_pa(PhysAddr p) const { return p >= pa && p < pa + bytes(); }
+    bool full() const { return population == pages(); }
     bool populated(unsigned i) const { return popmap[i / k_word_bits] >> (i % k_word_bits) & 1; }
     void set(unsigned i, bool on)
     {
@@ -45,19 +55,46 @@ struct Reservation {
         popmap[i / k_word_bits] =
             on ? popmap[i / k_word_bits] | bit : popmap[i / k_word_bits] & ~bit;
     }
+    /// Whether the @p count pages from index @p first are all handed out.
+    bool populated_range(unsigned first, unsigned count) const
+    {
+        for (unsigned i = first; i < first + count; ++i)
+            if (!populated(i))
+                return false;
+        return true;
+    }
+    /// Whether its stretch overlaps [start, end).
+    bool overlaps(uintptr_t start, uintptr_t end) const { return va < end && start < va + bytes(); }
 };
+
+namespace {
 
 Reservation g_pool[k_max_reservations];
 Reservation* g_in_use; ///< oldest first
 enum class State { unread, on, off };
 State g_state = State::unread;
 
-unsigned log2_pages(size_t bytes)
+// The physical-address index, as FreeBSD's vm_reserv_from_page finds a
+// reservation from its segment's array: one byte per chunk of the smallest
+// reservation size over the allocator's memory, holding the pool index + 1
+// of the reservation that covers the chunk (0: none). Reservations are
+// naturally aligned and never overlap, so a chunk has at most one.
+uint8_t* g_index;
+PhysAddr g_index_lo, g_index_hi;
+unsigned g_chunk_shift;
+static_assert(k_max_reservations < 256, "a pool index fits the index's bytes");
+
+uint64_t fullpop_now()
 {
-    unsigned order = 0;
-    while ((size_t(k_page_size) << order) < bytes)
-        ++order;
-    return order;
+    uint64_t n = 0;
+    for (Reservation* r = g_in_use; r; r = r->next)
+        n += r->full();
+    return n;
+}
+
+uint64_t unused_now()
+{
+    return reserv_unused_pages();
 }
 
 // The largest size index whose block the allocator can hand out.
@@ -65,23 +102,58 @@ unsigned largest_psind()
 {
     unsigned best = 0;
     for (unsigned psind = 1; psind < pmap_page_size_count(); ++psind)
-        if (log2_pages(pmap_page_size(psind)) <= PhysAllocator::k_max_order)
+        if (PhysAllocator::order_for(pmap_page_size(psind)) <= PhysAllocator::k_max_order)
             best = psind;
     return best;
 }
 
+// Builds the index over the allocator's memory; false (reservations stay
+// off) if there is no memory for it.
+bool index_init()
+{
+    PhysAllocator& phys = phys_allocator();
+    g_chunk_shift = unsigned(__builtin_ctzll(pmap_page_size(1))); // the smallest superpage
+    g_index_lo = phys.lowest() & ~((PhysAddr(1) << g_chunk_shift) - 1);
+    g_index_hi = phys.highest();
+    if (g_index_hi <= g_index_lo)
+        return false;
+    uint64_t chunks = ((g_index_hi - g_index_lo) >> g_chunk_shift) + 1;
+    Result<PhysAddr> table = phys.alloc(PhysAllocator::order_for(chunks), false);
+    if (!table)
+        return false;
+    g_index = static_cast<uint8_t*>(phys_to_virt(table.value()));
+    memset(g_index, 0, chunks);
+    return true;
+}
+
+uint8_t* index_slot(PhysAddr pa)
+{
+    if (!g_index || pa < g_index_lo || pa >= g_index_hi)
+        return nullptr;
+    return &g_index[(pa - g_index_lo) >> g_chunk_shift];
+}
+
+// Records @p r (or, with nullptr, no reservation) for every chunk of @p r's block.
+void index_set(const Reservation* r, uint8_t value)
+{
+    for (PhysAddr pa = r->pa; pa < r->pa + r->bytes(); pa += PhysAddr(1) << g_chunk_shift)
+        if (uint8_t* slot = index_slot(pa))
+            *slot = value;
+}
+
+// The reservation holding physical page @p pa, in constant time.
+Reservation* find_pa(PhysAddr pa)
+{
+    uint8_t* slot = index_slot(pa);
+    return slot && *slot ? &g_pool[*slot - 1] : nullptr;
+}
+
+// The reservation of @p space whose stretch holds @p va. A scan of the few
+// reservations in use; the fault that needs it passes it on.
 Reservation* find_va(VmSpace* space, uintptr_t va)
 {
     for (Reservation* r = g_in_use; r; r = r->next)
         if (r->space == space && va >= r->va && va - r->va < r->bytes())
-            return r;
-    return nullptr;
-}
-
-Reservation* find_pa(PhysAddr pa)
-{
-    for (Reservation* r = g_in_use; r; r = r->next)
-        if (r->holds_pa(pa))
             return r;
     return nullptr;
 }
@@ -93,26 +165,34 @@ void unlink(Reservation* gone)
             *link = gone->next;
             break;
         }
+    index_set(gone, 0);
     *gone = Reservation{};
+}
+
+// Returns @p r's block to the allocator whole: no page of it is in use.
+void free_whole(Reservation* r)
+{
+    phys_allocator().free(r->pa, r->order);
+    g_freed.add();
+    unlink(r);
 }
 
 // Returns the unused pages of @p r to the allocator one by one; the pages
 // in use become ordinary pages, freed one by one when their time comes.
 size_t break_reservation(Reservation* r)
 {
+    if (r->population == 0) {
+        size_t pages = r->pages();
+        free_whole(r);
+        return pages;
+    }
     size_t returned = 0;
     for (unsigned i = 0; i < r->pages(); ++i)
         if (!r->populated(i)) {
             phys_allocator().free(r->pa + PhysAddr(i) * k_page_size, 0);
             ++returned;
         }
-    if (r->population == r->pages())
-        g_fullpop.value--;
-    if (r->population == 0) {
-        g_freed.add();
-    } else {
-        g_broken.add();
-    }
+    g_broken.add();
     unlink(r);
     return returned;
 }
@@ -128,12 +208,12 @@ Reservation* make_reservation(VmSpace* space, uintptr_t base, unsigned psind)
         }
     if (!r)
         return nullptr;
-    unsigned order = log2_pages(pmap_page_size(psind));
-    // Speculation is for when memory is plentiful: keep an eighth free.
+    unsigned order = PhysAllocator::order_for(pmap_page_size(psind));
     PhysAllocator& phys = phys_allocator();
-    if (phys.free_pages() < (size_t(1) << order) + phys.total_pages() / 8)
+    if (phys.free_pages() < (size_t(1) << order) + phys.total_pages() / k_spare_fraction)
         return nullptr;
-    Result<PhysAddr> pa = phys.alloc(order);
+    // Never by breaking another reservation: speculation pays for itself.
+    Result<PhysAddr> pa = phys.alloc(order, false);
     if (!pa)
         return nullptr;
     *r = Reservation{};
@@ -146,7 +226,31 @@ Reservation* make_reservation(VmSpace* space, uintptr_t base, unsigned psind)
     while (*link)
         link = &(*link)->next;
     *link = r;
+    index_set(r, uint8_t(r - g_pool + 1));
     return r;
+}
+
+// Promotes the aligned stretch of size index @p psind at @p base of @p r's
+// stretch if every page of it is handed out, it lies inside the region
+// [region_start, region_end), and the pmap maps r's pages there by smaller
+// mappings. Returns whether it promoted.
+bool try_promote(VmSpace* space, const Reservation* r, uintptr_t base, unsigned psind,
+                 uintptr_t region_start, uintptr_t region_end, bool check_mapping)
+{
+    size_t size = pmap_page_size(psind);
+    if (base < region_start || base + size > region_end || base + size < base)
+        return false; // a superpage never spans two regions
+    unsigned first = unsigned((base - r->va) / k_page_size);
+    if (!(size == r->bytes() ? r->full() : r->populated_range(first, unsigned(size / k_page_size))))
+        return false;
+    if (check_mapping) {
+        PhysAddr pa;
+        unsigned have = 0;
+        if (!pmap_extract(space->pmap, base, &pa, nullptr, &have) || have >= psind ||
+            (pa & ~PhysAddr(k_page_size - 1)) != r->pa + (base - r->va))
+            return false;
+    }
+    return pmap_promote(space->pmap, base, psind);
 }
 
 } // namespace
@@ -154,8 +258,9 @@ Reservation* make_reservation(VmSpace* space, uintptr_t base, unsigned psind)
 bool reserv_enabled()
 {
     if (g_state == State::unread) {
-        g_state = largest_psind() > 0 && param_get_ulong("vm.superpages", 1) != 0 ? State::on
-                                                                                  : State::off;
+        g_state = largest_psind() > 0 && param_get_ulong("vm.superpages", 1) != 0 && index_init()
+                      ? State::on
+                      : State::off;
         if (g_state == State::on)
             phys_allocator().set_reclaim_hook(reserv_reclaim);
     }
@@ -172,18 +277,19 @@ size_t reserv_alignment(size_t length)
     return k_page_size;
 }
 
-Optional<PhysAddr> reserv_alloc_page(VmSpace* space, uintptr_t va, uintptr_t region_start,
-                                     uintptr_t region_end)
+Optional<ReservedPage> reserv_alloc_page(VmSpace* space, uintptr_t va, uintptr_t region_start,
+                                         uintptr_t region_end)
 {
     if (!reserv_enabled())
         return {};
     Reservation* r = find_va(space, va);
-    // The largest size whose aligned stretch lies inside the region and
-    // whose block the allocator still has.
+    // The largest size whose aligned stretch lies inside the region, has
+    // nothing mapped yet, and whose block the allocator still has.
     for (unsigned psind = largest_psind(); !r && psind > 0; --psind) {
         size_t size = pmap_page_size(psind);
         uintptr_t base = va & ~uintptr_t(size - 1);
-        if (base >= region_start && base + size <= region_end && base + size > base)
+        if (base >= region_start && base + size <= region_end && base + size > base &&
+            pmap_next_mapped(space->pmap, base, base + size) == base + size)
             r = make_reservation(space, base, psind);
     }
     if (!r)
@@ -192,31 +298,60 @@ Optional<PhysAddr> reserv_alloc_page(VmSpace* space, uintptr_t va, uintptr_t reg
     if (r->populated(i))
         return {}; // its page went elsewhere (a copy-on-write copy)
     r->set(i, true);
-    if (++r->population == r->pages())
-        g_fullpop.add();
-    return r->pa + PhysAddr(i) * k_page_size;
+    ++r->population;
+    return ReservedPage{r->pa + PhysAddr(i) * k_page_size, r};
 }
 
-void reserv_mapped(VmSpace* space, uintptr_t va, PhysAddr pa)
+void reserv_mapped(VmSpace* space, Reservation* r, uintptr_t va, uintptr_t region_start,
+                   uintptr_t region_end)
 {
-    Reservation* r = find_pa(pa);
     if (!r || r->space != space)
         return;
-    // LAB superpages BEGIN: when every page of the aligned run around va is populated in r, ask the pmap to promote the run (size index 1);
-    // LAB superpages HINT: when r is larger than a run and every one of its pages is populated, ask it to promote r's own size too
-    // The run around va, if the reservation is bigger than a run.
-    unsigned run_pages = unsigned(pmap_page_size(1) / k_page_size);
-    unsigned first = unsigned((va - r->va) / k_page_size) & ~(run_pages - 1);
-    bool run_full = true;
-    for (unsigned i = first; run_full && i < first + run_pages; ++i)
-        run_full = r->populated(i);
-    if (run_full)
-        pmap_promote(space->pmap, va, 1);
-    if (r->psind > 1 && r->population == r->pages())
-        pmap_promote(space->pmap, va, r->psind);
+    // LAB superpages BEGIN: walk the size indices down from r->psind; for the first whose aligned stretch around va lies inside [region_start, region_end) and is fully populated in r, ask the pmap to promote it (pmap_promote), and stop if it did
+    // LAB superpages HINT: the largest stretch is the whole reservation (r->full()); a smaller one is full when populated_range says so
+    for (unsigned psind = r->psind; psind > 0; --psind) {
+        uintptr_t base = va & ~uintptr_t(pmap_page_size(psind) - 1);
+        if (try_promote(space, r, base, psind, region_start, region_end, false))
+            return; // the largest full size: no smaller superpage first
+    }
     // LAB superpages STUB
     // (void)va;
+    // (void)region_start;
+    // (void)region_end;
     // LAB superpages END
+}
+
+void reserv_repromote(VmSpace* space, uintptr_t start, uintptr_t end, uintptr_t region_start,
+                      uintptr_t region_end)
+{
+    for (Reservation* r = g_in_use; r; r = r->next) {
+        if (r->space != space || !r->overlaps(start, end))
+            continue;
+        uintptr_t lo = start > r->va ? start : r->va;
+        uintptr_t hi = end < r->va + r->bytes() ? end : r->va + r->bytes();
+        for (unsigned psind = r->psind; psind > 0; --psind) {
+            size_t size = pmap_page_size(psind);
+            for (uintptr_t base = lo & ~uintptr_t(size - 1); base < hi; base += size)
+                (void)try_promote(space, r, base, psind, region_start, region_end, true);
+        }
+    }
+}
+
+void reserv_break_range(VmSpace* space, uintptr_t start, uintptr_t end)
+{
+    for (Reservation* r = g_in_use; r;) {
+        Reservation* next = r->next;
+        if (r->space == space && r->overlaps(start, end))
+            break_reservation(r);
+        r = next;
+    }
+}
+
+void reserv_break_at(VmSpace* space, uintptr_t at)
+{
+    Reservation* r = find_va(space, at);
+    if (r && r->va != at)
+        break_reservation(r);
 }
 
 bool reserv_free_page(PhysAddr pa)
@@ -227,14 +362,9 @@ bool reserv_free_page(PhysAddr pa)
     unsigned i = unsigned((pa - r->pa) / k_page_size);
     if (!r->populated(i))
         return false; // not handed out by it: a bug elsewhere; let the allocator judge
-    if (r->population == r->pages())
-        g_fullpop.value--;
     r->set(i, false);
-    if (--r->population == 0) {
-        phys_allocator().free(r->pa, r->order); // whole again: one block back
-        g_freed.add();
-        unlink(r);
-    }
+    if (--r->population == 0)
+        free_whole(r); // whole again: one block back
     return true;
 }
 
@@ -242,15 +372,8 @@ void reserv_release_space(VmSpace* space)
 {
     for (Reservation* r = g_in_use; r;) {
         Reservation* next = r->next;
-        if (r->space == space) {
-            if (r->population == 0) {
-                phys_allocator().free(r->pa, r->order);
-                g_freed.add();
-                unlink(r);
-            } else {
-                break_reservation(r);
-            }
-        }
+        if (r->space == space)
+            break_reservation(r);
         r = next;
     }
 }
@@ -258,7 +381,7 @@ void reserv_release_space(VmSpace* space)
 size_t reserv_reclaim()
 {
     for (Reservation* r = g_in_use; r; r = r->next)
-        if (r->population < r->pages()) {
+        if (!r->full()) {
             g_reclaimed.add();
             return break_reservation(r);
         }
@@ -278,8 +401,9 @@ void reserv_reset_for_tests(bool enabled)
     for (Reservation& r : g_pool)
         r = Reservation{};
     g_in_use = nullptr;
-    g_state = enabled ? State::on : State::off;
-    phys_allocator().set_reclaim_hook(enabled ? reserv_reclaim : nullptr);
+    g_index = nullptr; // the test's allocator owned it
+    g_state = enabled && index_init() ? State::on : State::off;
+    phys_allocator().set_reclaim_hook(g_state == State::on ? reserv_reclaim : nullptr);
 }
 
 } // namespace toll::vm

@@ -13,7 +13,7 @@ namespace toll::vm {
 namespace {
 // The top of user space under this boot's layout, readable from user space
 // (tests adapt to it: 3 GB under 3/1, 4 GB less the trampoline under 4/4).
-TOLL_COUNTER(g_user_limit, "vm.user_limit");
+TOLL_GAUGE(g_user_limit, "vm.user_limit");
 } // namespace
 
 void vm_init(const BootInfo& info)
@@ -70,7 +70,7 @@ void vm_init(const BootInfo& info)
     constexpr PhysAddr k_page_mask = k_page_size - 1;
     if (pageref_init(lowest & ~k_page_mask, (highest + k_page_mask) & ~k_page_mask) != k_ok)
         kprintf("vm: no memory for page reference counts; fork will copy\n");
-    g_user_limit.value = user_space_limit();
+    g_user_limit.set(user_space_limit());
     fail_alloc_init();
     kprintf("vm: %zu pages free of %zu; direct map %llu MB\n", phys.free_pages(),
             phys.total_pages(), (unsigned long long)(limit >> 20));

@@ -42,7 +42,9 @@ Errno free_pages(VmSpace* space, uintptr_t start, uintptr_t end)
     return pmap_remove(space->pmap, start, end, release_unmapped, space);
 }
 
-// Cuts regions so that no region straddles @p at.
+// Cuts regions so that no region straddles @p at. A reservation whose
+// stretch @p at cuts is broken: no reservation, and no superpage, spans two
+// regions.
 Errno split_at(VmSpace* space, uintptr_t at)
 {
     Region* r = space->regions.find(at);
@@ -51,6 +53,7 @@ Errno split_at(VmSpace* space, uintptr_t at)
     Region* tail = make<Region>();
     if (!tail)
         return k_enomem;
+    reserv_break_at(space, at);
     tail->start = at;
     tail->end = r->end;
     tail->prot = r->prot;
@@ -58,6 +61,72 @@ Errno split_at(VmSpace* space, uintptr_t at)
     r->end = at;
     space->regions.end_changed(r);
     space->regions.insert(tail);
+    return k_ok;
+}
+
+// Gives the pages mapped in [lo, hi) of region @p r the rights @p prot. A
+// page still shared copy-on-write stays read-only: its first write will
+// copy it. A superpage is changed whole, never page by page, when all its
+// pages are shared or none is, so that an mprotect(+W) after fork neither
+// demotes a shared block nor leaves a shared page writable for a moment.
+// Afterwards a stretch whose pages are uniform again becomes a superpage
+// again (an mprotect back to the old rights).
+Errno protect_pages(VmSpace* space, const Region* r, uintptr_t lo, uintptr_t hi, unsigned prot)
+{
+    if (!(prot & k_prot_write) || r->shared) {
+        if (Errno e = pmap_protect(space->pmap, lo, hi, prot); e != k_ok)
+            return e;
+    } else {
+        unsigned kept = prot & ~unsigned(k_prot_write);
+        // Consecutive pieces wanting the same rights go to the pmap as one range.
+        uintptr_t pending_start = lo, pending_end = lo;
+        unsigned pending_prot = prot;
+        auto apply = [&](uintptr_t from, uintptr_t to, unsigned want) -> Errno {
+            if (want != pending_prot && pending_end > pending_start) {
+                if (Errno e = pmap_protect(space->pmap, pending_start, pending_end, pending_prot);
+                    e != k_ok)
+                    return e;
+                pending_start = from;
+            } else if (pending_end == pending_start) {
+                pending_start = from;
+            }
+            pending_end = to;
+            pending_prot = want;
+            return k_ok;
+        };
+        for (uintptr_t va = pmap_next_mapped(space->pmap, lo, hi); va < hi;
+             va = pmap_next_mapped(space->pmap, va, hi)) {
+            PhysAddr pa = 0;
+            unsigned psind = 0;
+            (void)pmap_extract(space->pmap, va, &pa, nullptr, &psind); // mapped: found
+            size_t size = pmap_page_size(psind);
+            uintptr_t stop = (va & ~uintptr_t(size - 1)) + size;
+            stop = stop < hi ? stop : hi;
+            pa &= ~PhysAddr(k_page_size - 1);
+            size_t pages = (stop - va) / k_page_size, shared = 0;
+            for (size_t i = 0; i < pages; ++i)
+                shared += pageref_get(pa + i * k_page_size).value_or(1) > 1;
+            if (shared == 0 || shared == pages) {
+                if (Errno e = apply(va, stop, shared ? kept : prot); e != k_ok)
+                    return e;
+            } else {
+                for (size_t i = 0; i < pages; ++i) {
+                    bool one_shared = pageref_get(pa + i * k_page_size).value_or(1) > 1;
+                    uintptr_t page = va + i * k_page_size;
+                    if (Errno e = apply(page, page + k_page_size, one_shared ? kept : prot);
+                        e != k_ok)
+                        return e;
+                }
+            }
+            va = stop;
+        }
+        if (pending_end > pending_start)
+            if (Errno e = pmap_protect(space->pmap, pending_start, pending_end, pending_prot);
+                e != k_ok)
+                return e;
+    }
+    if (prot != k_prot_none)
+        reserv_repromote(space, lo, hi, r->start, r->end);
     return k_ok;
 }
 
@@ -127,6 +196,11 @@ Errno vmspace_unmap(VmSpace* space, uintptr_t start, size_t length)
         return e;
     if (Errno e = free_pages(space, start, end); e != k_ok)
         return e;
+    // The range goes away: so does every reservation that serves any of it
+    // (its unused pages back to the allocator now, as FreeBSD frees them
+    // with the object's range), so that a later mapping here, of any kind,
+    // never takes a page from it.
+    reserv_break_range(space, start, end);
     for (Region* r = space->regions.first_ending_after(start); r && r->start < end;) {
         Region* next = r->next;
         space->regions.erase(r);
@@ -172,9 +246,10 @@ Errno vmspace_map_shared(VmSpace* space, uintptr_t start, size_t length, unsigne
 {
     if (Errno e = vmspace_map(space, start, length, prot); e != k_ok)
         return e;
-    vmspace_find(space, start)->shared = true;
+    Region* region = vmspace_find(space, start);
+    region->shared = true;
     for (uintptr_t va = start; va < start + length; va += k_page_size)
-        if (Errno e = zero_fill(space, va, prot, start, start + length); e != k_ok) {
+        if (Errno e = zero_fill(space, va, prot, region, region->end); e != k_ok) {
             (void)vmspace_unmap(space, start, length);
             return e;
         }
@@ -201,24 +276,11 @@ Errno vmspace_protect(VmSpace* space, uintptr_t start, size_t length, unsigned p
         return e;
     // PROT_NONE keeps the pages (the pmap hides them), so their contents
     // survive an mprotect back to readable.
-    if (Errno e = pmap_protect(space->pmap, start, end, prot); e != k_ok)
-        return e;
-    for (Region* r = space->regions.find(start); r && r->start < end; r = r->next)
+    for (Region* r = space->regions.find(start); r && r->start < end; r = r->next) {
+        if (Errno e = protect_pages(space, r, r->start, r->end, prot); e != k_ok)
+            return e;
         r->prot = prot;
-    // A page still shared copy-on-write stays read-only: its first write
-    // will copy it.
-    if (prot & k_prot_write)
-        for (uintptr_t va = pmap_next_mapped(space->pmap, start, end); va < end;
-             va = pmap_next_mapped(space->pmap, va + k_page_size, end)) {
-            PhysAddr pa;
-            Region* r = vmspace_find(space, va);
-            if (!(r && r->shared) && pmap_extract(space->pmap, va, &pa, nullptr) &&
-                pageref_get(pa).value_or(1) > 1)
-                if (Errno e = pmap_protect(space->pmap, va, va + k_page_size,
-                                           prot & ~unsigned(k_prot_write));
-                    e != k_ok)
-                    return e;
-        }
+    }
     return k_ok;
 }
 

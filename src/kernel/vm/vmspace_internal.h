@@ -9,9 +9,11 @@ namespace toll::vm {
 /// one, else to the allocator.
 void free_page(PhysAddr pa);
 
-/// Maps a fresh zeroed page at @p page, of the region [region_start,
-/// region_end), with @p prot. k_enomem when memory is short.
-Errno zero_fill(VmSpace* space, uintptr_t page, unsigned prot, uintptr_t region_start,
-                uintptr_t region_end);
+/// Maps a fresh zeroed page at @p page of @p region with @p prot. A
+/// reservation for it may reach from the region's start to @p reserve_end
+/// (the region's end, or beyond it for the heap); a superpage never leaves
+/// the region. k_enomem when memory is short.
+Errno zero_fill(VmSpace* space, uintptr_t page, unsigned prot, const Region* region,
+                uintptr_t reserve_end);
 
 } // namespace toll::vm

@@ -96,8 +96,14 @@ void interrupts_restore(bool were_enabled)
 } // namespace toll::arch
 
 namespace toll {
-// The kernel reads vm.superpages from the command line; the host has none.
+// The kernel reads vm.superpages and vm.fork from the command line; the
+// host has none, so every parameter takes its default.
 unsigned long param_get_ulong(const char*, unsigned long fallback)
+{
+    return fallback;
+}
+
+size_t param_get_choice(const char*, const char* const*, size_t, size_t fallback)
 {
     return fallback;
 }

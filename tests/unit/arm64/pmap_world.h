@@ -84,7 +84,7 @@ inline uint64_t* l2e_of(Pmap* pmap, uint64_t va)
 
 inline uint64_t counter(const char* name)
 {
-    return toll::test::counter_named(name).value;
+    return toll::test::counter_named(name).read();
 }
 
 /// Counter deltas over a scope.
@@ -93,7 +93,7 @@ struct Counters {
     Counters()
     {
         for (toll::Counter* c = __start_toll_counters; c < __stop_toll_counters; ++c)
-            start[c->name] = c->value;
+            start[c->name] = c->read();
     }
     uint64_t delta(const char* name) const { return counter(name) - start.at(name); }
 };
