@@ -93,7 +93,7 @@ def main(argv: List[str]) -> int:
     command = argv[1:]
     hide(config)
     os.chdir(str(config.get("cwd") or "/tmp"))
-    uid = str(int(config["uid"]))  # type: ignore[call-overload]
+    uid = str(int(config["uid"]))
     # Python ignores these; an ignored signal stays ignored across exec, and
     # a step must meet them as any program does (SIGPIPE ends `yes | head`).
     for sig in (signal.SIGPIPE, signal.SIGXFSZ):

@@ -415,6 +415,7 @@ class Sandbox:
                 result_copy = process.LimitedCopy(os.fdopen(result_r, "rb"), result_sink,
                                                   result_limit)
             with group as child:
+                assert child.proc.stdout is not None  # stdout=PIPE above
                 copy = process.LimitedCopy(child.proc.stdout, log, limits.output_bytes)
                 try:
                     out.status = _wait(child, timeout, watch, out)
