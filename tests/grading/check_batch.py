@@ -65,14 +65,16 @@ EXPECT = {
                # planted its links, but overwrote no kernel.
                "log_has": {"oracle.log": ["escape: attacking", "escape: planted"]},
                "log_lacks": {"oracle.log": ["escape: overwrote", "LEAK "]}},
-    # Not stoppable by the nonce: it forges the records of its own kernel
-    # test with it. The grader's own check of split_arguments disagrees,
-    # and the audit shows how in one line.
+    # Not stoppable by the nonce (it forges its records with it): the audit
+    # shows how in one line, and holds the grade.
     "forger": {"like_starter": True,
-               "item_says": {"kern.split_in_kernel": "records disagree with the machine"},
                "audit": ["LOOK AT THIS SUBMISSION", "param_get", "[command line]", "poweroff",
                          "[power-off]", "kprintf", "[console]", "record-shaped strings"],
                "hold": "the command line or the nonce"},
+    # Right on every line the tests use, wrong where they do not look ('='
+    # splits its words): the grader's own lines catch it.
+    "tuned": {"all_pass_but": {"kern.split_in_kernel": "records disagree with the machine"},
+              "disagree": ["kern.split_in_kernel"]},
     "copy_a": {"all_pass_but": {"loop_100k": "loop_100k"},
                "notice": "no usable lab demo region"},
     "copy_b": {"all_pass_but": {"loop_100k": "loop_100k"},
@@ -154,6 +156,13 @@ class Checker:
         if "notice" in rule:
             self.expect(rule["notice"] in report and rule["notice"] in results["output"], name,
                         f"the report does not tell the student {rule['notice']!r}")
+        disagree = results["extra_data"].get("records_disagree") or []
+        self.expect(disagree == rule.get("disagree", []), name,
+                    f"records disagree with the machine on {disagree}, expected "
+                    f"{rule.get('disagree', [])}")
+        if disagree:
+            self.expect("records disagree with the machine" in report, name,
+                        "the report does not say that the records disagree with the machine")
         for words in rule.get("no_output", []):
             self.expect(words not in report + json.dumps(results), name,
                         f"the report says {words!r}")

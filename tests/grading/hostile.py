@@ -430,6 +430,19 @@ def make_batch(root, batch, scratch, out=None):
     write_file(os.path.join(batch, "copy_c", STUDENT), unmarked)
     made["copy_c"] = "copy_b without its lab markers"
 
+    # Tuned to the tests: '=' also separates words, which no test line holds.
+    tuned = reference_text
+    for old, new in (("while (*in == ' ')", "while (*in == ' ' || *in == '=')"),
+                     ("(quote || *in != ' ')", "(quote || (*in != ' ' && *in != '='))"),
+                     ("bool more = *in == ' ';", "bool more = *in == ' ' || *in == '=';")):
+        if old not in tuned:
+            raise SystemExit(f"hostile: the reference's region no longer holds {old!r}")
+        tuned = tuned.replace(old, new)
+    write_file(os.path.join(batch, "tuned", STUDENT), tuned)
+    with open(os.path.join(root, "labs/lab-demo/results.toml")) as f:
+        write_file(os.path.join(batch, "tuned", "labs/lab-demo/results.toml"), f.read())
+    made["tuned"] = "a solution right on the tests' lines and wrong on others"
+
     # The formatter the kernel's records pass through, rewritten to forge
     # them: not a student file at all, so the grader keeps its own.
     with open(os.path.join(root, FORMAT)) as f:
