@@ -43,7 +43,8 @@ print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdo
 secs, r = grade([os.path.join(batch, "s00"), "--out", os.path.join(work, "one-warmup")])
 print(f"first grade (may build the reference): {secs:.1f} s")
 secs, r = grade([os.path.join(batch, "s02"), "--out", os.path.join(work, "one")])
-print(f"one warm grade: {secs:.1f} s; {r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr[-300:]}")
+last = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr[-300:]
+print(f"one warm grade: {secs:.1f} s; {last}")
 print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
 secs, r = grade(["--batch", batch, "-j", "2", "--out", os.path.join(work, "out")])
 print(f"batch of 20 at -j 2: {secs:.1f} s; status {r.returncode}")
