@@ -5,6 +5,8 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 ARGS ?=
 CMDLINE ?=
+# CPUs for the interactive boots (qemu, qemu-arm64, bochs, qemu-gdb*): 1 to 8.
+CPUS ?= 1
 # Extra CMake options for the first configure, e.g. -DTOLL_WERROR=ON (.ci/run).
 CMAKE_ARGS ?=
 PYTHON := /usr/bin/python3
@@ -15,9 +17,9 @@ all: build
 
 # What each target does; tests/lint checks that every .PHONY target is here.
 help:
-	@echo 'make [target] [BUILD=dir] [CMDLINE="kernel words"] [ARGS="tool options"]'
+	@echo 'make [target] [BUILD=dir] [CMDLINE="kernel words"] [CPUS=n] [ARGS="tool options"]'
 	@echo '  all, build      build the kernels, user programs and host tests (the default)'
-	@echo '  qemu            boot i386 under QEMU on this terminal (Ctrl-A X quits); CMDLINE= picks what runs'
+	@echo '  qemu            boot i386 under QEMU on this terminal (Ctrl-A X quits); CMDLINE= picks what runs, CPUS=N the CPUs'
 	@echo '  qemu-arm64      boot arm64 under qemu-system-aarch64 -M virt'
 	@echo '  bochs           boot the loaderless i386 disk image under Bochs'
 	@echo '  qemu-gdb        boot i386 stopped for gdb-multiarch -x tools/gdbinit (qemu-gdb-arm64: arm64)'
@@ -54,22 +56,22 @@ build: configure
 
 # Boot the i386 kernel under QEMU with the serial console on this terminal.
 qemu: deps build
-	$(PYTHON) tools/run --build $(BUILD) --arch i386 --emu qemu --interactive --cmdline "$(CMDLINE)" $(ARGS)
+	$(PYTHON) tools/run --build $(BUILD) --arch i386 --emu qemu --interactive --cpus $(CPUS) --cmdline "$(CMDLINE)" $(ARGS)
 
 qemu-arm64: deps build
-	$(PYTHON) tools/run --build $(BUILD) --arch arm64 --interactive --cmdline "$(CMDLINE)" $(ARGS)
+	$(PYTHON) tools/run --build $(BUILD) --arch arm64 --interactive --cpus $(CPUS) --cmdline "$(CMDLINE)" $(ARGS)
 
 # Boot the loaderless disk image under Bochs.
 bochs: deps build
-	$(PYTHON) tools/run --build $(BUILD) --arch i386 --emu bochs --boot disk --interactive --cmdline "$(CMDLINE)" $(ARGS)
+	$(PYTHON) tools/run --build $(BUILD) --arch i386 --emu bochs --boot disk --interactive --cpus $(CPUS) --cmdline "$(CMDLINE)" $(ARGS)
 
 # QEMU waits for gdb-multiarch: in another terminal, `gdb-multiarch -x tools/gdbinit`.
 qemu-gdb: deps build
-	$(PYTHON) tools/run --build $(BUILD) --arch i386 --gdb --cmdline "$(CMDLINE)" $(ARGS)
+	$(PYTHON) tools/run --build $(BUILD) --arch i386 --gdb --cpus $(CPUS) --cmdline "$(CMDLINE)" $(ARGS)
 
 # The same for arm64: `gdb-multiarch -x tools/gdbinit-arm64`.
 qemu-gdb-arm64: deps build
-	$(PYTHON) tools/run --build $(BUILD) --arch arm64 --gdb --cmdline "$(CMDLINE)" $(ARGS)
+	$(PYTHON) tools/run --build $(BUILD) --arch arm64 --gdb --cpus $(CPUS) --cmdline "$(CMDLINE)" $(ARGS)
 
 # Everything: host tests, system tests under every emulator, the book.
 check: deps build

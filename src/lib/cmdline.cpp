@@ -144,4 +144,60 @@ bool glob_match(const char* pattern, const char* text)
     return glob_match(pattern, text, n);
 }
 
+namespace {
+
+// An unsigned number, decimal or 0x-hexadecimal, of exactly @p length
+// characters; false if it is not one or does not fit 64 bits.
+bool parse_number(const char* text, size_t length, uint64_t& value)
+{
+    unsigned base = 10;
+    if (length > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
+        base = 16, text += 2, length -= 2;
+    value = 0;
+    for (size_t i = 0; i < length; ++i) {
+        char c = text[i];
+        unsigned digit = c >= '0' && c <= '9'   ? unsigned(c - '0')
+                         : c >= 'a' && c <= 'f' ? unsigned(c - 'a' + 10)
+                         : c >= 'A' && c <= 'F' ? unsigned(c - 'A' + 10)
+                                                : 99;
+        if (digit >= base || value > (UINT64_MAX - digit) / base)
+            return false;
+        value = value * base + digit;
+    }
+    return length > 0;
+}
+
+} // namespace
+
+bool parse_range(const char* text, size_t length, uint64_t& base, uint64_t& size)
+{
+    size_t comma = 0;
+    while (comma < length && text[comma] != ',')
+        ++comma;
+    return comma < length && parse_number(text, comma, base) &&
+           parse_number(text + comma + 1, length - comma - 1, size);
+}
+
+bool find_range(const char* line, const char* key, uint64_t& base, uint64_t& size, bool& found)
+{
+    found = false;
+    size_t key_length = 0;
+    while (key[key_length])
+        ++key_length;
+    CmdlineCursor cursor(line);
+    CmdlineWord w;
+    while (cursor.next(w)) {
+        if (w.key_length != key_length)
+            continue;
+        bool same = true;
+        for (size_t i = 0; i < key_length && same; ++i)
+            same = w.key[i] == key[i];
+        if (same) {
+            found = true;
+            return parse_range(w.value, w.value_length, base, size);
+        }
+    }
+    return false;
+}
+
 } // namespace toll::lib

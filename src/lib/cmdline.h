@@ -2,6 +2,7 @@
 // Shared by the kernel and the host tests; it allocates nothing.
 #pragma once
 #include <stddef.h>
+#include <stdint.h>
 
 namespace toll::lib {
 
@@ -44,6 +45,17 @@ char* next_program(char*& cursor);
 /// Returns max + 1 if there were more than @p max; an unclosed quote runs to
 /// the end of the text.
 size_t split_arguments(char* text, const char** argv, size_t max);
+
+/// Parses "ADDRESS,BYTES" (each decimal or 0x-hexadecimal) from the first
+/// @p length characters of @p text, as a boot parameter that says where a
+/// loader put something (arm64.ramdisk=, i386.ramdisk=). False if it is not
+/// of that form or the numbers do not fit 64 bits.
+bool parse_range(const char* text, size_t length, uint64_t& base, uint64_t& size);
+
+/// Finds the word with key @p key in command line @p line and parses its
+/// value with parse_range(). False if there is none or it does not parse;
+/// @p found says whether there was one.
+bool find_range(const char* line, const char* key, uint64_t& base, uint64_t& size, bool& found);
 
 /// Matches @p text against the shell-style @p pattern ('*' and '?').
 bool glob_match(const char* pattern, const char* text);

@@ -32,6 +32,16 @@ foreach(emu qemu bochs)
                    --kernel ${TOLL_BOOTSECT_DIR}/toll-shortdisk.img
                    --expect-panic "boot sector: disk read error")
 
+  # tools/run --add on the loaderless boot: the program, built with tools/cc
+  # as a student would, is appended to the private disk past the kernel's
+  # memory and found in /bin (it is in no ramdisk the build made).
+  set(added ${CMAKE_BINARY_DIR}/i386-${emu}-added/added_program)
+  add_test(NAME system.i386.${emu}.disk.added_program
+           COMMAND sh -c "mkdir -p \"$(dirname \"$0\")\" && sh \"$1\" -o \"$0\" \"$2\" && exec \"$3\" \"$4\" --build \"$5\" --quiet --arch i386 --emu ${emu} --boot disk --add \"$0\" --expect-output 'added program ran' --cmdline run=/bin/added_program"
+                   ${added} ${CMAKE_SOURCE_DIR}/tools/cc ${CMAKE_CURRENT_SOURCE_DIR}/added_program.c
+                   ${TOLL_PYTHON} ${TOLL_RUN} ${CMAKE_BINARY_DIR})
+  set_tests_properties(system.i386.${emu}.disk.added_program PROPERTIES TIMEOUT 120)
+
   # A kernel that triple-faults is reported as a reset, not as a hang.
   toll_system_test(i386.${emu}.disk.triple_fault_is_reset --arch i386 --emu ${emu} --boot disk
                    --kernel ${TOLL_BOOTSECT_DIR}/toll-loadertest.img --cmdline "triple-fault")

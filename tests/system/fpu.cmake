@@ -49,3 +49,13 @@ set_tests_properties(system.i386.qemu.fpu.leak.skipped_under_qemu PROPERTIES TIM
 # An FPU instruction in the kernel (CR0.TS set) must panic, clearly.
 toll_system_test(i386.qemu.fpu.kernel_nm_panics --arch i386 --cmdline "fpu.selftest=kernel_nm"
                  --expect-panic "device not available (#NM) in kernel mode")
+
+# fpu.bench.restore_paths, counting instructions: restore_always is
+# restore_plain with the cleaning sequence in front, so it costs more, by
+# that sequence (with a real clock the two are too close to compare).
+add_test(NAME system.i386.qemu.fpu.always_costs_more_than_plain
+         COMMAND ${TOLL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_metric.py --metric fpu.clean_sequence
+                 --min 1
+                 -- --build ${CMAKE_BINARY_DIR} --arch i386 --deterministic
+                    --cmdline "test=fpu.bench.restore_paths")
+set_tests_properties(system.i386.qemu.fpu.always_costs_more_than_plain PROPERTIES TIMEOUT 60)

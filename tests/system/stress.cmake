@@ -18,3 +18,13 @@ toll_system_test(i386.qemu.stress.ut_failsweep --arch i386 --cmdline
 toll_system_test(arm64.qemu.stress.ut_failsweep --arch arm64 --cmdline
                  "fail.alloc=0 run=/bin/ut_failsweep ut_hello ut_forkexec ut_pipe ut_mmap ut_files")
 
+
+# A replay that once never finished (16 KB granule): child 335 of seed 5
+# execs /bin/ut_fuzz itself (its path lies at the top of the stack), and the
+# two watchers each took the other's system calls for progress, so neither
+# ever ended its child. The watch now counts the child's own calls; the
+# exec'd driver makes none of them and is ended. If a change to the fuzzer
+# alters this child's calls, the expected line goes and this test says so.
+toll_system_test(arm64.qemu.16k.stress.ut_fuzz_replay_exec --arch arm64 --granule 16K --timeout 30
+                 --cmdline "run=/bin/ut_fuzz seed=5 child=335 verbose"
+                 --expect-output "made no call for two ticks: ended with SIGKILL")

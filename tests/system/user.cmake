@@ -28,6 +28,9 @@ toll_system_test(i386.bochs.disk.user.ut_hello --arch i386 --emu bochs --boot di
 # (QEMU lets it): every check holds on both emulators.
 toll_system_test(i386.bochs.disk.user.ut_attack --arch i386 --emu bochs --boot disk
                  --cmdline "run=/bin/ut_attack")
+# Linux's answers on a CPU Bochs models (its FXSAVE reports another MXCSR_MASK).
+toll_system_test(i386.bochs.disk.user.ut_linux --arch i386 --emu bochs --boot disk
+                 --cmdline "run=/bin/ut_linux")
 
 # A later program still runs after one that exhausted memory and processes:
 # the kernel is healthy afterwards.

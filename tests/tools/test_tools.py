@@ -11,13 +11,14 @@ Run by ctest as tools.library (PYTHONPATH=tools), or by hand:
 """
 
 import os
+import struct
 import subprocess
 import sys
 import tempfile
 import time
 import unittest
 
-from lib import emulators, machine, process, qemu
+from lib import emulators, images, machine, process, qemu
 from lib.records import Records
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -171,10 +172,69 @@ class Prepare(unittest.TestCase):
             emulators.prepare(args)
 
 
+class CpuCount(unittest.TestCase):
+    def test_the_cpu_count_reaches_every_emulator(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            kernel = os.path.join(tmp, "kernel.elf")
+            open(kernel, "wb").close()
+            # qemu_command() reads only its options, so no Machine is built.
+            for arch, cls in (("i386", qemu.QemuI386), ("arm64", qemu.QemuArm64)):
+                cmd = cls.qemu_command(None, options(arch=arch, kernel=kernel, cpus=4))
+                self.assertEqual(cmd[cmd.index("-smp") + 1], "4")
+                one = cls.qemu_command(None, options(arch=arch, kernel=kernel))
+                self.assertEqual(one[one.index("-smp") + 1], "1")
+
+
+class DiskImage(unittest.TestCase):
+    """images.append_ramdisk: the --add archive of a loaderless boot."""
+
+    def boot_sector(self, sectors, pages):
+        boot = bytearray(images.SECTOR)
+        boot[images.HEADER_OFFSET:images.HEADER_OFFSET + 4] = images.HEADER_MAGIC
+        struct.pack_into("<IIH", boot, images.HEADER_OFFSET + 4, sectors, 0x100000, pages)
+        boot[-2:] = images.BOOT_SIGNATURE
+        return bytes(boot)
+
+    def test_the_archive_goes_past_the_kernels_memory_and_is_loaded(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            disk, archive = os.path.join(tmp, "disk.img"), os.path.join(tmp, "extra.cpio")
+            boot = self.boot_sector(sectors=10, pages=3)  # 5 KB of file, 12 KB of memory
+            with open(disk, "wb") as f:
+                f.write(boot + bytes(images.SECTOR * 11))
+            with open(archive, "wb") as f:
+                f.write(b"A" * 1000)
+            base, size = images.append_ramdisk(disk, boot, archive)
+            self.assertEqual((base, size), (0x100000 + 3 * 4096, 1000))
+            with open(disk, "rb") as f:
+                image = f.read()
+            start = images.KERNEL_OFFSET + 3 * 4096
+            self.assertEqual(image[start:start + 1000], b"A" * 1000)
+            (sectors,) = struct.unpack_from("<I", image, images.HEADER_OFFSET + 4)
+            self.assertEqual(sectors, -(-(3 * 4096 + 1000) // images.SECTOR))
+            self.assertEqual(len(image) % images.CYLINDER_BYTES, 0)
+
+    def test_an_image_without_the_kernels_pages_is_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            disk, archive = os.path.join(tmp, "disk.img"), os.path.join(tmp, "extra.cpio")
+            boot = self.boot_sector(sectors=10, pages=0)
+            with open(disk, "wb") as f:
+                f.write(boot)
+            with open(archive, "wb") as f:
+                f.write(b"A")
+            with self.assertRaisesRegex(machine.SetupError, "predates --add"):
+                images.append_ramdisk(disk, boot, archive)
+
+
 class CommandLines(unittest.TestCase):
     def run_tool(self, *argv, cwd=None):
         return subprocess.run([sys.executable, os.path.join(ROOT, "tools", argv[0])] +
                               list(argv[1:]), capture_output=True, text=True, cwd=cwd)
+
+    def test_run_refuses_a_cpu_count_out_of_range_and_says_why(self):
+        for bad, why in (("0", "1 to 8"), ("9", "1 to 8"), ("two", "not a number")):
+            r = self.run_tool("run", "--cpus", bad, "--build", "/nonexistent-build")
+            self.assertEqual(r.returncode, 2, bad)
+            self.assertIn(why, r.stderr)
 
     def test_mkinitrd_help_prints_usage_and_writes_nothing(self):
         with tempfile.TemporaryDirectory() as tmp:

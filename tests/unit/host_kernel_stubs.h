@@ -2,6 +2,7 @@
 // and simulated physical memory behind vm::phys_to_virt.
 #pragma once
 #include "kernel/arch/physmem.h"
+#include "kernel/arch/pmap.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/result.h"
 #include <cstddef>
@@ -41,6 +42,23 @@ class SimulatedMemory {
 /// ld provides __start_/__stop_ for the toll_counters section); throws,
 /// failing the test, if there is none.
 Counter& counter_named(const char* name);
+
+/// A mapping pmap_extract found, field by field into whichever of @p pa,
+/// @p prot and @p psind is not null; false if there was none. For tests
+/// that check the fields one by one.
+inline bool extract_into(Optional<vm::Mapping> m, vm::PhysAddr* pa, unsigned* prot,
+                         unsigned* psind = nullptr)
+{
+    if (!m)
+        return false;
+    if (pa)
+        *pa = m.value().pa;
+    if (prot)
+        *prot = m.value().prot;
+    if (psind)
+        *psind = m.value().psind;
+    return true;
+}
 
 /// The address a successful allocation returned. A failed one throws, which
 /// fails the test with the errno: for allocations the test expects to work.

@@ -115,6 +115,31 @@ TEST_CASE("run= values: programs split at commas, arguments at spaces, quotes ke
     CHECK(std::string(argv[1]) == "never closed");
 }
 
+TEST_CASE("ADDRESS,BYTES ranges of boot parameters")
+{
+    uint64_t base = 0, size = 0;
+    CHECK(parse_range("0x47ff0000,1234", 15, base, size));
+    CHECK(base == 0x47ff0000);
+    CHECK(size == 1234);
+    CHECK(parse_range("16,0x10", 7, base, size));
+    CHECK((base == 16 && size == 16));
+    CHECK_FALSE(parse_range("0x1000", 6, base, size));                 // no comma
+    CHECK_FALSE(parse_range(",5", 2, base, size));                     // no address
+    CHECK_FALSE(parse_range("5,", 2, base, size));                     // no size
+    CHECK_FALSE(parse_range("0x1g,5", 6, base, size));                 // not a digit
+    CHECK_FALSE(parse_range("0x10000000000000000,1", 21, base, size)); // past 64 bits
+    bool found = false;
+    CHECK(find_range("run=/bin/x a=1 i386.ramdisk=0x400000,77", "i386.ramdisk", base, size,
+                     found) == false); // run= takes the rest of the line
+    CHECK_FALSE(found);
+    CHECK(find_range("vm.split=4/4 i386.ramdisk=0x400000,77 run=/bin/x", "i386.ramdisk", base, size,
+                     found));
+    CHECK(found);
+    CHECK((base == 0x400000 && size == 77));
+    CHECK_FALSE(find_range("i386.ramdisk=nonsense", "i386.ramdisk", base, size, found));
+    CHECK(found);
+}
+
 TEST_CASE("glob patterns")
 {
     CHECK(glob_match("*", ""));

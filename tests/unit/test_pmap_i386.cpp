@@ -21,6 +21,7 @@ using toll::vm::Pmap;
 using namespace toll::vm;
 using toll::Result;
 using toll::test::allocated;
+using toll::test::extract_into;
 using toll::test::failure;
 
 namespace {
@@ -214,7 +215,7 @@ TEST_CASE("pmap i386: 4/4 maps user space up to the trampoline, in the user dire
     REQUIRE(pmap_enter(pmap, 0xC0100000, PhysAddr(k_managed), k_prot_read | k_prot_write) ==
             toll::k_ok);
     REQUIRE(pmap_enter(pmap, 0xFFBFF000, PhysAddr(k_managed), k_prot_read) == toll::k_ok);
-    CHECK(pmap_extract(pmap, 0xC0100000, nullptr, nullptr));
+    CHECK(pmap_extract(pmap, 0xC0100000).has_value());
     CHECK(user_view[0xC0100000u >> 22] != 0);
     CHECK(user_view[1023] == toll::i386::k_fake_trampoline_pde);
     // The trampoline slot is not user space.
@@ -268,21 +269,21 @@ TEST_CASE("pmap i386: enter and extract round trip at the edges of page tables a
         for (uint32_t offset : {0u, 1u, 0x7FFu, 0xFFFu}) {
             PhysAddr pa = 0;
             unsigned prot = 0;
-            REQUIRE(pmap_extract(pmap, vas[i] + offset, &pa, &prot));
+            REQUIRE(extract_into(pmap_extract(pmap, vas[i] + offset), &pa, &prot));
             CHECK(pa == (frame_of(i) | offset));
             CHECK(prot == (k_prot_read | k_prot_write | k_prot_exec));
         }
         CHECK((raw_pte(pmap, vas[i]) & k_sdm_frame) == frame_of(i));
         // Extract may be asked for the frame only, or for nothing.
         PhysAddr pa = 0;
-        CHECK(pmap_extract(pmap, vas[i], &pa, nullptr));
+        CHECK(extract_into(pmap_extract(pmap, vas[i]), &pa, nullptr));
         CHECK(pa == frame_of(i));
-        CHECK(pmap_extract(pmap, vas[i], nullptr, nullptr));
+        CHECK(pmap_extract(pmap, vas[i]).has_value());
     }
     // Neighbours that were not entered stay unmapped.
     for (uint32_t va :
          {0x00002000u, 0x003FE000u, 0x00402000u, 0x08047000u, 0xBFFFE000u, 0x00800000u})
-        CHECK_FALSE(pmap_extract(pmap, va, nullptr, nullptr));
+        CHECK_FALSE(pmap_extract(pmap, va).has_value());
     // The kernel quarter is untouched by user mappings.
     for (unsigned i = k_kernel_first; i < k_pd_entries; ++i)
         REQUIRE(directory(pmap)[i] == kernel_pde(i));
@@ -305,7 +306,7 @@ TEST_CASE("pmap i386: many random mappings agree with a model through replace an
     }
     for (auto [va, pa] : model) {
         PhysAddr got = 0;
-        REQUIRE(pmap_extract(pmap, va, &got, nullptr));
+        REQUIRE(extract_into(pmap_extract(pmap, va), &got, nullptr));
         REQUIRE(got == pa);
     }
     unsigned n = 0;
@@ -319,13 +320,13 @@ TEST_CASE("pmap i386: many random mappings agree with a model through replace an
     }
     for (auto [va, pa] : model) {
         PhysAddr got = 0;
-        REQUIRE(pmap_extract(pmap, va, &got, nullptr));
+        REQUIRE(extract_into(pmap_extract(pmap, va), &got, nullptr));
         REQUIRE(got == pa);
     }
     for (unsigned i = 0; i < 200; ++i) {
         uint32_t va = page(rng) * k_page;
         if (!model.count(va))
-            REQUIRE_FALSE(pmap_extract(pmap, va, nullptr, nullptr));
+            REQUIRE_FALSE(pmap_extract(pmap, va).has_value());
     }
     pmap_destroy(pmap);
     CHECK(phys_allocator().free_pages() == world.free_at_start);
@@ -345,7 +346,7 @@ TEST_CASE("pmap i386: rights are the PTE's present, R/W and U/S bits")
     CHECK((pte & k_sdm_user));
     CHECK_FALSE((pte & k_sdm_write));
     unsigned prot = 0;
-    REQUIRE(pmap_extract(pmap, va, nullptr, &prot));
+    REQUIRE(extract_into(pmap_extract(pmap, va), nullptr, &prot));
     CHECK((prot & k_prot_read));
     CHECK_FALSE((prot & k_prot_write));
 
@@ -362,7 +363,7 @@ TEST_CASE("pmap i386: rights are the PTE's present, R/W and U/S bits")
         pte = raw_pte(pmap, va);
         CHECK((pte & (k_sdm_present | k_sdm_write | k_sdm_user)) ==
               (k_sdm_present | k_sdm_write | k_sdm_user));
-        REQUIRE(pmap_extract(pmap, va, nullptr, &prot));
+        REQUIRE(extract_into(pmap_extract(pmap, va), nullptr, &prot));
         CHECK((prot & k_prot_write));
     }
     SECTION("PROT_NONE keeps the frame in a not-present entry")
@@ -373,7 +374,7 @@ TEST_CASE("pmap i386: rights are the PTE's present, R/W and U/S bits")
         CHECK((pte & k_sdm_frame) == frame);
         PhysAddr pa = 0;
         prot = 99;
-        REQUIRE(pmap_extract(pmap, va, &pa, &prot));
+        REQUIRE(extract_into(pmap_extract(pmap, va), &pa, &prot));
         CHECK(pa == frame);
         CHECK(prot == k_prot_none);
     }
@@ -390,7 +391,7 @@ TEST_CASE("pmap i386: rights are the PTE's present, R/W and U/S bits")
         CHECK((pte & k_sdm_frame) == frame);
         CHECK_FALSE((pte & k_sdm_present));
         PhysAddr pa = 0;
-        REQUIRE(pmap_extract(pmap, va, &pa, &prot));
+        REQUIRE(extract_into(pmap_extract(pmap, va), &pa, &prot));
         CHECK(pa == frame);
         CHECK(prot == k_prot_none);
 
@@ -406,9 +407,9 @@ TEST_CASE("pmap i386: rights are the PTE's present, R/W and U/S bits")
     {
         size_t free_before = phys_allocator().free_pages();
         pmap_protect(pmap, va + k_page, va + k_page + k_page_size, k_prot_read | k_prot_write);
-        CHECK_FALSE(pmap_extract(pmap, va + k_page, nullptr, nullptr));
+        CHECK_FALSE(pmap_extract(pmap, va + k_page).has_value());
         pmap_protect(pmap, 0x40000000, 0x40000000 + k_page_size, k_prot_read | k_prot_write);
-        CHECK_FALSE(pmap_extract(pmap, 0x40000000, nullptr, nullptr));
+        CHECK_FALSE(pmap_extract(pmap, 0x40000000).has_value());
         CHECK(raw_pde(pmap, 0x40000000) == 0);
         CHECK(phys_allocator().free_pages() == free_before);
     }
@@ -425,12 +426,12 @@ TEST_CASE("pmap i386: remove returns the frame and leaves no mapping")
     REQUIRE(pmap_enter(pmap, va + k_page, frame + k_page, k_prot_none) == toll::k_ok);
 
     CHECK(allocated(pmap_remove_page(pmap, va)) == frame);
-    CHECK_FALSE(pmap_extract(pmap, va, nullptr, nullptr));
+    CHECK_FALSE(pmap_extract(pmap, va).has_value());
     CHECK(raw_pte(pmap, va) == 0);
     CHECK(failure(pmap_remove_page(pmap, va)) == toll::k_enoent);
     // A PROT_NONE page is still a mapping: remove hands its frame back.
     CHECK(allocated(pmap_remove_page(pmap, va + k_page)) == frame + k_page);
-    CHECK_FALSE(pmap_extract(pmap, va + k_page, nullptr, nullptr));
+    CHECK_FALSE(pmap_extract(pmap, va + k_page).has_value());
     // Unmapped, with and without a page table.
     CHECK(failure(pmap_remove_page(pmap, va + 2 * k_page)) == toll::k_enoent);
     CHECK(failure(pmap_remove_page(pmap, 0x80000000)) == toll::k_enoent);
@@ -468,9 +469,9 @@ TEST_CASE("pmap i386: page tables come one per 4 MB on demand and go with the pm
     CHECK(tables_now() == 3);
     CHECK(counter("vm.pmap.page_tables") == tables_at_start + 3);
     // A new page table holds no stale entries (allocated memory is garbage).
-    CHECK_FALSE(pmap_extract(pmap, 0x00000000, nullptr, nullptr));
-    CHECK_FALSE(pmap_extract(pmap, 0x00401000, nullptr, nullptr));
-    CHECK_FALSE(pmap_extract(pmap, 0xBFC01000, nullptr, nullptr));
+    CHECK_FALSE(pmap_extract(pmap, 0x00000000).has_value());
+    CHECK_FALSE(pmap_extract(pmap, 0x00401000).has_value());
+    CHECK_FALSE(pmap_extract(pmap, 0xBFC01000).has_value());
 
     pmap_destroy(pmap);
     CHECK(counter("vm.pmap.page_tables") == tables_at_start);
@@ -550,18 +551,18 @@ TEST_CASE("pmap i386: enter fails with ENOMEM when no page table can be had")
     CHECK(pmap_create() == nullptr);
     CHECK(pmap_enter(pmap, 0x00400000, 0x300000, k_prot_read) == toll::k_enomem);
     CHECK(raw_pde(pmap, 0x00400000) == 0); // no half-made page table
-    CHECK_FALSE(pmap_extract(pmap, 0x00400000, nullptr, nullptr));
+    CHECK_FALSE(pmap_extract(pmap, 0x00400000).has_value());
     // Where the page table exists, no memory is needed.
     CHECK(pmap_enter(pmap, 0x2000, 0x201000, k_prot_read) == toll::k_ok);
     PhysAddr pa = 0;
-    CHECK(pmap_extract(pmap, 0x1000, &pa, nullptr));
+    CHECK(extract_into(pmap_extract(pmap, 0x1000), &pa, nullptr));
     CHECK(pa == 0x200000);
 
     // With one page back, the same enter succeeds.
     phys_allocator().free(hoard.back(), 0);
     hoard.pop_back();
     CHECK(pmap_enter(pmap, 0x00400000, 0x300000, k_prot_read) == toll::k_ok);
-    CHECK(pmap_extract(pmap, 0x00400000, &pa, nullptr));
+    CHECK(extract_into(pmap_extract(pmap, 0x00400000), &pa, nullptr));
     CHECK(pa == 0x300000);
 
     pmap_destroy(pmap);

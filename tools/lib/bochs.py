@@ -83,9 +83,10 @@ class Bochs(Machine):
             # Bochs' guest time then depends on the instruction count only.
             time0 = BOCHS_FIXED_TIME0 if args.deterministic else "local"
             clock = f"clock: sync=none, time0={time0}"
-        cpu = f"cpu: count=1, ips={BOCHS_IPS}, reset_on_triple_fault=0"
+        count = args.cpus
+        cpu = f"cpu: count={count}, ips={BOCHS_IPS}, reset_on_triple_fault=0"
         if args.cpu:
-            cpu = f"cpu: model={args.cpu}, count=1, ips={BOCHS_IPS}, reset_on_triple_fault=0"
+            cpu = f"cpu: model={args.cpu}, count={count}, ips={BOCHS_IPS}, reset_on_triple_fault=0"
         lines = [
             f"megs: {args.mem}",
             f"romimage: file={quoted(rom)}, options=fastboot",

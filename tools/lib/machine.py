@@ -42,6 +42,7 @@ class RunOptions:
     emu: str = "qemu"
     boot: str = "multiboot"
     mem: int = 128
+    cpus: int = 1
     cmdline: str = ""
     deterministic: bool = False
     kernel: str | None = None

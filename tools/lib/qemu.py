@@ -44,16 +44,14 @@ class QemuI386(Qemu):
     def qemu_command(self, args: RunOptions) -> list[str]:
         qemu = find_tool("qemu-system-i386")
         cmd = [qemu, "-nodefaults", "-display", "none", "-serial", "stdio", "-no-reboot",
-               "-m", str(args.mem), "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
+               "-m", str(args.mem), "-smp", str(args.cpus),
+               "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
         if args.boot == "multiboot":
             kernel = args.kernel or build_file(args, "i386", "arch", "i386", "toll-i386.elf")
             cmd += ["-kernel", kernel, "-append", args.cmdline]
             if args.add:
                 cmd += ["-initrd", images.extra_ramdisk(args, self.scratch)]
         else:
-            if args.add:
-                raise SetupError("--add works with --boot multiboot (the disk image carries no "
-                                 "extra ramdisk); drop --boot disk")
             disk = images.private_disk(args, self.scratch)
             # virtio-blk: SeaBIOS reads it by DMA; IDE PIO costs about 0.2 s per MB
             # of kernel under TCG.
@@ -110,8 +108,8 @@ class QemuArm64(Qemu):
             loader = ["-device", f"loader,file={archive},addr={base:#x},force-raw=on"]
             cmdline = f"arm64.ramdisk={base:#x},{size} {cmdline}".strip()
         cmd = [qemu, "-M", "virt", "-cpu", arm64_cpu(args.cpu), "-nodefaults", "-display",
-               "none", "-serial", "stdio", "-no-reboot", "-m", str(args.mem),
-               "-semihosting-config", "enable=on,target=native", "-kernel", kernel,
+               "none", "-serial", "stdio", "-no-reboot", "-m", str(args.mem), "-smp",
+               str(args.cpus), "-semihosting-config", "enable=on,target=native", "-kernel", kernel,
                "-append", cmdline] + loader
         if args.deterministic:
             cmd += ["-icount", "shift=0,sleep=off,align=off"]

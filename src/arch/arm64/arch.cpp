@@ -78,4 +78,10 @@ void wait_for_interrupt()
     asm volatile("dsb sy; wfi; msr daifclr, #2; isb" ::: "memory");
 }
 
+void cpu_relax()
+{
+    // YIELD (Arm ARM C6.2): a hint that this is a spin-wait loop.
+    asm volatile("yield" ::: "memory");
+}
+
 } // namespace toll::arch

@@ -17,6 +17,9 @@ struct Board {
     uint32_t address_cells = 0; ///< The root's #address-cells.
     uint32_t size_cells = 0;    ///< The root's #size-cells.
     PsciConduit psci = PsciConduit::none;
+    /// The `/cpus/cpu@N` nodes' reg values (MPIDR_EL1 affinity), in tree order.
+    uint64_t cpu_mpidr[8] = {};
+    unsigned cpu_count = 0; ///< how many of cpu_mpidr are filled (at most 8)
 };
 
 /// The board as arm64_boot() found it.

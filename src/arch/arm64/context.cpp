@@ -10,6 +10,7 @@
 #include "arch/arm64/trap.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/arch/kmem.h"
+#include "kernel/kern/cpu.h"
 #include "kernel/proc/thread.h"
 #include "lib/string.h"
 
@@ -58,18 +59,21 @@ void fill_user_frame(TrapFrame* f, uintptr_t pc, uintptr_t sp)
 
 } // namespace
 
-void cpu_init()
+void cpu_init(Cpu& boot)
 {
+    // The per-CPU pointer (machine/cpu_local.h) first: nothing below reads
+    // it, but anything that traps from here on may.
+    asm volatile("msr tpidr_el1, %0" ::"r"(&boot));
     // The vectors are in place since entry.S; add the MMU, the interrupt
-    // controller, the user-access fault fixups, the system calls, the preemption point on trap
-    // exit, and the clock.
+    // controller, the user-access fault fixups and the clock. (The system
+    // call table is built at compile time; SVC from EL0 goes straight from
+    // vectors.S to arm64_syscall. The way out of every trap is the core's
+    // proc::trap_exit.)
     arm64::mmu_init();
     arm64::asid::init();
     arm64::gic_init();
     arm64::uaccess_init();
-    arm64::syscalls_init();
     arm64::fpu::init();
-    arm64::set_trap_exit_hook(proc::sched_preempt_point);
     arm64::timer_start(k_clock_hz, proc::sched_clock_tick);
 }
 
@@ -89,25 +93,22 @@ unsigned clock_hz()
 void context_init_kernel(ThreadContext& ctx, uintptr_t stack_top, void (*entry)(void*), void* arg)
 {
     ctx.sp = arm64::switch_frame_for_thread(stack_top, entry, arg, kernel_thread_exit_from_entry);
-    ctx.kstack_top = stack_top;
-    ctx.frame = nullptr;
     ctx.tls = 0;
 }
 
-void context_init_user(ThreadContext& ctx, uintptr_t stack_top, uintptr_t pc, uintptr_t sp)
+TrapFrame* context_init_user(ThreadContext& ctx, uintptr_t stack_top, uintptr_t pc, uintptr_t sp)
 {
     TrapFrame* f = user_frame_at(stack_top);
     fill_user_frame(f, pc, sp);
-    ctx.kstack_top = stack_top;
-    ctx.frame = f;
     ctx.tls = 0;
     ctx.fp = FpState{};
     switch_into_trap_return(ctx, f);
+    return f;
 }
 
-void frame_reset_user(ThreadContext& ctx, uintptr_t pc, uintptr_t sp)
+void frame_reset_user(ThreadContext& ctx, TrapFrame& f, uintptr_t pc, uintptr_t sp)
 {
-    fill_user_frame(ctx.frame, pc, sp);
+    fill_user_frame(&f, pc, sp);
     ctx.tls = 0;
     asm volatile("msr tpidr_el0, xzr");
     arm64::fpu::exec_reset(ctx); // the new program starts with clean FP registers
@@ -123,7 +124,7 @@ unsigned elf_class()
     return k_elfclass64;
 }
 
-void context_init_fork(ThreadContext& child, uintptr_t stack_top, const TrapFrame& parent)
+TrapFrame* context_init_fork(ThreadContext& child, uintptr_t stack_top, const TrapFrame& parent)
 {
     TrapFrame* f = user_frame_at(stack_top);
     *f = parent;
@@ -131,9 +132,8 @@ void context_init_fork(ThreadContext& child, uintptr_t stack_top, const TrapFram
     // The parent is running: its TPIDR_EL0 is live, its saved copy may be stale.
     asm volatile("mrs %0, tpidr_el0" : "=r"(child.tls));
     arm64::fpu::fork_copy(proc::current()->context, child);
-    child.kstack_top = stack_top;
-    child.frame = f;
     switch_into_trap_return(child, f);
+    return f;
 }
 
 void context_switch(ThreadContext& from, ThreadContext& to)

@@ -1,13 +1,15 @@
 // User-memory copies that survive faults. A data abort on one of the
 // labelled loads or stores is sent by uaccess.cpp first to the VM (a
 // demand-zero page makes the instruction worth retrying) and otherwise to
-// the routine's fault exit, which returns failure. The copies go byte by
+// the routine's fault exit, which returns failure: the fixup leaves the
+// VM's reason, an Errno, in x0. The copies go byte by
 // byte: simple, and a post-indexed access that faults writes nothing back,
 // so a retry resumes exactly where it stopped.
 
     .text
     .balign 4
-    // bool arm64_copy_user(void* to, const void* from, size_t length)
+    // Errno arm64_copy_user(void* to, const void* from, size_t length): 0,
+    // or the Errno the fixup left in x0.
     .globl arm64_copy_user
 arm64_copy_user:
     cbz     x2, 2f
@@ -20,15 +22,14 @@ arm64_copy_user_store:
     strb    w3, [x0], #1
     subs    x2, x2, #1
     b.ne    1b
-2:  mov     x0, #1
-    ret
+2:  mov     x0, #0
     .globl arm64_copy_user_fault
 arm64_copy_user_fault:
-    mov     x0, #0
     ret
 
     // long arm64_copy_string_user(char* to, const char* from, size_t size):
-    // the string's length, -2 if no NUL within size bytes, -1 on a fault.
+    // the string's length, -2 if no NUL within size bytes, -errno on a fault
+    // (the fixup leaves the Errno in x0).
     .globl arm64_copy_string_user
 arm64_copy_string_user:
     mov     x4, #0
@@ -47,5 +48,5 @@ arm64_copy_string_access:
     ret
     .globl arm64_copy_string_fault
 arm64_copy_string_fault:
-    mov     x0, #-1
+    neg     x0, x0
     ret

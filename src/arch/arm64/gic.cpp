@@ -30,6 +30,12 @@ void gic_init()
     mmio_write32(k_gicc + k_gicc_ctlr, k_enable);
 }
 
+void gic_init_cpu()
+{
+    mmio_write32(k_gicc + k_gicc_pmr, k_lowest_priority_mask);
+    mmio_write32(k_gicc + k_gicc_ctlr, k_enable);
+}
+
 void gic_set_handler(unsigned intid, IrqHandler handler)
 {
     TOLL_ASSERT(intid < k_gic_max_irqs);

@@ -15,6 +15,10 @@ constexpr unsigned k_gic_max_irqs = 128;
 /// Turns on the distributor and this CPU's interface, every priority let through.
 void gic_init();
 
+/// Enables the CPU interface of the calling CPU (its registers are banked
+/// per CPU): for a CPU started after gic_init.
+void gic_init_cpu();
+
 /// Attaches @p handler to interrupt @p intid and enables it (nullptr disables it).
 void gic_set_handler(unsigned intid, IrqHandler handler);
 

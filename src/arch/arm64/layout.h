@@ -31,6 +31,15 @@
 #define SCTLR_EL1_MMU_OFF 0x30D00800
 
 /* QEMU hw/arm/virt.c memory map: the GICv2 distributor and CPU interface. */
+/* Offsets in toll::arm64::SecondaryStart (smp.cpp), which entry.S reads
+   with the MMU off to start another CPU. */
+#define SS_MAIR 0
+#define SS_TCR 8
+#define SS_TTBR 16
+#define SS_SCTLR 24
+#define SS_STACK 32
+#define SS_CPU 40
+
 #define VIRT_GICD_BASE 0x08000000
 #define VIRT_GICC_BASE 0x08010000
 

@@ -35,8 +35,11 @@ constexpr uint64_t k_tcr_tg0 = (k_page_shift == 14 ? 2ull : 0ull) << 14;
 constexpr uint64_t k_tcr_tg1 = (k_page_shift == 14 ? 1ull : 2ull) << 30;
 constexpr unsigned k_tcr_ips_shift = 32;
 constexpr uint64_t k_parange_mask = 7;
-// SCTLR_EL1 (D13.2.118): M [0] MMU on, C [2] data caches, I [12] instruction caches.
-constexpr uint64_t k_sctlr_m = 1u << 0, k_sctlr_c = 1u << 2, k_sctlr_i = 1u << 12;
+// SCTLR_EL1 (D13.2.118): M [0] MMU on, C [2] data caches, SA0 [4] SP
+// alignment check at EL0 (a load or store through an SP that is not a
+// multiple of 16 faults, as Linux has it: SIGBUS), I [12] instruction caches.
+constexpr uint64_t k_sctlr_m = 1u << 0, k_sctlr_c = 1u << 2, k_sctlr_sa0 = 1u << 4,
+                   k_sctlr_i = 1u << 12;
 // ID_AA64MMFR0_EL1 (D13.2.64): TGran16 [23:20] is 0 when there is no 16 KB
 // granule; TGran4 [31:28] is 0xF when there is no 4 KB granule.
 constexpr unsigned k_tgran16_shift = 20, k_tgran4_shift = 28;
@@ -113,6 +116,6 @@ extern "C" void arm64_mmu_boot()
                  : "memory");
     uint64_t sctlr;
     asm volatile("mrs %0, sctlr_el1" : "=r"(sctlr));
-    sctlr |= k_sctlr_m | k_sctlr_c | k_sctlr_i;
+    sctlr |= k_sctlr_m | k_sctlr_c | k_sctlr_sa0 | k_sctlr_i;
     asm volatile("msr sctlr_el1, %0; isb" ::"r"(sctlr) : "memory");
 }

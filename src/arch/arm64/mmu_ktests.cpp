@@ -135,13 +135,12 @@ KTEST("arm64.pmap.live_map_copy_protect_unmap")
         return;
     vm::PhysAddr page = vm::phys_allocator().alloc(0).value(); // a fresh boot has plenty
     KEXPECT_EQ(vm::pmap_enter(pmap, k_test_va, page, vm::k_prot_read | vm::k_prot_write), k_ok);
-    vm::PhysAddr pa = 0;
-    unsigned prot = 0;
-    KEXPECT(vm::pmap_extract(pmap, k_test_va + 12, &pa, &prot));
-    KEXPECT_EQ(pa, page + 12);
-    KEXPECT_EQ(prot, unsigned(vm::k_prot_read | vm::k_prot_write));
+    Optional<vm::Mapping> m = vm::pmap_extract(pmap, k_test_va + 12);
+    KEXPECT(m.has_value());
+    KEXPECT_EQ(m.value_or({}).pa, page + 12);
+    KEXPECT_EQ(m.value_or({}).prot, unsigned(vm::k_prot_read | vm::k_prot_write));
     // The kernel's devices are not user pages, whatever the table holds there.
-    KEXPECT(!vm::pmap_extract(pmap, k_device_start, nullptr, nullptr));
+    KEXPECT(!vm::pmap_extract(pmap, k_device_start).has_value());
 
     vm::Pmap* before = vm::pmap_current();
     vm::pmap_activate(pmap);
@@ -158,10 +157,11 @@ KTEST("arm64.pmap.live_map_copy_protect_unmap")
     KEXPECT_EQ(back, value);
     KEXPECT_EQ(static_cast<uint32_t*>(vm::phys_to_virt(page))[4], value);
     KEXPECT_EQ(out_read_only, k_efault);
-    KEXPECT(vm::pmap_extract(pmap, k_test_va, nullptr, &prot));
-    KEXPECT_EQ(prot, unsigned(vm::k_prot_read));
+    m = vm::pmap_extract(pmap, k_test_va);
+    KEXPECT(m.has_value());
+    KEXPECT_EQ(m.value_or({}).prot, unsigned(vm::k_prot_read));
     KEXPECT_EQ(vm::pmap_remove_page(pmap, k_test_va).value_or(0), page);
-    KEXPECT(!vm::pmap_extract(pmap, k_test_va, nullptr, nullptr));
+    KEXPECT(!vm::pmap_extract(pmap, k_test_va).has_value());
     vm::phys_allocator().free(page, 0);
     vm::pmap_destroy(pmap);
     KEXPECT_EQ(vm::phys_allocator().free_pages(), free_before); // tables freed too

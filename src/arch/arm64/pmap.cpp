@@ -462,11 +462,11 @@ Errno pmap_protect(Pmap* pmap, uintptr_t start, uintptr_t end, unsigned prot)
     return k_ok;
 }
 
-bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot, unsigned* psind)
+Optional<Mapping> pmap_extract(Pmap* pmap, uintptr_t va)
 {
     uint64_t* l2e = l2_slot(pmap, va);
     if (!l2e || !(*l2e & k_desc_valid))
-        return false;
+        return {};
     uint64_t leaf;
     uint64_t offset_mask;
     if (is_block(*l2e)) {
@@ -476,17 +476,15 @@ bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot, unsign
         leaf = table(*l2e)[l3_index(va)];
         offset_mask = k_page_size - 1;
         if (!mapped(leaf))
-            return false;
+            return {};
     }
-    if (pa)
-        *pa = (leaf & k_desc_address) | (va & offset_mask);
-    if (prot)
-        *prot = prot_of(leaf);
-    if (psind)
-        *psind = offset_mask + 1 == k_l2_block ? k_psind_block
-                 : (leaf & k_contiguous)       ? k_psind_run
-                                               : 0;
-    return true;
+    Mapping m;
+    m.pa = (leaf & k_desc_address) | (va & offset_mask);
+    m.prot = prot_of(leaf);
+    m.psind = offset_mask + 1 == k_l2_block ? k_psind_block
+              : (leaf & k_contiguous)       ? k_psind_run
+                                            : 0;
+    return m;
 }
 
 size_t pmap_tlb_entries(Pmap* pmap, uintptr_t start, uintptr_t end)

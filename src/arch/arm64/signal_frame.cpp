@@ -64,6 +64,10 @@ struct FrameRecord {
 // program; M[3:0] = 0 (EL0t) and DAIF clear are forced, so no frame can
 // return to EL1 or run user code with interrupts masked.
 constexpr uint64_t k_pstate_user = 0xF0000000;
+// Arm ARM, SPSR_EL1: M[3:0] and M[4] (the mode: EL0t, AArch64) and the
+// D, A, I, F masks. A frame with any of them set cannot be resumed by a
+// program: Linux's valid_native_regs refuses it (SIGSEGV) rather than mend it.
+constexpr uint64_t k_pstate_mode = 0x1F, k_pstate_daif = 0x3C0;
 // Arm ARM, FPSR and FPCR: the defined bits (flags, cumulative exceptions;
 // AHP, DN, FZ, RMode, FZ16, trap enables, FIZ/AH/NEP).
 constexpr uint32_t k_fpsr_bits = 0xF800009F, k_fpcr_bits = 0x07FF9F07;
@@ -73,15 +77,20 @@ constexpr uint64_t k_stack_align = 16;
 
 bool signal_frame_push(TrapFrame& f, ThreadContext& ctx, const proc::SignalDelivery& d)
 {
-    uint64_t record = (f.sp_el0 - sizeof(FrameRecord)) & ~(k_stack_align - 1);
+    // Below the interrupted stack, or at the top of the alternate one (which
+    // Linux's arm64 does not check the frame fits on).
+    uint64_t sp = d.stack_top;
+    uint64_t record = (sp - sizeof(FrameRecord)) & ~(k_stack_align - 1);
     uint64_t frame = (record - k_frame_size) & ~(k_stack_align - 1);
-    if (record > f.sp_el0 || frame > record)
+    if (record > sp || frame > record)
         return false;
     FrameRecord fr{f.x[29], f.x[30]};
     uint8_t info[proc::k_siginfo_size];
     proc::siginfo_write(info, d);
     UContextHead uc{};
-    uc.uc_stack.ss_flags = 2; // SS_DISABLE: no alternate stack
+    uc.uc_stack.ss_sp = d.altstack.sp;
+    uc.uc_stack.ss_flags = d.altstack.flags;
+    uc.uc_stack.ss_size = d.altstack.size;
     uc.uc_sigmask = d.saved_mask;
     SigContext sc{};
     memcpy(sc.regs, f.x, sizeof sc.regs);
@@ -131,6 +140,8 @@ bool signal_frame_pop(TrapFrame& f, ThreadContext& ctx, bool rt, uint64_t* mask)
         return false;
     if (rec.magic != k_fpsimd_magic || rec.size != sizeof(FpsimdRecord))
         return false;
+    if (sc.pstate & (k_pstate_mode | k_pstate_daif))
+        return false;
     memcpy(f.x, sc.regs, sizeof f.x);
     f.sp_el0 = sc.sp;
     f.elr = sc.pc;
@@ -143,11 +154,11 @@ bool signal_frame_pop(TrapFrame& f, ThreadContext& ctx, bool rt, uint64_t* mask)
     return true;
 }
 
-void syscall_restart(TrapFrame& f, const ThreadContext& ctx)
+void syscall_restart(TrapFrame& f, uintptr_t saved)
 {
     constexpr uint64_t k_svc_length = 4;
     f.elr -= k_svc_length;
-    f.x[0] = ctx.syscall_saved;
+    f.x[0] = saved;
 }
 
 bool user_frame_vet(TrapFrame&, ThreadContext&)
@@ -155,6 +166,13 @@ bool user_frame_vet(TrapFrame&, ThreadContext&)
     // Nothing to vet: arm64 has no segment state, and rt_sigreturn keeps
     // only the PSTATE bits a program may hold (signal_frame_pop).
     return true;
+}
+
+size_t min_signal_stack()
+{
+    // Linux, arch/arm64/include/uapi/asm/signal.h: MINSIGSTKSZ.
+    constexpr size_t k_minsigstksz = 5120;
+    return k_minsigstksz;
 }
 
 long syscall_return_value(const TrapFrame& f)

@@ -8,6 +8,7 @@
 #include "kernel/kern/counters.h"
 #include "kernel/proc/process.h"
 #include "kernel/proc/thread.h"
+#include "kernel/sys/dispatch.h"
 #include "kernel/sys/file.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
@@ -57,12 +58,7 @@ long sys_mmap(const SyscallArgs& a)
     return sys_mmap_pages(pages);
 }
 
-struct Entry {
-    uint16_t number;
-    SyscallHandler handler;
-};
-
-constexpr Entry k_linux_calls[] = {
+constexpr SyscallEntry k_linux_calls[] = {
     {23, sys_dup},
     {24, sys_dup3},
     {25, sys_fcntl},
@@ -77,6 +73,7 @@ constexpr Entry k_linux_calls[] = {
     {64, sys_write},
     {65, sys_readv},
     {66, sys_writev},
+    {73, sys_ppoll},
     {93, sys_exit},
     {94, sys_exit_group},
     {96, sys_set_tid_address},
@@ -86,11 +83,16 @@ constexpr Entry k_linux_calls[] = {
     {129, sys_kill},
     {130, sys_tkill},
     {131, sys_tgkill},
+    {132, sys_sigaltstack},
     {133, sys_rt_sigsuspend},
     {134, sys_rt_sigaction},
     {135, sys_rt_sigprocmask},
     {136, sys_rt_sigpending},
     {139, sys_rt_sigreturn},
+    {154, sys_setpgid},
+    {155, sys_getpgid},
+    {156, sys_getsid},
+    {157, sys_setsid},
     {172, sys_getpid},
     {173, sys_getppid},
     {174, sys_getuid},
@@ -108,53 +110,10 @@ constexpr Entry k_linux_calls[] = {
     {439, sys_faccessat2},
 };
 
-// Toll's own calls, above Linux's range (src/user/include/toll/toll.h).
-constexpr Entry k_toll_calls[] = {
-    {1000, sys_counter_get},
-    {1001, sys_counter_list},
-    {1004, sys_tlb_reach},
-    {1005, sys_fail_alloc},
-};
-
-// A number inside the table that Toll does not implement.
-long sys_not_implemented(const SyscallArgs& a)
-{
-    return sys_unknown(arch::syscall_number(*a.frame));
-}
-
-// Every slot holds a handler (syscalls_init fills the gaps with
-// sys_not_implemented), so the dispatch checks only the bound.
-constexpr unsigned k_table_size = 1006;
-SyscallHandler g_table[k_table_size];
-
-void syscall_dispatch(arch::TrapFrame& f)
-{
-    uint64_t number = arch::syscall_number(f);
-    long result;
-    if (number < k_table_size) {
-        SyscallArgs args{{f.x[0], f.x[1], f.x[2], f.x[3], f.x[4], f.x[5]}, &f};
-        result = g_table[number](args);
-        if (result == -k_erestartsys)
-            result = syscall_interrupted(g_table[number], args.a[0]);
-    } else {
-        result = sys_unknown(number);
-    }
-    // After a successful execve the frame is the new program's: its x0 must
-    // be 0, which is what execve returns.
-    f.x[0] = static_cast<uint64_t>(result); // arch::set_syscall_return, without the call
-}
+constexpr SyscallTable<syscall_table_size(k_linux_calls, k_toll_calls)> g_table{k_linux_calls,
+                                                                                k_toll_calls};
 
 } // namespace
-
-void syscalls_init()
-{
-    for (SyscallHandler& h : g_table)
-        h = sys_not_implemented;
-    for (const Entry& e : k_linux_calls)
-        g_table[e.number] = e.handler;
-    for (const Entry& e : k_toll_calls)
-        g_table[e.number] = e.handler;
-}
 
 } // namespace toll::arm64
 
@@ -168,7 +127,12 @@ extern "C" void arm64_syscall(toll::arch::TrapFrame* frame)
     using namespace toll::arm64;
     g_traps_total.add();
     g_syscalls.add();
-    syscall_dispatch(*frame);
-    toll::proc::return_to_user_checks(*frame);
-    toll::proc::sched_preempt_point(true); // what trap_exit_hook() holds, called directly
+    toll::arch::TrapFrame& f = *frame;
+    toll::sys::SyscallArgs args{{f.x[0], f.x[1], f.x[2], f.x[3], f.x[4], f.x[5]}, &f};
+    // x0 is both the first argument and the result: a restart puts it back.
+    // After a successful execve the frame is the new program's: its x0 must
+    // be 0, which is what execve returns.
+    f.x[0] = static_cast<uint64_t>(
+        toll::sys::syscall_dispatch(g_table, toll::arch::syscall_number(f), args, f.x[0]));
+    toll::proc::trap_exit(f, true);
 }

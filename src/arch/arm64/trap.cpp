@@ -6,7 +6,9 @@
 #include "arch/arm64/layout.h"
 #include "arch/arm64/semihosting.h"
 #include "kernel/kern/console.h"
+#include "kernel/kern/cpu.h"
 #include "kernel/kern/panic.h"
+#include "kernel/proc/fault.h"
 #include "kernel/proc/process.h"
 #include "kernel/vm/vmspace.h"
 #include <stddef.h>
@@ -49,43 +51,105 @@ const char* const k_vector_names[16] = {
     "SError (EL0, AArch32)",
 };
 
-// Linux signal numbers for what a user program can cause.
-constexpr int k_sigill = 4, k_sigtrap = 5, k_sigbus = 7, k_sigsegv = 11;
-// Arm ARM, ESR_ELx ISS of data aborts: WnR (bit 6) is set for a write; the
-// fault status code (bits [5:0]) 0b0011xx is a permission fault, i.e. the
-// page was mapped.
+// Arm ARM, ESR_ELx ISS of data aborts: WnR (bit 6) is set for a write.
 constexpr uint64_t k_iss_wnr = 1u << 6;
-constexpr uint64_t k_fsc_mask = 0x3C, k_fsc_permission = 0x0C;
+// Arm ARM, ESR_ELx ISS of data and instruction aborts: the fault status
+// code, DFSC/IFSC (bits [5:0]). The level faults come in fours (levels 0-3,
+// or -1..2 for the walk aborts); the rest are single codes.
+constexpr unsigned k_fsc_mask = 0x3F;
+constexpr unsigned k_fsc_address_size = 0x00;  // 0x00-0x03
+constexpr unsigned k_fsc_translation = 0x04;   // 0x04-0x07
+constexpr unsigned k_fsc_access_flag = 0x08;   // 0x08-0x0B
+constexpr unsigned k_fsc_permission = 0x0C;    // 0x0C-0x0F
+constexpr unsigned k_fsc_external = 0x10;      // synchronous external abort
+constexpr unsigned k_fsc_tag_check = 0x11;     // MTE (Toll enables none)
+constexpr unsigned k_fsc_external_walk = 0x14; // 0x14-0x17 (0x13: level -1)
+constexpr unsigned k_fsc_parity = 0x18;        // parity or ECC error on the access
+constexpr unsigned k_fsc_parity_walk = 0x1C;   // 0x1C-0x1F (0x1B: level -1)
+constexpr unsigned k_fsc_alignment = 0x21;     // e.g. a misaligned exclusive or acquire
+constexpr unsigned k_fsc_tlb_conflict = 0x30;
+constexpr unsigned k_fsc_atomic_hw_update = 0x31; // unsupported hardware AF/dirty update
+constexpr unsigned k_fsc_lockdown = 0x34;         // IMPLEMENTATION DEFINED
+constexpr unsigned k_fsc_exclusive = 0x35;        // unsupported exclusive or atomic access
 // Arm ARM, ESR_ELx.EC: PC and SP alignment faults.
 constexpr unsigned k_ec_pc_alignment = 0x22, k_ec_sp_alignment = 0x26;
 
-// A synchronous exception from EL0 that no hook took: a page fault the VM
-// may satisfy, or the program's fault, which kills it.
+// What an EL0 data or instruction abort with fault status @p fsc is, for the
+// core's policy (proc::user_fault), following Linux's fault_info[] table
+// (arch/arm64/mm/fault.c): translation and permission faults go to the VM;
+// an alignment fault is SIGBUS BUS_ADRALN; external aborts and parity
+// errors on the access are SIGBUS; an access-flag fault cannot be retried
+// (Toll sets AF in every entry it writes, so retrying would loop forever);
+// everything else (address size, walk aborts, TLB conflict, unsupported
+// atomics and exclusives, codes the architecture leaves undefined) ends
+// the program.
+constexpr proc::FaultKind abort_kind(unsigned fsc)
+{
+    using proc::FaultKind;
+    switch (fsc & ~3u) {
+    case k_fsc_translation:
+    case k_fsc_permission:
+        return FaultKind::page;
+    case k_fsc_access_flag:
+        return FaultKind::access;
+    default:
+        break;
+    }
+    if (fsc == k_fsc_alignment)
+        return FaultKind::alignment;
+    if (fsc == k_fsc_external || fsc == k_fsc_parity)
+        return FaultKind::bus;
+    return FaultKind::fatal;
+}
+
+// Every class of status has its outcome; the ones a user program cannot
+// raise under QEMU (ut_faults raises the others) are pinned here.
+static_assert(abort_kind(k_fsc_translation + 3) == proc::FaultKind::page);
+static_assert(abort_kind(k_fsc_permission + 1) == proc::FaultKind::page);
+static_assert(abort_kind(k_fsc_access_flag + 3) == proc::FaultKind::access);
+static_assert(abort_kind(k_fsc_alignment) == proc::FaultKind::alignment);
+static_assert(abort_kind(k_fsc_external) == proc::FaultKind::bus);
+static_assert(abort_kind(k_fsc_parity) == proc::FaultKind::bus);
+static_assert(abort_kind(k_fsc_address_size + 2) == proc::FaultKind::fatal);
+static_assert(abort_kind(k_fsc_tag_check) == proc::FaultKind::fatal);
+static_assert(abort_kind(k_fsc_external_walk + 1) == proc::FaultKind::fatal);
+static_assert(abort_kind(k_fsc_parity_walk + 3) == proc::FaultKind::fatal);
+static_assert(abort_kind(k_fsc_tlb_conflict) == proc::FaultKind::fatal);
+static_assert(abort_kind(k_fsc_atomic_hw_update) == proc::FaultKind::fatal);
+static_assert(abort_kind(k_fsc_lockdown) == proc::FaultKind::fatal);
+static_assert(abort_kind(k_fsc_exclusive) == proc::FaultKind::fatal);
+static_assert(abort_kind(0x3F) == proc::FaultKind::fatal);
+
+// A synchronous exception from EL0 that no hook took: decoded for the
+// core's fault policy, which resolves a page fault or sends the signal.
 void user_exception(arch::TrapFrame& f)
 {
+    using proc::FaultKind;
     unsigned ec = exception_class(f);
-    int signal = k_sigill;
-    const char* what = ec == k_ec_unknown ? "undefined instruction" : "synchronous exception";
-    uint64_t address = 0;
     if (ec == k_ec_data_abort_el0 || ec == k_ec_instruction_abort_el0) {
-        what = ec == k_ec_data_abort_el0 ? "data abort" : "instruction abort";
-        address = f.far;
-        bool write = ec == k_ec_data_abort_el0 && (f.esr & k_iss_wnr);
-        bool present = (f.esr & k_fsc_mask) == k_fsc_permission;
-        Errno e = vm::handle_user_fault(proc::current_vm(), address, write, present);
-        if (e == k_ok)
-            return;
-        if (e == k_enomem)
-            proc::terminate_by_fault(proc::k_sigkill, ec, "out of memory", f.elr, address);
-        signal = k_sigsegv;
-    } else if (ec == k_ec_pc_alignment || ec == k_ec_sp_alignment) {
-        signal = k_sigbus;
-        what = "alignment fault";
-    } else if (ec == k_ec_brk) {
-        signal = k_sigtrap;
-        what = "breakpoint";
+        unsigned fsc = static_cast<unsigned>(f.esr & k_fsc_mask);
+        FaultKind kind = abort_kind(fsc);
+        bool data = ec == k_ec_data_abort_el0;
+        const char* what = data ? "data abort" : "instruction abort";
+        if (kind == FaultKind::page)
+            proc::user_page_fault(ec, what, f.elr, f.far, data && (f.esr & k_iss_wnr),
+                                  (fsc & ~3u) == k_fsc_permission);
+        else
+            proc::user_fault(proc::UserFault{kind, ec, what, f.elr, f.far});
+        return;
     }
-    proc::force_signal(signal, ec, what, f.elr, address);
+    proc::UserFault fault{FaultKind::illegal, ec, "synchronous exception", f.elr};
+    if (ec == k_ec_unknown) {
+        fault.what = "undefined instruction";
+    } else if (ec == k_ec_pc_alignment || ec == k_ec_sp_alignment) {
+        fault.kind = FaultKind::alignment;
+        fault.what = ec == k_ec_pc_alignment ? "PC alignment fault" : "SP alignment fault";
+        fault.address = ec == k_ec_pc_alignment ? f.far : f.sp_el0;
+    } else if (ec == k_ec_brk) {
+        fault.kind = FaultKind::breakpoint;
+        fault.what = "breakpoint";
+    }
+    proc::user_fault(fault);
 }
 
 } // namespace
@@ -96,13 +160,7 @@ void set_sync_hook(unsigned ec, SyncHook hook)
         g_hooks[ec] = hook;
 }
 
-TrapExitHook g_trap_exit_hook;
 TOLL_COUNTER(g_traps_total, "cpu.traps");
-
-void set_trap_exit_hook(TrapExitHook hook)
-{
-    g_trap_exit_hook = hook;
-}
 
 void dump_frame(const arch::TrapFrame& f)
 {
@@ -126,6 +184,7 @@ extern "C" void arm64_trap(toll::arch::TrapFrame* frame, uint64_t vector)
     bool handled = false;
     g_traps_total.add();
     if (vector == k_vector_el1_irq || vector == k_vector_el0_irq) {
+        toll::InterruptScope in_interrupt;
         gic_dispatch();
         handled = true;
     } else if (vector == k_vector_el1_sync || vector == k_vector_el0_sync) {
@@ -152,10 +211,7 @@ extern "C" void arm64_trap(toll::arch::TrapFrame* frame, uint64_t vector)
         }
     }
     if (handled) {
-        if (frame->from_user())
-            toll::proc::return_to_user_checks(*frame);
-        if (g_trap_exit_hook)
-            g_trap_exit_hook(frame->from_user());
+        toll::proc::trap_exit(*frame, frame->from_user());
         return;
     }
     dump_frame(*frame);

@@ -30,26 +30,8 @@ using SyncHook = bool (*)(arch::TrapFrame& frame);
 /// Installs @p hook for exception class @p ec (nullptr removes it).
 void set_sync_hook(unsigned ec, SyncHook hook);
 
-/// Installs @p hook, called on the way out of every handled interrupt and
-/// synchronous exception, with whether the trap came from EL0. The scheduler's
-/// preemption point goes here (and system calls, on their fast path, call
-/// it directly).
-using TrapExitHook = void (*)(bool from_user);
-void set_trap_exit_hook(TrapExitHook hook);
-
-/// The hook that set_trap_exit_hook() installed last (nullptr if none).
-extern TrapExitHook g_trap_exit_hook;
-inline TrapExitHook trap_exit_hook()
-{
-    return g_trap_exit_hook;
-}
-
 /// Every exception taken, system calls included (cpu.traps, as on i386).
 extern Counter g_traps_total;
-
-/// Fills the system call table (syscall_table.cpp). SVC from EL0 does not go
-/// through arm64_trap's hooks: vectors.S sends it straight to arm64_syscall.
-void syscalls_init();
 
 /// Installs the data-abort hook that lets copyin/copyout fail instead of
 /// panicking (uaccess.cpp).

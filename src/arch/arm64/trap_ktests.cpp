@@ -29,26 +29,14 @@ bool brk_hook(arch::TrapFrame& frame)
     return true;
 }
 
-unsigned g_exit_hook_calls;
-bool g_exit_hook_from_user = true;
-
-void count_trap_exit(bool from_user)
-{
-    ++g_exit_hook_calls;
-    g_exit_hook_from_user = from_user;
-}
-
 } // namespace
 
 // A synchronous exception goes through vectors.S and comes back: the hook
 // sees the syndrome, its edit of the frame reaches the interrupted code, and
-// the registers the hook did not touch survive, and the exit hook runs once.
+// the registers the hook did not touch survive.
 KTEST("arm64.trap_frame_round_trip")
 {
     set_sync_hook(k_ec_brk, brk_hook);
-    g_exit_hook_calls = 0;
-    void (*saved_exit_hook)(bool) = trap_exit_hook(); // the scheduler's, since cpu_init
-    set_trap_exit_hook(count_trap_exit);
     uint64_t x0_after, x19_after, x7_after;
     asm volatile("mov x0, #1\n"
                  "mov x7, #0x77\n"
@@ -61,9 +49,6 @@ KTEST("arm64.trap_frame_round_trip")
                  :
                  : "x0", "x7", "x19", "memory");
     set_sync_hook(k_ec_brk, nullptr);
-    set_trap_exit_hook(saved_exit_hook);
-    KEXPECT_EQ(g_exit_hook_calls, 1u);
-    KEXPECT(!g_exit_hook_from_user);
     KEXPECT_EQ(g_brk_immediate, k_test_brk_immediate);
     KEXPECT(!g_brk_from_user);
     KEXPECT_EQ(x0_after, 0x5EEDu);

@@ -8,7 +8,7 @@
 #include "kernel/proc/process.h"
 #include "kernel/vm/vmspace.h"
 
-extern "C" bool arm64_copy_user(void* to, const void* from, size_t length);
+extern "C" toll::Errno arm64_copy_user(void* to, const void* from, size_t length);
 extern "C" long arm64_copy_string_user(char* to, const char* from, size_t size);
 extern "C" char arm64_copy_user_load[], arm64_copy_user_store[], arm64_copy_user_fault[];
 extern "C" char arm64_copy_string_access[], arm64_copy_string_fault[];
@@ -37,9 +37,13 @@ bool fixup_user_access(arch::TrapFrame& f)
         return false; // a kernel address: the caller's range check failed
     bool write = f.esr & k_iss_wnr;
     bool present = (f.esr & k_fsc_mask) == k_fsc_permission;
-    // First let the VM fill a demand-zero page; only a real bad address fails.
-    if (vm::handle_user_fault(proc::current_vm(), f.far, write, present) != k_ok)
+    // First let the VM fill a demand-zero page; only a real bad address
+    // fails, and the copy returns the VM's reason.
+    Errno e = vm::handle_user_fault(proc::current_vm(), f.far, write, present);
+    if (e != k_ok) {
+        f.x[0] = static_cast<uint64_t>(errno_value(e)); // what the fault exit returns
         f.elr = fault_exit;
+    }
     return true;
 }
 
@@ -54,25 +58,20 @@ void uaccess_init()
 
 namespace toll::arch {
 
-bool copy_from_user(void* to, uintptr_t from, size_t length)
+Errno copy_from_user(void* to, uintptr_t from, size_t length)
 {
     return arm64_copy_user(to, reinterpret_cast<const void*>(from), length);
 }
 
-bool copy_to_user(uintptr_t to, const void* from, size_t length)
+Errno copy_to_user(uintptr_t to, const void* from, size_t length)
 {
     return arm64_copy_user(reinterpret_cast<void*>(to), from, length);
 }
 
 Result<size_t> copy_string_from_user(char* to, uintptr_t from, size_t size)
 {
-    // copy_user.S's protocol: the length, -1 on a fault, -2 without a NUL.
     long n = arm64_copy_string_user(to, reinterpret_cast<const char*>(from), size);
-    if (n == -1)
-        return k_efault;
-    if (n < 0)
-        return k_enametoolong;
-    return static_cast<size_t>(n);
+    return copy_string_result(n);
 }
 
 } // namespace toll::arch

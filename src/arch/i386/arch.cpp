@@ -60,4 +60,10 @@ void wait_for_interrupt()
     asm volatile("sti; hlt" ::: "memory");
 }
 
+void cpu_relax()
+{
+    // PAUSE (Intel SDM Vol. 2B): a hint in a spin-wait loop; a NOP before the P4.
+    asm volatile("pause" ::: "memory");
+}
+
 } // namespace toll::arch

@@ -17,13 +17,20 @@
 
 /* The kernel's data segment selector (cpu.h, k_kernel_ds). */
 #define KERNEL_DS 0x10
+/* The per-CPU segment's selector (cpu.h, k_percpu_sel): %fs in the kernel. */
+#define PERCPU_SEL 0x40
 /* EFLAGS.VM (Intel SDM Vol. 3, 2.3; vm86/emulate.h, k_vm86_flag_vm). */
 #define EFLAGS_VM 0x20000
 /* offsetof(toll::Counter, value) (kernel/kern/counters.h). */
 #define COUNTER_VALUE 4
+/* Trap vectors (trap.h): the page fault (Intel SDM Vol. 3, 6.15) and the
+   system-call gate, int $0x80. */
+#define VEC_PAGE_FAULT 14
+#define VEC_SYSCALL 0x80
 
 #ifndef __ASSEMBLER__
 #include "arch/i386/cpu.h"
+#include "arch/i386/trap.h"
 #include "arch/i386/vm86/emulate.h"
 #include "kernel/kern/counters.h"
 #include "machine/context.h"
@@ -37,6 +44,9 @@ static_assert(offsetof(toll::arch::TrapFrame, eflags) == TF_EFLAGS);
 static_assert(sizeof(toll::arch::TrapFrame) == TF_SIZE);
 static_assert(TF_VM86_SIZE == TF_SIZE + 4 * sizeof(uint32_t));
 static_assert(toll::i386::k_kernel_ds == KERNEL_DS);
+static_assert(toll::i386::k_percpu_sel == PERCPU_SEL);
 static_assert(toll::i386::k_vm86_flag_vm == EFLAGS_VM);
 static_assert(offsetof(toll::Counter, value) == COUNTER_VALUE);
+static_assert(toll::i386::k_vec_page_fault == VEC_PAGE_FAULT);
+static_assert(toll::i386::k_vec_syscall == VEC_SYSCALL);
 #endif

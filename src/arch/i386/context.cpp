@@ -9,6 +9,8 @@
 #include "arch/i386/trap.h"
 #include "arch/i386/walks.h"
 #include "kernel/arch/cpu.h"
+#include "kernel/kern/console.h"
+#include "kernel/kern/cpu.h"
 #include "lib/string.h"
 
 extern "C" void context_switch_stacks(uint32_t* save_esp, uint32_t new_esp);
@@ -34,6 +36,18 @@ TrapFrame* user_frame_at(uintptr_t stack_top)
     return reinterpret_cast<TrapFrame*>(stack_top - sizeof(TrapFrame));
 }
 
+// A user frame that enters the program at @p pc with stack @p sp: user
+// segments, interrupts on, every other register 0 (a new thread and execve).
+void fill_user_frame(TrapFrame& f, uintptr_t pc, uintptr_t sp)
+{
+    memset(&f, 0, sizeof f);
+    f.cs = i386::k_user_cs;
+    f.ds = f.es = f.fs = f.gs = f.user_ss = i386::k_user_ds;
+    f.eip = pc;
+    f.user_esp = sp;
+    f.eflags = k_eflags_reserved1 | k_eflags_if;
+}
+
 // Puts a SwitchFrame below @p frame_top that "returns" into trap_return.
 void switch_into_trap_return(ThreadContext& ctx, TrapFrame* frame)
 {
@@ -44,10 +58,10 @@ void switch_into_trap_return(ThreadContext& ctx, TrapFrame* frame)
 
 } // namespace
 
-void cpu_init()
+void cpu_init(Cpu& boot)
 {
     i386::walks_init(); // before idt_init: it picks the entry path
-    i386::gdt_init();
+    i386::gdt_init(boot);
     i386::idt_init();
     i386::double_fault_init();
     if (i386::layout_isolated())
@@ -57,6 +71,14 @@ void cpu_init()
     i386::pit_init(k_clock_hz);
     i386::pic_enable(i386::k_irq_timer);
     i386::fpu::init();
+}
+
+void cpus_start()
+{
+    // Not yet on i386: the local APIC, the MADT and the INIT-SIPI-SIPI
+    // start-up are still to come, so the other CPUs QEMU or Bochs has stay
+    // halted where the BIOS left them and only the boot CPU runs.
+    kprintf("cpu0: online (boot CPU); i386 starts no other CPU yet\n");
 }
 
 void kernel_image_range(uint64_t* start, uint64_t* end)
@@ -76,35 +98,23 @@ void context_init_kernel(ThreadContext& ctx, uintptr_t stack_top, void (*entry)(
     *sw = SwitchFrame{0, reinterpret_cast<uint32_t>(arg), reinterpret_cast<uint32_t>(entry), 0,
                       reinterpret_cast<uint32_t>(kernel_thread_start)};
     ctx.esp = reinterpret_cast<uint32_t>(sw);
-    ctx.kstack_top = stack_top;
-    ctx.frame = nullptr;
+    ctx.trap_stack = stack_top;
 }
 
-void context_init_user(ThreadContext& ctx, uintptr_t stack_top, uintptr_t pc, uintptr_t sp)
+TrapFrame* context_init_user(ThreadContext& ctx, uintptr_t stack_top, uintptr_t pc, uintptr_t sp)
 {
     TrapFrame* f = user_frame_at(stack_top);
-    memset(f, 0, sizeof *f);
-    f->cs = i386::k_user_cs;
-    f->ds = f->es = f->fs = f->gs = f->user_ss = i386::k_user_ds;
-    f->eip = pc;
-    f->user_esp = sp;
-    f->eflags = k_eflags_reserved1 | k_eflags_if;
-    ctx.kstack_top = stack_top;
-    ctx.frame = f;
+    fill_user_frame(*f, pc, sp);
+    ctx.trap_stack = stack_top;
     ctx.tls = {};
     switch_into_trap_return(ctx, f);
+    return f;
 }
 
-void frame_reset_user(ThreadContext& ctx, uintptr_t pc, uintptr_t sp)
+void frame_reset_user(ThreadContext& ctx, TrapFrame& f, uintptr_t pc, uintptr_t sp)
 {
-    TrapFrame* f = ctx.frame;
-    memset(f, 0, sizeof *f);
-    f->cs = i386::k_user_cs;
-    f->ds = f->es = f->fs = f->gs = f->user_ss = i386::k_user_ds;
-    f->eip = pc;
-    f->user_esp = sp;
-    f->eflags = k_eflags_reserved1 | k_eflags_if;
-    f->vector = i386::k_vec_syscall;
+    fill_user_frame(f, pc, sp);
+    f.vector = i386::k_vec_syscall;
     ctx.tls = {};
     i386::gdt_set_user_tls(ctx.tls);
     i386::fpu::exec_reset(ctx);
@@ -120,15 +130,15 @@ unsigned elf_class()
     return 1; // ELFCLASS32
 }
 
-void context_init_fork(ThreadContext& child, uintptr_t stack_top, const TrapFrame& parent)
+TrapFrame* context_init_fork(ThreadContext& child, uintptr_t stack_top, const TrapFrame& parent)
 {
     TrapFrame* f = user_frame_at(stack_top);
     *f = parent;
     f->eax = 0; // fork returns 0 in the child
-    child.kstack_top = stack_top;
-    child.frame = f;
+    child.trap_stack = stack_top;
     i386::fpu::fork_copy(child);
     switch_into_trap_return(child, f);
+    return f;
 }
 
 void context_switch(ThreadContext& from, ThreadContext& to)
@@ -137,13 +147,14 @@ void context_switch(ThreadContext& from, ThreadContext& to)
     // directly; under the isolated layouts it lands on the trampoline stack
     // (TSS.esp0, fixed) and the entry code moves it to kstack_top.
     if (i386::layout_isolated())
-        trampoline_vars.kstack_top = to.kstack_top;
+        trampoline_vars.kstack_top = to.trap_stack;
     else
-        i386::tss_set_kernel_stack(to.kstack_top);
+        i386::tss_set_kernel_stack(to.trap_stack);
     i386::gdt_set_user_tls(to.tls);
     // The user's gs selector comes back from its trap frame; until then hold
-    // a null one, so that the TLS entry can change under it.
-    asm volatile("movl %0, %%fs; movl %0, %%gs" : : "r"(0));
+    // a null one, so that the TLS entry can change under it. (%fs is the
+    // kernel's per-CPU segment, never a TLS one.)
+    asm volatile("movl %0, %%gs" : : "r"(0));
     i386::fpu::switch_threads(from, to);
     context_switch_stacks(&from.esp, to.esp);
 }

@@ -5,7 +5,8 @@
 # the address really is bad.
 
     .text
-# bool i386_copy_user(void* to, const void* from, size_t length)
+# Errno i386_copy_user(void* to, const void* from, size_t length): 0, or the
+# Errno the fixup left in %eax (the VM's reason for refusing the fault).
     .globl i386_copy_user
 i386_copy_user:
     pushl %esi
@@ -24,18 +25,19 @@ i386_copy_user_access_1:
     .globl i386_copy_user_access_2
 i386_copy_user_access_2:
     rep movsb
-    movl $1, %eax
+    xorl %eax, %eax
     popl %edi
     popl %esi
     ret
     .globl i386_copy_user_fault
 i386_copy_user_fault:
-    xorl %eax, %eax
     popl %edi
     popl %esi
     ret
 
-# long i386_copy_string_user(char* to, const char* from, size_t size)
+# long i386_copy_string_user(char* to, const char* from, size_t size): the
+# string's length, -2 if no NUL within size bytes, or -errno on a fault (the
+# fixup leaves the Errno in %eax).
     .globl i386_copy_string_user
 i386_copy_string_user:
     pushl %esi
@@ -63,7 +65,7 @@ i386_copy_string_access:
     ret
     .globl i386_copy_string_fault
 i386_copy_string_fault:
-    movl $-1, %eax
+    negl %eax
     popl %edi
     popl %esi
     ret

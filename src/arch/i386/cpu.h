@@ -4,6 +4,10 @@
 #include "machine/context.h"
 #include <stdint.h>
 
+namespace toll {
+struct Cpu;
+}
+
 namespace toll::i386 {
 
 // GDT slots. Intel SDM Vol. 3, 3.4.2: selector = index << 3 | RPL.
@@ -16,7 +20,8 @@ enum GdtSlot : uint16_t {
     k_gdt_tss = 5,
     k_gdt_user_tls = 6, ///< set_thread_area's entry, reloaded on every switch
     k_gdt_double_fault_tss = 7,
-    k_gdt_count = 8,
+    k_gdt_percpu = 8, ///< base: this CPU's toll::Cpu; %fs in the kernel (machine/cpu_local.h)
+    k_gdt_count = 9,
 };
 constexpr uint16_t selector(GdtSlot slot, unsigned rpl = 0)
 {
@@ -26,6 +31,7 @@ constexpr uint16_t k_kernel_cs = selector(k_gdt_kernel_code);
 constexpr uint16_t k_kernel_ds = selector(k_gdt_kernel_data);
 constexpr uint16_t k_user_cs = selector(k_gdt_user_code, 3);
 constexpr uint16_t k_user_ds = selector(k_gdt_user_data, 3);
+constexpr uint16_t k_percpu_sel = selector(k_gdt_percpu);
 
 /// A segment descriptor in the GDT (Intel SDM Vol. 3, 3.4.5).
 struct [[gnu::packed]] SegmentDescriptor {
@@ -37,6 +43,32 @@ struct [[gnu::packed]] SegmentDescriptor {
     uint8_t base_high;
 };
 
+/// An IDT gate descriptor (Intel SDM Vol. 3, 6.11, Figure 6-2).
+struct [[gnu::packed]] Gate {
+    uint16_t offset_low;
+    uint16_t selector;
+    uint8_t zero;
+    uint8_t type_attr;
+    uint16_t offset_high;
+};
+/// Its type byte: present, a 32-bit interrupt gate (DPL 0); or'ed with
+/// k_gate_dpl3, user mode may raise the vector itself (int n).
+constexpr uint8_t k_gate_interrupt32 = 0x8E, k_gate_dpl3 = 0x60;
+
+/// An interrupt gate to @p handler in the kernel code segment.
+constexpr Gate interrupt_gate(uint32_t handler, uint8_t type_attr = k_gate_interrupt32)
+{
+    return Gate{static_cast<uint16_t>(handler & 0xFFFF), k_kernel_cs, 0, type_attr,
+                static_cast<uint16_t>(handler >> 16)};
+}
+
+/// The operand of lgdt, lidt, sgdt and sidt (Intel SDM Vol. 3, 2.4.1 and
+/// 2.4.3): a descriptor table's limit and linear base address.
+struct [[gnu::packed]] TableRegister {
+    uint16_t limit;
+    uint32_t base;
+};
+
 /// The 32-bit task-state segment (Intel SDM Vol. 3, 7.2.1).
 struct [[gnu::packed]] Tss {
     uint32_t prev_task;
@@ -46,19 +78,21 @@ struct [[gnu::packed]] Tss {
     uint16_t trap, iomap_base;
 };
 
-/// Builds the GDT, loads it and the TSS. Called once at boot.
-void gdt_init();
+/// Builds the GDT and TSS of the CPU @p cpu (each CPU has its own, so that
+/// the per-CPU descriptor and the TSS are its own under the same selectors),
+/// loads them, and points %fs at @p cpu. Called once on each CPU.
+void gdt_init(toll::Cpu& cpu);
 
-/// Sets the kernel stack the CPU switches to on a trap from user mode.
+/// Sets the kernel stack this CPU switches to on a trap from user mode.
 void tss_set_kernel_stack(uint32_t esp0);
 
-/// Writes the user TLS descriptor (set_thread_area); an empty @p tls clears it.
+/// Writes this CPU's user TLS descriptor (set_thread_area); an empty @p tls clears it.
 void gdt_set_user_tls(const arch::TlsSegment& tls);
 
 /// The boot CPU's TSS.
 Tss& boot_tss();
 
-/// The GDT itself (the vm86 and double-fault code patch descriptors).
+/// The boot CPU's GDT (the vm86 and double-fault code patch descriptors).
 SegmentDescriptor* gdt();
 
 inline uint32_t read_cr0()

@@ -42,6 +42,7 @@ void double_fault_init()
     g_df_tss.eip = reinterpret_cast<uint32_t>(i386_double_fault);
     g_df_tss.esp = g_df_tss.esp0 = reinterpret_cast<uint32_t>(g_df_stack + sizeof g_df_stack);
     g_df_tss.ss = g_df_tss.ss0 = g_df_tss.ds = g_df_tss.es = k_kernel_ds;
+    g_df_tss.fs = k_percpu_sel; // the boot CPU's: its GDT holds this task's descriptor
     g_df_tss.cs = k_kernel_cs;
     g_df_tss.eflags = 0x2; // interrupts off
     g_df_tss.iomap_base = sizeof(Tss);

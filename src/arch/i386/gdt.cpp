@@ -1,7 +1,9 @@
-// The global descriptor table and the task-state segment: flat 4 GB code and
-// data segments for kernel and user, one TSS, and the user TLS slot.
+// The global descriptor tables and task-state segments, one of each per CPU:
+// flat 4 GB code and data segments for kernel and user, the CPU's TSS, the
+// user TLS slot, and the per-CPU segment whose base is the CPU's toll::Cpu.
 #include "arch/i386/cpu.h"
 #include "arch/i386/trampoline.h"
+#include "kernel/kern/cpu.h"
 #include "lib/string.h"
 
 namespace toll::i386 {
@@ -12,16 +14,14 @@ constexpr uint8_t k_present = 0x80, k_dpl3 = 0x60, k_code_or_data = 0x10;
 constexpr uint8_t k_code_readable = 0x0A, k_data_writable = 0x02;
 constexpr uint8_t k_tss_available = 0x09;
 constexpr uint8_t k_gran_4k_32bit = 0xC0;
+constexpr uint8_t k_size_32bit = 0x40; // D/B set, G clear: a byte-granular 32-bit segment
 
 // The GDT and TSS live in the trampoline: the CPU reads them in user mode
 // too (segment loads, the stack switch on a trap), whichever CR3 is loaded.
-alignas(8) TOLL_TRAMPOLINE_DATA SegmentDescriptor g_gdt[k_gdt_count];
-TOLL_TRAMPOLINE_DATA Tss g_tss;
-
-struct [[gnu::packed]] Pseudo {
-    uint16_t limit;
-    uint32_t base;
-};
+alignas(8) TOLL_TRAMPOLINE_DATA SegmentDescriptor g_gdt[k_max_cpus][k_gdt_count];
+TOLL_TRAMPOLINE_DATA Tss g_tss[k_max_cpus];
+// What each CPU's TLS entry says now (gdt_set_user_tls).
+arch::TlsSegment g_tls_loaded[k_max_cpus];
 
 SegmentDescriptor make(uint32_t base, uint32_t limit, uint8_t access, uint8_t flags)
 {
@@ -33,65 +33,76 @@ SegmentDescriptor make(uint32_t base, uint32_t limit, uint8_t access, uint8_t fl
                              static_cast<uint8_t>(base >> 24)};
 }
 
+// Cpu::id is read as one word through %fs.
+static_assert(sizeof(Cpu::id) == sizeof(uintptr_t));
+
 } // namespace
 
 SegmentDescriptor* gdt()
 {
-    return g_gdt;
+    return g_gdt[0];
 }
 
 Tss& boot_tss()
 {
-    return g_tss;
+    return g_tss[0];
 }
 
-void gdt_init()
+void gdt_init(Cpu& cpu)
 {
-    g_gdt[k_gdt_kernel_code] =
+    SegmentDescriptor* table = g_gdt[cpu.id];
+    Tss& tss = g_tss[cpu.id];
+    table[k_gdt_kernel_code] =
         make(0, 0xFFFFF, k_present | k_code_or_data | k_code_readable, k_gran_4k_32bit);
-    g_gdt[k_gdt_kernel_data] =
+    table[k_gdt_kernel_data] =
         make(0, 0xFFFFF, k_present | k_code_or_data | k_data_writable, k_gran_4k_32bit);
-    g_gdt[k_gdt_user_code] =
+    table[k_gdt_user_code] =
         make(0, 0xFFFFF, k_present | k_dpl3 | k_code_or_data | k_code_readable, k_gran_4k_32bit);
-    g_gdt[k_gdt_user_data] =
+    table[k_gdt_user_data] =
         make(0, 0xFFFFF, k_present | k_dpl3 | k_code_or_data | k_data_writable, k_gran_4k_32bit);
-    memset(&g_tss, 0, sizeof g_tss);
-    g_tss.ss0 = k_kernel_ds;
-    g_tss.iomap_base = sizeof(Tss); // no I/O bitmap: user port I/O faults
-    g_gdt[k_gdt_tss] =
-        make(reinterpret_cast<uint32_t>(&g_tss), sizeof(Tss) - 1, k_present | k_tss_available, 0);
+    memset(&tss, 0, sizeof tss);
+    tss.ss0 = k_kernel_ds;
+    tss.iomap_base = sizeof(Tss); // no I/O bitmap: user port I/O faults
+    table[k_gdt_tss] =
+        make(reinterpret_cast<uint32_t>(&tss), sizeof(Tss) - 1, k_present | k_tss_available, 0);
+    // Byte granularity: the limit is the Cpu's size, so a stray %fs offset faults.
+    table[k_gdt_percpu] = make(reinterpret_cast<uint32_t>(&cpu), sizeof(Cpu) - 1,
+                               k_present | k_code_or_data | k_data_writable, k_size_32bit);
 
-    Pseudo gdtr{sizeof g_gdt - 1, reinterpret_cast<uint32_t>(g_gdt)};
+    TableRegister gdtr{sizeof(SegmentDescriptor) * k_gdt_count - 1,
+                       reinterpret_cast<uint32_t>(table)};
     asm volatile("lgdt %0\n\t"
                  "ljmp %1, $1f\n"
                  "1:\n\t"
                  "movw %w2, %%ds\n\t"
                  "movw %w2, %%es\n\t"
                  "movw %w2, %%ss\n\t"
+                 "movw %w3, %%fs\n\t"
                  "xorl %%eax, %%eax\n\t"
-                 "movw %%ax, %%fs\n\t"
                  "movw %%ax, %%gs\n\t"
                  :
-                 : "m"(gdtr), "i"(k_kernel_cs), "r"(static_cast<uint32_t>(k_kernel_ds))
+                 : "m"(gdtr), "i"(k_kernel_cs), "r"(static_cast<uint32_t>(k_kernel_ds)),
+                   "r"(static_cast<uint32_t>(k_percpu_sel))
                  : "eax", "memory");
     asm volatile("ltr %w0" : : "r"(selector(k_gdt_tss)));
 }
 
 void tss_set_kernel_stack(uint32_t esp0)
 {
-    g_tss.esp0 = esp0;
+    g_tss[arch::cpu_local_word<offsetof(Cpu, id)>()].esp0 = esp0;
 }
 
 void gdt_set_user_tls(const arch::TlsSegment& tls)
 {
     // Most switches go between threads with the same kind of TLS segment (or
     // none); skip the rewrite when the entry already says the same thing.
-    static arch::TlsSegment s_loaded;
+    uintptr_t id = arch::cpu_local_word<offsetof(Cpu, id)>();
+    arch::TlsSegment& s_loaded = g_tls_loaded[id];
     if (tls.base == s_loaded.base && tls.limit == s_loaded.limit && tls.access == s_loaded.access &&
         tls.flags == s_loaded.flags)
         return;
     s_loaded = tls;
-    g_gdt[k_gdt_user_tls] =
+    g_gdt[id][k_gdt_user_tls] =
         tls.present() ? make(tls.base, tls.limit, tls.access, tls.flags) : SegmentDescriptor{};
 }
 

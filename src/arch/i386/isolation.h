@@ -1,6 +1,7 @@
 // The isolation self-check of the i386 address-space layouts (isolation.cpp).
 #pragma once
 #include "kernel/arch/pmap.h"
+#include "kernel/sys/syscalls.h"
 
 namespace toll::i386 {
 
@@ -17,3 +18,12 @@ struct DirectoryCheck {
 DirectoryCheck check_user_directory(vm::Pmap* pmap);
 
 } // namespace toll::i386
+
+namespace toll::sys {
+
+/// Toll's call TOLL_SYS_check_isolation (i386 only): check_isolation(unsigned*
+/// directories) walks the user directory of every live process, returns the
+/// number of bad entries found and stores how many directories it checked.
+long sys_check_isolation(const SyscallArgs& a);
+
+} // namespace toll::sys

@@ -229,20 +229,17 @@ size_t pmap_tlb_entries(Pmap* pmap, uintptr_t start, uintptr_t end)
     return n;
 }
 
-bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot, unsigned* psind)
+Optional<Mapping> pmap_extract(Pmap* pmap, uintptr_t va)
 {
-    if (psind)
-        *psind = 0;
     uint32_t* pte = pte_slot(pmap, static_cast<uint32_t>(va), false);
     if (!pte || !mapped(*pte))
-        return false;
-    if (pa)
-        *pa = (*pte & k_pte_frame) | (va & (k_page_size - 1));
-    if (prot)
-        *prot = !(*pte & k_pte_present) ? unsigned(k_prot_none)
-                                        : unsigned(k_prot_read | k_prot_exec) |
-                                              ((*pte & k_pte_write) ? k_prot_write : 0u);
-    return true;
+        return {};
+    Mapping m;
+    m.pa = (*pte & k_pte_frame) | (va & (k_page_size - 1));
+    m.prot = !(*pte & k_pte_present)
+                 ? unsigned(k_prot_none)
+                 : unsigned(k_prot_read | k_prot_exec) | ((*pte & k_pte_write) ? k_prot_write : 0u);
+    return m;
 }
 
 uintptr_t pmap_next_mapped(Pmap* pmap, uintptr_t va, uintptr_t end)

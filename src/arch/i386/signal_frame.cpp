@@ -37,11 +37,8 @@ struct [[gnu::packed]] FpState {
 static_assert(sizeof(FpState) == 624);
 constexpr size_t k_fxsave_offset = 112;
 constexpr uint32_t k_fpstate_align = 64; // as XSAVE would need
-// Intel SDM Vol. 1, 10.5.1: FXSAVE keeps MXCSR at byte 24. Its bits 16-31
-// are reserved (FXRSTOR raises #GP if one is set), and DAZ (bit 6) is not
-// on every CPU: a restored image keeps only the rest.
+// Intel SDM Vol. 1, 10.5.1: FXSAVE keeps MXCSR at byte 24.
 constexpr size_t k_mxcsr_offset = 24;
-constexpr uint32_t k_mxcsr_restorable = 0xFFBF;
 
 struct StackT {
     uint32_t ss_sp;
@@ -120,9 +117,10 @@ void restore_context(TrapFrame& f, const SigContext& sc)
 bool signal_frame_push(TrapFrame& f, ThreadContext& ctx, const proc::SignalDelivery& d)
 {
     bool rt = d.action.flags & proc::k_sa_siginfo;
-    // FPU state first, just below the interrupted stack, then the frame,
-    // placed so that the handler starts as if called: esp + 4 16-aligned.
-    uint32_t sp = f.user_esp;
+    // FPU state first, just below the interrupted stack (or at the top of
+    // the alternate one), then the frame, placed so that the handler starts
+    // as if called: esp + 4 16-aligned.
+    uint32_t sp = static_cast<uint32_t>(d.stack_top);
     uint8_t fx[512];
     bool have_fpu = i386::fpu::signal_save(ctx, fx);
     uint32_t fpstate = 0;
@@ -140,6 +138,10 @@ bool signal_frame_push(TrapFrame& f, ThreadContext& ctx, const proc::SignalDeliv
     uint32_t frame = ((sp - frame_size + 4) & ~uint32_t(15)) - 4;
     if (frame > sp)
         return false;
+    // A frame for the alternate stack must fit on it (Linux's get_sigframe).
+    const proc::AltStack& alt = d.altstack;
+    if (d.on_altstack && !(frame > alt.sp && frame - alt.sp <= alt.size))
+        return false;
     uint32_t mask_low = static_cast<uint32_t>(d.saved_mask),
              mask_high = static_cast<uint32_t>(d.saved_mask >> 32);
     if (rt) {
@@ -149,7 +151,8 @@ bool signal_frame_push(TrapFrame& f, ThreadContext& ctx, const proc::SignalDeliv
         r.pinfo = frame + offsetof(RtFrame, info);
         r.puc = frame + offsetof(RtFrame, uc);
         proc::siginfo_write(r.info, d);
-        r.uc.uc_stack.ss_flags = 2; // SS_DISABLE: no alternate stack
+        r.uc.uc_stack =
+            StackT{static_cast<uint32_t>(alt.sp), alt.flags, static_cast<uint32_t>(alt.size)};
         r.uc.uc_mcontext = context_of(f, fpstate, mask_low);
         r.uc.uc_sigmask[0] = mask_low;
         r.uc.uc_sigmask[1] = mask_high;
@@ -200,27 +203,36 @@ bool signal_frame_pop(TrapFrame& f, ThreadContext& ctx, bool rt, uint64_t* mask)
     if (sc.fpstate) {
         if (sys::copyin(fx, sc.fpstate + k_fxsave_offset, sizeof fx) != k_ok)
             return false;
+        // A bit the CPU does not support (bits 16-31 are reserved; DAZ is
+        // not on every CPU) would make FXRSTOR fault: a bad frame, SIGSEGV,
+        // as Linux answers.
         uint32_t mxcsr;
         memcpy(&mxcsr, fx + k_mxcsr_offset, sizeof mxcsr);
-        mxcsr &= k_mxcsr_restorable;
-        memcpy(fx + k_mxcsr_offset, &mxcsr, sizeof mxcsr);
+        if (mxcsr & ~i386::fpu::mxcsr_mask())
+            return false;
     }
     restore_context(f, sc);
-    ctx.exit_work |= k_exit_check_frame; // every value came from the program
     i386::fpu::signal_restore(ctx, sc.fpstate ? fx : nullptr);
     return true;
 }
 
-void syscall_restart(TrapFrame& f, const ThreadContext& ctx)
+void syscall_restart(TrapFrame& f, uintptr_t saved)
 {
     constexpr uint32_t k_int_0x80_length = 2; // CD 80
     f.eip -= k_int_0x80_length;
-    f.eax = static_cast<uint32_t>(ctx.syscall_saved);
+    f.eax = static_cast<uint32_t>(saved);
 }
 
 bool user_frame_vet(TrapFrame& f, ThreadContext& ctx)
 {
     return i386::user_frame_check(f, ctx.tls);
+}
+
+size_t min_signal_stack()
+{
+    // Linux, arch/x86/include/uapi/asm/signal.h: MINSIGSTKSZ.
+    constexpr size_t k_minsigstksz = 2048;
+    return k_minsigstksz;
 }
 
 long syscall_return_value(const TrapFrame& f)

@@ -2,16 +2,14 @@
 // mapped to Toll's implementations, plus the i386-only set_thread_area.
 // int 0x80: the number in eax, arguments in ebx, ecx, edx, esi, edi, ebp.
 #include "arch/i386/cpu.h"
+#include "arch/i386/isolation.h"
 #include "arch/i386/trap.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/arch/signal.h"
 #include "kernel/proc/thread.h"
+#include "kernel/sys/dispatch.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
-
-namespace toll::sys {
-long sys_check_isolation(const SyscallArgs& a);
-}
 
 namespace toll::i386 {
 namespace {
@@ -78,9 +76,9 @@ long sys_set_thread_area(const SyscallArgs& a)
     d.entry_number = k_gdt_user_tls;
     if (copyout(a.a[0], &d, sizeof d) != k_ok)
         return -k_efault;
-    arch::ThreadContext& ctx = proc::current()->context;
-    ctx.tls = tls;
-    ctx.exit_work |= arch::k_exit_check_frame; // a saved selector may name what just went
+    proc::Thread* t = proc::current();
+    t->context.tls = tls;
+    t->exit_work |= proc::k_exit_check_frame; // a saved selector may name what just went
     gdt_set_user_tls(tls);
     // A segment register of this thread may hold the TLS selector of a slot
     // just emptied: the check of every frame on its way back to user mode
@@ -89,12 +87,7 @@ long sys_set_thread_area(const SyscallArgs& a)
     return 0;
 }
 
-struct Entry {
-    uint16_t number;
-    SyscallHandler handler;
-};
-
-constexpr Entry k_linux_calls[] = {
+constexpr SyscallEntry k_linux_calls[] = {
     {1, sys_exit},
     {2, sys_fork},
     {3, sys_read},
@@ -151,45 +144,31 @@ constexpr Entry k_linux_calls[] = {
     {179, sys_rt_sigsuspend},
     {238, sys_tkill},
     {270, sys_tgkill},
+    {57, sys_setpgid},
+    {65, sys_getpgrp},
+    {66, sys_setsid},
+    {132, sys_getpgid},
+    {147, sys_getsid},
+    {186, sys_sigaltstack},
+    {309, sys_ppoll},
 };
 
-// Toll's own calls, above Linux's range (src/user/include/toll/toll.h).
-constexpr Entry k_toll_calls[] = {
-    {1000, sys_counter_get},     {1001, sys_counter_list},
-    {1003, sys_check_isolation}, // i386 only: isolation.cpp
-    {1004, sys_tlb_reach},       {1005, sys_fail_alloc},
+// Toll's own calls that only i386 has (the rest: k_toll_calls).
+constexpr SyscallEntry k_i386_toll_calls[] = {
+    {TOLL_SYS_check_isolation, sys_check_isolation}, // isolation.cpp
 };
 
-constexpr unsigned k_table_size = 1006;
-SyscallHandler g_table[k_table_size];
-
-struct TableBuilder {
-    TableBuilder()
-    {
-        for (const Entry& e : k_linux_calls)
-            g_table[e.number] = e.handler;
-        for (const Entry& e : k_toll_calls)
-            g_table[e.number] = e.handler;
-    }
-};
-TableBuilder g_builder; // a static constructor fills the table at boot
+constexpr SyscallTable<syscall_table_size(k_linux_calls, k_toll_calls, k_i386_toll_calls)> g_table{
+    k_linux_calls, k_toll_calls, k_i386_toll_calls};
 
 } // namespace
 
 void syscall_dispatch(arch::TrapFrame& f)
 {
-    uint32_t number = f.eax;
-    long result;
-    if (number < k_table_size && g_table[number]) {
-        SyscallArgs args{{f.ebx, f.ecx, f.edx, f.esi, f.edi, f.ebp}, &f};
-        result = g_table[number](args);
-        if (result == -k_erestartsys)
-            result = syscall_interrupted(g_table[number], number);
-    } else {
-        result = sys_unknown(number);
-    }
+    SyscallArgs args{{f.ebx, f.ecx, f.edx, f.esi, f.edi, f.ebp}, &f};
+    // eax is both the number and the result: a restart puts the number back.
     // exec rewrote the frame: its eax is the new program's, leave the 0.
-    f.eax = static_cast<uint32_t>(result);
+    f.eax = static_cast<uint32_t>(sys::syscall_dispatch(g_table, f.eax, args, f.eax));
 }
 
 } // namespace toll::i386

@@ -12,7 +12,9 @@
 #include "kernel/arch/cpu.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
+#include "kernel/kern/cpu.h"
 #include "kernel/kern/panic.h"
+#include "kernel/proc/fault.h"
 #include "kernel/proc/process.h"
 #include "kernel/proc/thread.h"
 #include "kernel/vm/vmspace.h"
@@ -22,15 +24,6 @@ extern "C" char trap_stubs[], isolated_trap_stubs[], isolated_syscall_entry[];
 namespace toll::i386 {
 namespace {
 
-// Intel SDM Vol. 3, 6.11: a 32-bit interrupt gate.
-struct [[gnu::packed]] Gate {
-    uint16_t offset_low;
-    uint16_t selector;
-    uint8_t zero;
-    uint8_t type_attr;
-    uint16_t offset_high;
-};
-constexpr uint8_t k_gate_interrupt32 = 0x8E, k_gate_dpl3 = 0x60;
 constexpr unsigned k_stub_size = 16; // each stub is .balign 16 in trap_entry.S
 
 alignas(8) TOLL_TRAMPOLINE_DATA Gate g_idt[256]; // in the trampoline: read on every trap
@@ -76,25 +69,28 @@ const char* const k_exception_names[32] = {"divide error",
                                            "security",
                                            "reserved"};
 
-// Linux signal numbers for the exceptions a user program can cause.
-int signal_for(unsigned vector)
+// What each exception a user program can cause is, for the core's fault
+// policy (proc::user_fault picks the signal and si_code).
+proc::FaultKind fault_kind(unsigned vector)
 {
-    constexpr int k_sigill = 4, k_sigtrap = 5, k_sigbus = 7, k_sigfpe = 8, k_sigsegv = 11;
+    using proc::FaultKind;
     switch (vector) {
     case k_vec_divide:
     case k_vec_x87:
     case k_vec_simd:
-        return k_sigfpe;
+        return FaultKind::arithmetic;
     case k_vec_debug:
     case k_vec_breakpoint:
-        return k_sigtrap;
+        return FaultKind::breakpoint;
     case k_vec_invalid_opcode:
     case k_vec_device_not_available:
-        return k_sigill;
+        return FaultKind::illegal;
     case k_vec_alignment:
-        return k_sigbus;
+        return FaultKind::alignment;
+    case k_vec_page_fault:
+        return FaultKind::page;
     default:
-        return k_sigsegv;
+        return FaultKind::protection;
     }
 }
 
@@ -114,10 +110,8 @@ void set_exception_hook(unsigned vector, ExceptionHook hook)
 
 void idt_set_gate(unsigned vector, uint32_t handler, bool user_callable)
 {
-    g_idt[vector] =
-        Gate{static_cast<uint16_t>(handler & 0xFFFF), k_kernel_cs, 0,
-             static_cast<uint8_t>(k_gate_interrupt32 | (user_callable ? k_gate_dpl3 : 0)),
-             static_cast<uint16_t>(handler >> 16)};
+    g_idt[vector] = interrupt_gate(
+        handler, static_cast<uint8_t>(k_gate_interrupt32 | (user_callable ? k_gate_dpl3 : 0)));
 }
 
 void idt_set_task_gate(unsigned vector, uint16_t tss_selector, uint8_t type_attr)
@@ -147,10 +141,7 @@ void idt_init()
                      ? reinterpret_cast<uint32_t>(isolated_syscall_entry)
                      : trap_stub_address(k_vec_syscall),
                  true);
-    struct [[gnu::packed]] {
-        uint16_t limit;
-        uint32_t base;
-    } idtr{sizeof g_idt - 1, reinterpret_cast<uint32_t>(g_idt)};
+    TableRegister idtr{sizeof g_idt - 1, reinterpret_cast<uint32_t>(g_idt)};
     asm volatile("lidt %0" : : "m"(idtr));
 }
 
@@ -176,27 +167,19 @@ void kernel_exception(arch::TrapFrame& f)
     panic("kernel %s (trap %u) at eip 0x%x", exception_name(f.vector), f.vector, f.eip);
 }
 
-void user_exception(arch::TrapFrame& f)
+// Out of line, so that the system call path through i386_trap stays short.
+[[gnu::noinline]] void user_exception(arch::TrapFrame& f)
 {
     if (f.vector == k_vec_page_fault) {
-        uint32_t address = read_cr2();
-        bool write = f.error & k_pf_write;
-        bool present = f.error & k_pf_present;
-        Errno e = vm::handle_user_fault(proc::current_vm(), address, write, present);
-        if (e == k_ok)
-            return;
-        if (e == k_enomem)
-            proc::terminate_by_fault(proc::k_sigkill, f.vector, "out of memory", f.eip, address);
-        proc::force_signal(signal_for(f.vector), f.vector, exception_name(f.vector), f.eip,
-                           address);
+        proc::user_page_fault(f.vector, "page fault", f.eip, read_cr2(),
+                              (f.error & k_pf_write) != 0, (f.error & k_pf_present) != 0);
         return;
     }
-    proc::force_signal(signal_for(f.vector), f.vector, exception_name(f.vector), f.eip, 0);
+    proc::user_fault(
+        proc::UserFault{fault_kind(f.vector), f.vector, exception_name(f.vector), f.eip});
 }
 
 void interrupt(unsigned irq);
-
-constexpr int k_sigsegv = 11;
 
 // A trap from virtual-8086 mode through the kernel's IDT. The kernel's own
 // BIOS calls run under the vm86 monitor's tables, so this is a program that
@@ -209,13 +192,14 @@ constexpr int k_sigsegv = 11;
 {
     if (f.vector >= k_irq_base && f.vector < k_irq_base + 16)
         interrupt(f.vector - k_irq_base);
-    proc::terminate_by_fault(k_sigsegv, f.vector, "entered virtual-8086 mode", f.eip, 0);
+    proc::terminate_by_fault(proc::k_sigsegv, f.vector, "entered virtual-8086 mode", f.eip, 0);
 }
 
 void interrupt(unsigned irq)
 {
     if ((irq == 7 || irq == 15) && pic_is_spurious(irq))
         return;
+    InterruptScope in_interrupt;
     pic_eoi(irq);
     if (irq == k_irq_timer) {
         g_timer_irqs.add();
@@ -239,7 +223,7 @@ extern "C" void i386_trap(toll::arch::TrapFrame* frame)
     if (f.eflags & arch::TrapFrame::k_eflags_vm)
         vm86_intruder(f);
     bool from_user = f.from_user();
-    if (f.vector == k_vec_syscall) {
+    if (f.vector == k_vec_syscall) [[likely]] {
         g_syscalls.add();
         syscall_dispatch(f);
     } else if (f.vector < 32) {
@@ -262,7 +246,5 @@ extern "C" void i386_trap(toll::arch::TrapFrame* frame)
         if (!from_user)
             panic("unexpected vector %u in the kernel", f.vector);
     }
-    if (from_user)
-        proc::return_to_user_checks(f);
-    proc::sched_preempt_point(from_user);
+    proc::trap_exit(f, from_user);
 }

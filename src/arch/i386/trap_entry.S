@@ -46,10 +46,12 @@
     movl $KERNEL_DS, %eax
     movl %eax, %ds
     movl %eax, %es
-    # The kernel never uses fs or gs; a null selector there means no stale
-    # user TLS selector can outlive its GDT entry across a thread switch.
-    xorl %eax, %eax
+    # %fs is the kernel's per-CPU segment (machine/cpu_local.h); the kernel
+    # never uses gs, and a null selector there means no stale user TLS
+    # selector can outlive its GDT entry across a thread switch.
+    movl $PERCPU_SEL, %eax
     movl %eax, %fs
+    xorl %eax, %eax
     movl %eax, %gs
     cld
 .endm
@@ -79,6 +81,23 @@ isolated_trap_stubs:
 # on the trampoline stack (SCRATCH) while %eax carries the CR3.
 #define SCRATCH (TOP - HW_FRAME - 4)
 #
+# Both entries (a trap, and the system-call gate) start the same way: the
+# macro below, written once, moves the CPU's five words; each entry then
+# pushes its own error code and vector.
+.macro isolated_enter
+# LAB 4x4 BEGIN: on entry from user mode (32-bit), with every memory operand through %ss (the user's %ds is still loaded), keep the user's %eax at SCRATCH, load the kernel's CR3 (trampoline_vars + TV_KERNEL_CR3), switch to the top of the thread's kernel stack (trampoline_vars + TV_KSTACK_TOP) and push there the five words the CPU pushed at the top of the trampoline stack (TOP), in the same order
+    movl %eax, %ss:SCRATCH
+    movl %ss:trampoline_vars + TV_KERNEL_CR3, %eax
+    movl %eax, %cr3
+    movl %ss:trampoline_vars + TV_KSTACK_TOP, %esp
+    pushl %ss:TOP - 4                   # ss
+    pushl %ss:TOP - 8                   # esp
+    pushl %ss:TOP - 12                  # eflags
+    pushl %ss:TOP - 16                  # cs
+    pushl %ss:TOP - 20                  # eip
+# LAB 4x4 END
+.endm
+#
 # Until save_registers loads the kernel's data segments, %ds is the user's
 # (possibly a null or short TLS selector), so every memory operand here goes
 # through %ss, which the CPU loaded from TSS.ss0; the same holds on the way
@@ -86,41 +105,21 @@ isolated_trap_stubs:
 isolated_common:
     cmpl $TOP - HW_FRAME, %esp
     jne trap_common
-# LAB 4x4 BEGIN: on entry from user mode (32-bit), with every memory operand through %ss (the user's %ds is still loaded), keep the user's %eax at SCRATCH, load the kernel's CR3 (trampoline_vars + TV_KERNEL_CR3), switch to the top of the thread's kernel stack (trampoline_vars + TV_KSTACK_TOP) and push there the HW_FRAME bytes at the top of the trampoline stack (TOP), in the same order
-    movl %eax, %ss:SCRATCH
-    movl %ss:trampoline_vars + TV_KERNEL_CR3, %eax
-    movl %eax, %cr3
-    movl %ss:trampoline_vars + TV_KSTACK_TOP, %esp
-    pushl %ss:TOP - 4                   # ss
-    pushl %ss:TOP - 8                   # esp
-    pushl %ss:TOP - 12                  # eflags
-    pushl %ss:TOP - 16                  # cs
-    pushl %ss:TOP - 20                  # eip
+    isolated_enter
     pushl %ss:TOP - 24                  # error code
     pushl %ss:TOP - 28                  # vector
-# LAB 4x4 END
     jmp isolated_saved
 
 # The isolated layouts' system-call gate (int $0x80, DPL 3): only 32-bit user
 # mode reaches it (the kernel never executes int $0x80, and in vm86 mode
 # INT n at IOPL 0 raises #GP instead), so the CPU's five words are at the
 # top of the trampoline stack and no test is needed; the error code and
-# vector are pushed on the kernel stack directly.
+# vector, which no stub pushed, go on the kernel stack directly.
     .globl isolated_syscall_entry
 isolated_syscall_entry:
-# LAB 4x4 BEGIN: the same for int $0x80, whose frame has no error code or vector yet: push the five words the CPU pushed, then 0 and the vector (0x80)
-    movl %eax, %ss:SCRATCH
-    movl %ss:trampoline_vars + TV_KERNEL_CR3, %eax
-    movl %eax, %cr3
-    movl %ss:trampoline_vars + TV_KSTACK_TOP, %esp
-    pushl %ss:TOP - 4                   # ss
-    pushl %ss:TOP - 8                   # esp
-    pushl %ss:TOP - 12                  # eflags
-    pushl %ss:TOP - 16                  # cs
-    pushl %ss:TOP - 20                  # eip
+    isolated_enter
     pushl $0                            # error code
-    pushl $0x80                         # vector
-# LAB 4x4 END
+    pushl $VEC_SYSCALL                  # vector
 isolated_saved:
 # LAB 4x4 BEGIN: get the user's %eax back from SCRATCH and count the CR3 load in i386_cr3_loads and i386_tlb_full_flushes
     movl %ss:SCRATCH, %eax
@@ -172,7 +171,7 @@ trap_common:
     # From the kernel. A page fault in the trampoline's fast copy happens with
     # the user's CR3 loaded, where the kernel's code is not mapped: leave
     # through the copy's fault exit without calling into the kernel.
-    cmpl $14, TF_VECTOR(%esp)
+    cmpl $VEC_PAGE_FAULT, TF_VECTOR(%esp)
     jne 1f
     cmpl $fast_copy_access, TF_EIP(%esp)
     je 2f

@@ -77,11 +77,10 @@ KTEST("i386.pmap.live_map_write_unmap")
     vm::PhysAddr page = got.value();
     constexpr uint32_t k_va = 0x08048000;
     KEXPECT_EQ(vm::pmap_enter(pmap, k_va, page, vm::k_prot_read | vm::k_prot_write), k_ok);
-    vm::PhysAddr pa = 0;
-    unsigned prot = 0;
-    KEXPECT(vm::pmap_extract(pmap, k_va + 12, &pa, &prot));
-    KEXPECT_EQ(pa, page + 12);
-    KEXPECT(prot & vm::k_prot_write);
+    Optional<vm::Mapping> m = vm::pmap_extract(pmap, k_va + 12);
+    KEXPECT(m.has_value());
+    KEXPECT_EQ(m.value_or({}).pa, page + 12);
+    KEXPECT(m.value_or({}).prot & vm::k_prot_write);
     vm::Pmap* before = vm::pmap_current();
     if (layout() == Layout::split_4_4) {
         // The kernel's own directory must not see the user mapping.
@@ -98,12 +97,13 @@ KTEST("i386.pmap.live_map_write_unmap")
     }
     KEXPECT_EQ(static_cast<uint32_t*>(vm::phys_to_virt(page))[4], 0xC0FFEEu);
     vm::pmap_protect(pmap, k_va, k_va + vm::k_page_size, vm::k_prot_read);
-    KEXPECT(vm::pmap_extract(pmap, k_va, nullptr, &prot));
-    KEXPECT(!(prot & vm::k_prot_write));
+    m = vm::pmap_extract(pmap, k_va);
+    KEXPECT(m.has_value());
+    KEXPECT(!(m.value_or({}).prot & vm::k_prot_write));
     KEXPECT_EQ(vm::pmap_remove_page(pmap, k_va).value_or(0), page);
-    KEXPECT(!vm::pmap_extract(pmap, k_va, nullptr, nullptr));
+    KEXPECT(!vm::pmap_extract(pmap, k_va).has_value());
     // The kernel's addresses are never user mappings of the pmap.
-    KEXPECT(vm::pmap_extract(pmap, KERNEL_BASE + 0x100000, &pa, nullptr) == false);
+    KEXPECT(!vm::pmap_extract(pmap, KERNEL_BASE + 0x100000).has_value());
     vm::phys_allocator().free(page, 0);
     vm::pmap_destroy(pmap);
 }

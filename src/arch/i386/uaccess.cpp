@@ -19,7 +19,7 @@
 #include "kernel/vm/vmspace.h"
 #include "lib/string.h"
 
-extern "C" bool i386_copy_user(void* to, const void* from, size_t length);
+extern "C" toll::Errno i386_copy_user(void* to, const void* from, size_t length);
 extern "C" long i386_copy_string_user(char* to, const char* from, size_t size);
 extern "C" bool i386_fast_copy(void* to, const void* from, size_t length);
 extern "C" char i386_copy_user_access_1[], i386_copy_user_access_2[], i386_copy_user_fault[];
@@ -58,11 +58,14 @@ bool fixup_user_access(arch::TrapFrame& f)
         fault_exit = reinterpret_cast<uint32_t>(i386_copy_string_fault);
     else
         return false;
-    // First let the VM fill a demand-zero page; only a real bad address fails.
+    // First let the VM fill a demand-zero page; only a real bad address
+    // fails, and the copy returns the VM's reason.
     uint32_t address = read_cr2();
-    if (vm::handle_user_fault(proc::current_vm(), address, f.error & k_pf_write,
-                              f.error & k_pf_present) == k_ok)
-        return true; // retry the instruction
+    Errno e = vm::handle_user_fault(proc::current_vm(), address, f.error & k_pf_write,
+                                    f.error & k_pf_present);
+    if (e == k_ok)
+        return true;                               // retry the instruction
+    f.eax = static_cast<uint32_t>(errno_value(e)); // what the fault exit returns
     f.eip = fault_exit;
     return true;
 }
@@ -82,10 +85,10 @@ class [[nodiscard]] KernelWindow {
     KernelWindow& operator=(const KernelWindow&) = delete;
 
     /// Maps the user page holding @p address (faulting it in if the VM
-    /// allows) and returns the kernel address of @p address there, or
-    /// nullptr if the page cannot be had. (Out of line, as are all the
-    /// window's steps, so that the fast path's code is not touched.)
-    [[gnu::noinline]] static uint8_t* map(uintptr_t address, bool write);
+    /// allows) and returns the kernel address of @p address there; or why
+    /// the page cannot be had (k_efault, k_enomem). (Out of line, as are all
+    /// the window's steps, so that the fast path's code is not touched.)
+    [[gnu::noinline]] static Result<uint8_t*> map(uintptr_t address, bool write);
 
   private:
     // No state: the guard costs the fast path no register, and clearing a
@@ -96,49 +99,59 @@ class [[nodiscard]] KernelWindow {
 
 uint32_t* const KernelWindow::g_slot = kernel_window_pte(0);
 
-uint8_t* KernelWindow::map(uintptr_t address, bool write)
+Result<uint8_t*> KernelWindow::map(uintptr_t address, bool write)
 {
-    proc::Process* p = proc::current_process();
-    if (!p || !p->vm)
-        return nullptr;
+    vm::VmSpace* space = proc::current_vm();
+    if (!space)
+        return k_efault;
     uintptr_t page = address & ~uintptr_t(vm::k_page_size - 1);
-    vm::PhysAddr pa;
-    unsigned prot;
-    bool ok = vm::pmap_extract(p->vm->pmap, page, &pa, &prot) && prot != vm::k_prot_none &&
-              (!write || (prot & vm::k_prot_write));
+    Optional<vm::Mapping> m = vm::pmap_extract(space->pmap, page);
+    bool ok =
+        m && m.value().prot != vm::k_prot_none && (!write || (m.value().prot & vm::k_prot_write));
     if (!ok) {
-        if (vm::vmspace_fault(p->vm, address, write) != k_ok ||
-            !vm::pmap_extract(p->vm->pmap, page, &pa, &prot))
-            return nullptr;
+        TRY(vm::vmspace_fault(space, address, write));
+        m = vm::pmap_extract(space->pmap, page);
+        if (!m)
+            return k_efault;
     }
-    *kernel_window_pte(0) = static_cast<uint32_t>(pa) | k_pte_present | k_pte_write;
+    *kernel_window_pte(0) = static_cast<uint32_t>(m.value().pa) | k_pte_present | k_pte_write;
     invalidate_page(KERNEL_WINDOW_BASE);
     g_window_maps.add();
     return reinterpret_cast<uint8_t*>(KERNEL_WINDOW_BASE) + (address - page);
 }
 
-// The 4/4 slow path: page by page through the kernel window.
-bool slow_copy(uint8_t* kernel, uintptr_t user, size_t length, bool to_user)
+// The 4/4 slow path's one walk: maps each user page of [user, user+length)
+// in turn into the kernel window and hands @p step its piece (the kernel
+// address and the length in that page, and the offset from @p user). @p step
+// returns true to go on. Returns k_ok once @p step stopped or the range is
+// done, or why a page could not be had. Every slow copy goes through here.
+template <typename Step>
+[[gnu::noinline]] Errno for_each_user_page(uintptr_t user, size_t length, bool write, Step step)
 {
     g_slow_copies.add();
     KernelWindow window;
-    while (length) {
-        size_t in_page = vm::k_page_size - (user & (vm::k_page_size - 1));
-        size_t n = length < in_page ? length : in_page;
-        uint8_t* w = window.map(user, to_user);
-        if (!w)
-            return false;
-        // Both sides are kernel addresses now: the string-move copy of
-        // copy_user.S is the quickest way across.
-        if (to_user)
-            i386_copy_user(w, kernel, n);
-        else
-            i386_copy_user(kernel, w, n);
-        kernel += n;
-        user += n;
-        length -= n;
+    for (size_t done = 0; done < length;) {
+        size_t in_page = vm::k_page_size - ((user + done) & (vm::k_page_size - 1));
+        size_t n = length - done < in_page ? length - done : in_page;
+        uint8_t* w = TRY(window.map(user + done, write));
+        if (!step(w, n, done))
+            return k_ok;
+        done += n;
     }
-    return true;
+    return k_ok;
+}
+
+// A slow copy: both sides are kernel addresses once the user page is in the
+// window, and the string-move copy of copy_user.S is the quickest way across.
+[[gnu::noinline]] Errno slow_copy(uint8_t* kernel, uintptr_t user, size_t length, bool to_user)
+{
+    return for_each_user_page(user, length, to_user, [&](uint8_t* w, size_t n, size_t done) {
+        if (to_user)
+            i386_copy_user(w, kernel + done, n);
+        else
+            i386_copy_user(kernel + done, w, n);
+        return true;
+    });
 }
 
 // The 4/4 fast path; false if the copy faulted (the caller retries slowly,
@@ -172,74 +185,64 @@ bool has_user_space()
 } // namespace toll::i386
 
 namespace toll::arch {
-namespace {
-
-// copy_user.S's protocol: the length, -1 on a fault, -2 without a NUL.
-Result<size_t> string_result(long n)
-{
-    if (n == -1)
-        return k_efault;
-    if (n < 0)
-        return k_enametoolong;
-    return static_cast<size_t>(n);
-}
-
-} // namespace
 
 using namespace toll::i386;
 
-bool copy_from_user(void* to, uintptr_t from, size_t length)
+Errno copy_from_user(void* to, uintptr_t from, size_t length)
 {
     if (!four_four())
         return i386_copy_user(to, reinterpret_cast<const void*>(from), length);
     if (length == 0)
-        return true;
+        return k_ok;
     if (!has_user_space())
-        return false;
+        return k_efault;
     if (length <= g_fast_max.value &&
         fast_copy(trampoline_copy_buffer, reinterpret_cast<const void*>(from), length)) {
         memcpy(to, trampoline_copy_buffer, length);
-        return true;
+        return k_ok;
     }
     return slow_copy(static_cast<uint8_t*>(to), from, length, false);
 }
 
-bool copy_to_user(uintptr_t to, const void* from, size_t length)
+Errno copy_to_user(uintptr_t to, const void* from, size_t length)
 {
     if (!four_four())
         return i386_copy_user(reinterpret_cast<void*>(to), from, length);
     if (length == 0)
-        return true;
+        return k_ok;
     if (!has_user_space())
-        return false;
+        return k_efault;
     if (length <= g_fast_max.value) {
         memcpy(trampoline_copy_buffer, from, length);
         if (fast_copy(reinterpret_cast<void*>(to), trampoline_copy_buffer, length))
-            return true;
+            return k_ok;
     }
     return slow_copy(static_cast<uint8_t*>(const_cast<void*>(from)), to, length, true);
 }
 
 Result<size_t> copy_string_from_user(char* to, uintptr_t from, size_t size)
 {
-    if (!four_four())
-        return string_result(i386_copy_string_user(to, reinterpret_cast<const char*>(from), size));
-    // Page by page through the window, stopping at the NUL.
-    g_slow_copies.add();
-    KernelWindow window;
-    size_t done = 0;
-    while (done < size) {
-        uint8_t* w = window.map(from + done, false);
-        if (!w)
-            return k_efault;
-        size_t in_page = vm::k_page_size - ((from + done) & (vm::k_page_size - 1));
-        for (size_t i = 0; i < in_page && done < size; ++i, ++done) {
-            to[done] = static_cast<char>(w[i]);
-            if (!w[i])
-                return done;
-        }
+    if (!four_four()) {
+        return copy_string_result(
+            i386_copy_string_user(to, reinterpret_cast<const char*>(from), size));
     }
-    return k_enametoolong;
+    // Page by page through the window, stopping at the NUL.
+    Optional<size_t> length;
+    Errno e = for_each_user_page(from, size, false, [&](uint8_t* w, size_t n, size_t done) {
+        for (size_t i = 0; i < n; ++i) {
+            to[done + i] = static_cast<char>(w[i]);
+            if (!w[i]) {
+                length = done + i;
+                return false;
+            }
+        }
+        return true;
+    });
+    if (e != k_ok)
+        return e;
+    if (!length)
+        return k_enametoolong;
+    return length.value();
 }
 
 } // namespace toll::arch

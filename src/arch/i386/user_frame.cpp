@@ -32,11 +32,13 @@ bool names(uint32_t sel, GdtSlot slot)
     return !(sel & k_ti_bit) && ((sel & k_selector_bits) >> k_index_shift) == slot;
 }
 
-// DS, ES, FS, GS: null, the user data segment, or the TLS slot while it holds
-// a segment. Any RPL: a DPL 3 data segment admits them all.
+// DS, ES, FS, GS: null, the user data segment, the user code segment (it is
+// readable, so Intel SDM Vol. 3, 5.6 lets a data register hold it; Linux
+// keeps it there too), or the TLS slot while it holds a segment. Any RPL: a
+// DPL 3 segment admits them all.
 bool data_selector_ok(uint32_t sel, const arch::TlsSegment& tls)
 {
-    return is_null(sel) || names(sel, k_gdt_user_data) ||
+    return is_null(sel) || names(sel, k_gdt_user_data) || names(sel, k_gdt_user_code) ||
            (names(sel, k_gdt_user_tls) && tls.present());
 }
 

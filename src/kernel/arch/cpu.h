@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+namespace toll {
+struct Cpu;
+}
+
 namespace toll::arch {
 
 /// A short name for banners and records: "i386" or "arm64".
@@ -28,10 +32,22 @@ void interrupts_restore(bool were_enabled);
 /// Waits for the next interrupt (hlt / wfi).
 void wait_for_interrupt();
 
-/// Brings up the CPU: descriptor tables, traps, the interrupt controller and
-/// the clock (interrupts stay disabled). Called by kernel_main before anything
+/// Tells the CPU that this is a spin-wait loop (pause / yield): it may save
+/// power or give a sibling thread the pipeline.
+void cpu_relax();
+
+/// Brings up the boot CPU: points the per-CPU register (cpu_local.h) at
+/// @p boot, then descriptor tables, traps, the interrupt controller and the
+/// clock (interrupts stay disabled). Called by kernel_main before anything
 /// can trap.
-void cpu_init();
+void cpu_init(Cpu& boot);
+
+/// Starts every other CPU the firmware names (arm64: the device tree's
+/// /cpus, through PSCI CPU_ON), at most k_max_cpus in all: each takes a
+/// Cpu (cpu_allocate), prints "cpuN: online, ..." and enters its idle loop.
+/// Returns once each has come online or given up. Called by kernel_main
+/// after the scheduler exists, on the boot CPU.
+void cpus_start();
 
 /// The physical range [*start, *end) the kernel image (and its ramdisk) occupies.
 void kernel_image_range(uint64_t* start, uint64_t* end);

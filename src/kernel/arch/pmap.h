@@ -101,12 +101,17 @@ Errno pmap_protect(Pmap* pmap, uintptr_t start, uintptr_t end, unsigned prot);
 /// whether it promoted. The core calls it when a reservation fills.
 bool pmap_promote(Pmap* pmap, uintptr_t va, unsigned psind);
 
-/// Looks up @p va: true and the physical address and rights if mapped, and
-/// in @p psind (if not null) the size index of the mapping that holds it:
-/// when above 0, @p va is the start of a superpage only if aligned to its
-/// size (the physical address returned is @p va's, not the start's).
-bool pmap_extract(Pmap* pmap, uintptr_t va, PhysAddr* pa, unsigned* prot,
-                  unsigned* psind = nullptr);
+/// What pmap_extract finds at an address.
+struct Mapping {
+    PhysAddr pa = 0;    ///< the address's own physical address (not its superpage's start)
+    unsigned prot = 0;  ///< the mapping's k_prot_* rights (k_prot_none: mapped, no access)
+    unsigned psind = 0; ///< the size index of the mapping that holds it
+};
+
+/// Looks up @p va: the mapping that holds it, or nothing if none does. When
+/// psind is above 0, @p va is the start of that superpage only if aligned
+/// to its size.
+Optional<Mapping> pmap_extract(Pmap* pmap, uintptr_t va);
 
 /// The number of TLB entries the present mappings of [@p start, @p end)
 /// would need: one per page, contiguous run or block, from a walk of the

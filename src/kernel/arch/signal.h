@@ -4,6 +4,7 @@
 // sigreturn) run; the core decides what to deliver (kernel/proc/signal.cpp).
 #pragma once
 #include "machine/context.h"
+#include <stddef.h>
 #include <stdint.h>
 
 namespace toll::proc {
@@ -12,18 +13,8 @@ struct SignalDelivery;
 
 namespace toll::arch {
 
-/// ThreadContext::exit_work bits. k_exit_restart: the last system call was
-/// interrupted by a signal (it returned ERESTARTSYS) and runs again or
-/// returns EINTR on the way out. k_exit_check_frame: the user frame may no
-/// longer be restorable, because the program wrote it (sigreturn) or changed
-/// a descriptor it names (i386's set_thread_area); a frame the CPU saved at a
-/// trap holds only what the CPU had loaded, so these are the only two ways.
-/// k_exit_suspend: sigsuspend is returning, its temporary mask to be undone.
-/// k_exit_signal: the process has a pending signal (set with the pending
-/// bit, cleared when none is left).
-constexpr uint8_t k_exit_restart = 1, k_exit_check_frame = 2, k_exit_suspend = 4, k_exit_signal = 8;
-
-/// Checks a frame marked k_exit_check_frame before it is resumed: whatever
+/// Checks a frame the core marked for checking (proc::k_exit_check_frame:
+/// after sigreturn, or i386's set_thread_area) before it is resumed: whatever
 /// the program may not hold is made safe, and false means the frame cannot
 /// be resumed at all (the program gets SIGSEGV).
 bool user_frame_vet(TrapFrame& frame, ThreadContext& ctx);
@@ -36,15 +27,20 @@ bool signal_frame_push(TrapFrame& frame, ThreadContext& ctx, const proc::SignalD
 
 /// sigreturn: restores @p frame and @p ctx from the signal frame at the user
 /// stack pointer, keeping only what a user program may hold (the next return
-/// to user mode checks the rest). @p rt selects rt_sigreturn's frame (i386
+/// to user mode checks the rest: the core marks the frame for
+/// user_frame_vet). @p rt selects rt_sigreturn's frame (i386
 /// also has sigreturn's). Stores the saved signal mask in @p mask. Returns
 /// false when the frame cannot be read.
 bool signal_frame_pop(TrapFrame& frame, ThreadContext& ctx, bool rt, uint64_t* mask);
 
 /// Makes the system call that @p frame returns from run again: the program
 /// counter goes back over the call instruction and the register the result
-/// overwrote gets its old value (saved by the dispatcher in @p ctx).
-void syscall_restart(TrapFrame& frame, const ThreadContext& ctx);
+/// overwrote gets its old value @p saved (which the dispatcher kept).
+void syscall_restart(TrapFrame& frame, uintptr_t saved);
+
+/// The smallest alternate signal stack sigaltstack accepts: Linux's
+/// MINSIGSTKSZ for this architecture (room for one signal frame).
+size_t min_signal_stack();
 
 /// The value in the register a system call returns in (eax, x0): what
 /// sigreturn "returns" is the restored register, left as it is.

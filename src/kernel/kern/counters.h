@@ -68,6 +68,15 @@ static_assert(sizeof(Gauge) == sizeof(Counter), "gauges share the counters' tabl
         }                                                                                          \
     }
 
+/// Defines a counter @p ident named @p name whose value is the CpuEvent
+/// @p event summed over every CPU when read (kernel/kern/cpu.h, which the
+/// defining file includes); code counts it with cpu_count(event), never add().
+#define TOLL_CPU_COUNTER(ident, name, event)                                                       \
+    TOLL_IN_SECTION(toll_counters) constinit ::toll::Counter ident                                 \
+    {                                                                                              \
+        name, 0, ::toll::cpu_event_sum<event>                                                      \
+    }
+
 /// Finds a counter by its name; nullptr if none has it.
 Counter* counter_find(const char* name);
 

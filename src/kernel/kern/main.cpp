@@ -4,6 +4,7 @@
 #include "kernel/arch/cpu.h"
 #include "kernel/kern/boot.h"
 #include "kernel/kern/console.h"
+#include "kernel/kern/cpu.h"
 #include "kernel/kern/ktest.h"
 #include "kernel/kern/panic.h"
 #include "kernel/kern/param.h"
@@ -143,9 +144,12 @@ void kernel_main(BootInfo& info)
     param_report_unknown(info.cmdline);
     print_memory_map(info);
 
-    arch::cpu_init();
+    Cpu& boot_cpu = cpu_boot_prepare();
+    arch::cpu_init(boot_cpu);
+    cpu_mark_online(boot_cpu);
     vm::vm_init(info);
     proc::sched_init();
+    arch::cpus_start();
     arch::console_input_init();
     size_t programs = proc::initrd_init(info.extra_ramdisk, info.extra_ramdisk_size);
     kprintf("ramdisk: %zu files\n", programs);

@@ -127,14 +127,33 @@ class [[nodiscard]] Result {
 template <typename T>
 class [[nodiscard]] Optional {
   public:
-    /// Nothing.
-    Optional() : m_value(), m_has(false) {}
+    /// Nothing (no T is constructed).
+    Optional() : m_has(false) {}
 
     /// @p value.
-    Optional(T value) : m_value(value), m_has(true) {}
+    Optional(const T& value) : m_has(true) { new (&m_value) T(value); }
 
     /// A -errno is no value of T (see Result).
     Optional(NegatedErrno) = delete;
+
+    Optional(const Optional& other) : m_has(other.m_has)
+    {
+        if (m_has)
+            new (&m_value) T(other.m_value);
+    }
+    Optional& operator=(const Optional& other)
+    {
+        if (this != &other) {
+            this->~Optional();
+            new (this) Optional(other);
+        }
+        return *this;
+    }
+    ~Optional()
+    {
+        if (m_has)
+            m_value.~T();
+    }
 
     bool has_value() const { return m_has; }
     explicit operator bool() const { return m_has; }
@@ -150,7 +169,9 @@ class [[nodiscard]] Optional {
     T value_or(T fallback) const { return m_has ? m_value : fallback; }
 
   private:
-    T m_value;
+    union {
+        T m_value;
+    };
     bool m_has;
 };
 

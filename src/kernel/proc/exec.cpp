@@ -133,8 +133,8 @@ unsigned prot_of(uint32_t flags)
 // Returns the kernel address of user page @p va in @p space, faulting it in.
 uint8_t* user_page(vm::VmSpace* space, uintptr_t va)
 {
-    vm::PhysAddr pa;
-    if (!vm::pmap_extract(space->pmap, va, &pa, nullptr)) {
+    Optional<vm::Mapping> m = vm::pmap_extract(space->pmap, va);
+    if (!m) {
         vm::Region* r = vm::vmspace_find(space, va);
         if (!r)
             return nullptr;
@@ -147,9 +147,10 @@ uint8_t* user_page(vm::VmSpace* space, uintptr_t va)
         // The page stays writable until load_segments gives each region
         // its rights in one pass: whole superpages keep their size, and an
         // executable one has its instruction cache synced once.
-        if (!ok || !vm::pmap_extract(space->pmap, va, &pa, nullptr))
+        if (!ok || !(m = vm::pmap_extract(space->pmap, va)))
             return nullptr;
     }
+    vm::PhysAddr pa = m.value().pa;
     return static_cast<uint8_t*>(vm::phys_to_virt(pa & ~vm::PhysAddr(vm::k_page_size - 1)));
 }
 
@@ -365,9 +366,10 @@ Errno exec(const char* path, const char* const* argv, const char* const* envp)
     vm::pmap_activate(space->pmap);
     vm::vmspace_destroy(old);
     set_name(p, path);
+    p->execed = true;
     signals_exec_reset(*p);
     sys::fd_close_on_exec(p);
-    arch::frame_reset_user(current()->context, pc, sp);
+    arch::frame_reset_user(current()->context, *current()->frame, pc, sp);
     g_execs.add();
     return k_ok;
 }
@@ -400,7 +402,7 @@ Result<int> spawn(const char* path, const char* const* argv)
         for (int fd = 0; fd < 3; ++fd)
             p->files[fd] = sys::file_share(console.get());
     }
-    arch::context_init_user(t->context, t->kstack_base + k_kstack_size, pc, sp);
+    t->frame = arch::context_init_user(t->context, kstack_top(*t), pc, sp);
     g_execs.add();
     make_runnable(t);
     return p->pid;

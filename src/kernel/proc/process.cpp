@@ -100,6 +100,7 @@ Result<Process*> make_process_for_spawn(Thread* t, vm::VmSpace* space)
         return k_eagain; // as fork: the table is full, or its entry cannot be had
     p->thread = t;
     p->vm = space;
+    p->pgid = p->sid = p->pid; // the first process leads its own group and session
     t->process = p;
     return p;
 }
@@ -117,14 +118,17 @@ Result<int> fork(arch::TrapFrame& frame)
         return k_enomem;
     }
     memcpy(child->name, parent->name, sizeof child->name);
+    child->pgid = parent->pgid;
+    child->sid = parent->sid;
     // The child inherits the actions and the mask; nothing is pending for it.
     memcpy(child->signals.actions, parent->signals.actions, sizeof child->signals.actions);
     child->signals.blocked = parent->signals.blocked;
+    child->signals.altstack = parent->signals.altstack; // fork keeps it (Linux)
     sys::fd_copy_table(child, parent);
     child->thread->process = child;
     child->thread->context.tls = current()->context.tls;
-    arch::context_init_fork(child->thread->context, child->thread->kstack_base + k_kstack_size,
-                            frame);
+    Thread* t = child->thread;
+    t->frame = arch::context_init_fork(t->context, kstack_top(*t), frame);
     g_forks.add();
     make_runnable(child->thread);
     return child->pid;
@@ -167,8 +171,13 @@ Result<int> wait_child(int pid, int* status, int options)
     Process* self = current_process();
     for (;;) {
         bool have_child = false;
+        // pid > 0: that child; -1: any; 0: any in the caller's group (as it
+        // is now); < -1: any in group -pid.
+        bool by_group = pid == 0 || pid < -1;
+        int group = pid == 0 ? self->pgid : -pid;
         for (Process* c : g_table) {
-            if (!c || c->parent != self || (pid > 0 && c->pid != pid))
+            if (!c || c->parent != self || (pid > 0 && c->pid != pid) ||
+                (by_group && c->pgid != group))
                 continue;
             have_child = true;
             if (!c->zombie) {
@@ -201,6 +210,68 @@ Result<int> wait_child(int pid, int* status, int options)
             return k_erestartsys;
         sleep_on(child_channel(self));
     }
+}
+
+Process* find_process(int pid)
+{
+    // An orphan's zombie has no one left to reap it: it is gone already, as
+    // init would have reaped it on Linux.
+    for (Process* p : g_table)
+        if (p && p->pid == pid && !(p->zombie && p->orphan))
+            return p;
+    return nullptr;
+}
+
+Errno set_process_group(int pid, int pgid)
+{
+    Process* self = current_process();
+    if (pid == 0)
+        pid = self->pid;
+    if (pgid == 0)
+        pgid = pid;
+    if (pgid < 0)
+        return k_einval;
+    Process* p = find_process(pid);
+    if (!p)
+        return k_esrch;
+    if (p->parent == self) {
+        if (p->sid != self->sid)
+            return k_eperm;
+        if (p->execed)
+            return k_eacces;
+    } else if (p != self) {
+        return k_esrch;
+    }
+    if (p->sid == p->pid) // a session leader stays in its group
+        return k_eperm;
+    if (pgid != pid) {
+        bool exists = false;
+        for (Process* g : g_table)
+            exists = exists ||
+                     (g && !(g->zombie && g->orphan) && g->pgid == pgid && g->sid == self->sid);
+        if (!exists)
+            return k_eperm;
+    }
+    p->pgid = pgid;
+    return k_ok;
+}
+
+Result<int> group_of(int pid, bool session)
+{
+    Process* p = pid == 0 ? current_process() : find_process(pid);
+    if (!p)
+        return k_esrch;
+    return session ? p->sid : p->pgid;
+}
+
+Result<int> new_session()
+{
+    Process* self = current_process();
+    for (Process* g : g_table)
+        if (g && !(g->zombie && g->orphan) && g->pgid == self->pid)
+            return k_eperm; // it leads a group, or a group still bears its number
+    self->sid = self->pgid = self->pid;
+    return self->pid;
 }
 
 int wait_for(int pid)

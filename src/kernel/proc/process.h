@@ -30,6 +30,9 @@ struct Process {
     Signals signals;               ///< actions, mask, pending signals
     uintptr_t clear_child_tid = 0; ///< set_tid_address: user word cleared at exit
     bool orphan = false;           ///< its parent exited: nobody will wait for it
+    int pgid = 0;                  ///< its process group (the pid of the group's leader)
+    int sid = 0;                   ///< its session (the pid of the session's leader)
+    bool execed = false;           ///< it ran execve since fork (setpgid refuses its parent)
     char name[16] = {};            ///< the program's name, for the console
 };
 
@@ -65,15 +68,42 @@ Errno exec(const char* path, const char* const* argv, const char* const* envp);
 /// Ends the current process with a Linux wait status.
 [[noreturn]] void exit_current(int wait_status);
 
-/// wait4(): waits for a child (pid -1 for any). Stores the status; returns
+/// wait4(): waits for a child: @p pid itself if positive, any (-1), any in
+/// the caller's process group (0) or in group -pid (< -1). Stores the status; returns
 /// the child's pid, or 0 with WNOHANG and nothing ready; k_echild when there
 /// is no such child, k_erestartsys when a signal interrupted the wait.
 Result<int> wait_child(int pid, int* status, int options);
 
-/// kill(): sends @p signal to process @p pid (-1: every process but init and
-/// the caller). Signal 0 only checks that the target exists. Returns k_ok,
-/// k_einval for a bad signal number, k_esrch when no process matched.
-Errno kill(int pid, int signal);
+/// kill(), as Linux reads @p pid: > 0 that process, 0 the caller's process
+/// group, -1 every process but init and the caller, < -1 the group -pid. A
+/// zombie that is still to be waited for counts as found (the signal does
+/// nothing to it). Signal 0 only checks that a target exists. @p code is the
+/// siginfo's si_code (k_si_user for kill, k_si_tkill for tkill and tgkill).
+/// Returns k_ok, k_einval for a bad signal number, k_esrch when no process
+/// matched. Costs one pass over the process table.
+Errno kill(int pid, int signal, int code = k_si_user);
+
+/// The process numbered @p pid, zombies that their parent may still wait
+/// for included; nullptr if there is none.
+Process* find_process(int pid);
+
+/// setpgid(): moves process @p pid (0: the caller) into group @p pgid (0: a
+/// group of its own, numbered @p pid), with Linux's rules: only the caller
+/// or a child of it that has not run execve (k_eacces) may be moved, within
+/// the caller's session (k_eperm), never a session leader (k_eperm), and
+/// only into a group that exists in that session or the new one of its own
+/// (k_eperm). k_esrch when @p pid is neither the caller nor its child,
+/// k_einval for a negative @p pgid.
+Errno set_process_group(int pid, int pgid);
+
+/// getpgid() and getsid(): the process group (@p session false) or the
+/// session of process @p pid (0: the caller); k_esrch when there is none.
+Result<int> group_of(int pid, bool session);
+
+/// setsid(): makes the caller the leader of a new session and of a new
+/// process group, both numbered by its pid, which it returns; k_eperm when a
+/// process group of that number exists already (the caller leads one).
+Result<int> new_session();
 
 /// Called on every return to user mode with the frame about to be resumed.
 /// The usual return, with no signal pending and nothing to finish, costs one
@@ -83,8 +113,18 @@ Errno kill(int pid, int signal);
 inline void return_to_user_checks(arch::TrapFrame& frame)
 {
     Thread* t = current();
-    if (t->context.exit_work && t->process)
-        return_to_user_work(*t->process, t->context, frame);
+    if (t->exit_work && t->process)
+        return_to_user_work(*t->process, *t, frame);
+}
+
+/// The way out of every trap, on every port: the checks above when the trap
+/// came from user mode, then the scheduler's preemption point. A port calls
+/// it last in its trap handler (and its system-call path).
+inline void trap_exit(arch::TrapFrame& frame, bool from_user)
+{
+    if (from_user)
+        return_to_user_checks(frame);
+    sched_preempt_point(from_user);
 }
 
 /// Calls @p visit for every process in existence (zombies included).

@@ -1,30 +1,31 @@
-// The scheduler: one run queue served round robin, one quantum per clock
+// The scheduler: a run queue served round robin, one quantum per clock
 // tick, sleep/wakeup on channels, and an idle thread that halts the CPU.
+// Which thread runs, the run queue and the idle thread are the CPU's own
+// (kernel/kern/cpu.h); only the boot CPU runs threads so far, the others
+// sit in their idle loops (sched_start_secondary).
 #include "kernel/arch/context.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/kern/counters.h"
+#include "kernel/kern/cpu.h"
 #include "kernel/kern/panic.h"
+#include "kernel/kern/spinlock.h"
 #include "kernel/proc/process.h"
 #include "kernel/proc/thread.h"
 #include "kernel/vm/kmalloc.h"
+#include "lib/format.h"
 #include "lib/string.h"
 
 namespace toll::proc {
 namespace {
 
-TOLL_COUNTER(g_context_switches, "sched.context_switches");
-TOLL_COUNTER(g_preemptions, "sched.preemptions");
-TOLL_COUNTER(g_clock_ticks, "sched.clock_ticks");
+TOLL_CPU_COUNTER(g_context_switches, "sched.context_switches", CpuEvent::context_switches);
+TOLL_CPU_COUNTER(g_preemptions, "sched.preemptions", CpuEvent::preemptions);
+TOLL_CPU_COUNTER(g_clock_ticks, "sched.clock_ticks", CpuEvent::clock_ticks);
 
 Thread g_boot_thread;
-Thread* g_current = &g_boot_thread;
-Thread* g_idle;
-Thread* g_run_head;
-Thread* g_run_tail;
 Thread* g_sleepers; // sleeping threads, linked through Thread::next
 int g_next_id = 1;
 uint64_t g_ticks;
-Thread* g_reap; // a dead thread whose stack is freed by the next thread to run
 
 void copy_name(Thread* t, const char* name)
 {
@@ -33,23 +34,23 @@ void copy_name(Thread* t, const char* name)
     t->name[n] = '\0';
 }
 
-Thread* dequeue()
+Thread* dequeue(Cpu& cpu)
 {
-    Thread* t = g_run_head;
+    Thread* t = cpu.run_head;
     if (t) {
-        g_run_head = t->next;
-        if (!g_run_head)
-            g_run_tail = nullptr;
+        cpu.run_head = t->next;
+        if (!cpu.run_head)
+            cpu.run_tail = nullptr;
         t->next = nullptr;
     }
     return t;
 }
 
-void reap_dead()
+void reap_dead(Cpu& cpu)
 {
-    if (g_reap && g_reap != g_current) {
-        thread_free(g_reap);
-        g_reap = nullptr;
+    if (cpu.reap && cpu.reap != cpu.current) {
+        thread_free(cpu.reap);
+        cpu.reap = nullptr;
     }
 }
 
@@ -57,25 +58,28 @@ void reap_dead()
 // current thread where it belongs (run queue, sleeping, dead).
 void reschedule()
 {
-    Thread* next = dequeue();
+    Cpu& cpu = this_cpu();
+    Thread* next = dequeue(cpu);
     if (!next)
-        next = g_current->state == ThreadState::runnable ? g_current : g_idle;
-    if (next == g_current) {
-        g_current->state = ThreadState::running;
+        next = cpu.current->state == ThreadState::runnable ? cpu.current : cpu.idle;
+    if (next == cpu.current) {
+        cpu.current->state = ThreadState::running;
         return;
     }
-    Thread* prev = g_current;
-    g_current = next;
+    Thread* prev = cpu.current;
+    cpu.current = next;
     next->state = ThreadState::running;
     next->need_resched = false;
     ++next->switches_in;
-    g_context_switches.add();
+    cpu.events[static_cast<unsigned>(CpuEvent::context_switches)]++;
     // A user thread runs in its own address space; a kernel thread runs in
     // whichever is loaded (the kernel part is the same in all of them).
     if (next->process && next->process->vm)
         vm::pmap_activate(next->process->vm->pmap);
     arch::context_switch(prev->context, next->context);
-    reap_dead();
+    // Back on prev's stack, perhaps much later: this_cpu() again, since
+    // the Cpu read above was the one prev left on.
+    reap_dead(this_cpu());
 }
 
 void idle_loop(void*)
@@ -85,7 +89,7 @@ void idle_loop(void*)
         // handler makes a thread runnable, and we switch to it right here.
         arch::wait_for_interrupt();
         arch::interrupts_disable();
-        if (g_run_head)
+        if (this_cpu().run_head)
             reschedule();
     }
 }
@@ -115,11 +119,6 @@ void wake_if(Predicate should_wake)
 
 } // namespace
 
-Thread* current()
-{
-    return g_current;
-}
-
 uint64_t ticks()
 {
     return g_ticks;
@@ -127,14 +126,32 @@ uint64_t ticks()
 
 void sched_init()
 {
+    Cpu& cpu = this_cpu();
     copy_name(&g_boot_thread, "boot");
     g_boot_thread.state = ThreadState::running;
     g_boot_thread.id = g_next_id++;
-    g_idle = thread_alloc("idle");
-    TOLL_ASSERT(g_idle);
-    arch::context_init_kernel(g_idle->context, g_idle->kstack_base + k_kstack_size, idle_loop,
+    cpu.current = &g_boot_thread;
+    cpu.idle = thread_alloc("idle");
+    TOLL_ASSERT(cpu.idle);
+    arch::context_init_kernel(cpu.idle->context, cpu.idle->kstack_base + k_kstack_size, idle_loop,
                               nullptr);
-    g_idle->state = ThreadState::runnable; // never on the run queue
+    cpu.idle->state = ThreadState::runnable; // never on the run queue
+}
+
+void sched_start_secondary(uintptr_t stack_base)
+{
+    // The CPU's start-up flow becomes its idle thread, on the stack it
+    // was started with; nothing is ever queued here yet.
+    Cpu& cpu = this_cpu();
+    static Thread s_idle[k_max_cpus];
+    Thread* idle = &s_idle[cpu.id];
+    lib::snformat(idle->name, sizeof idle->name, "idle%u", cpu.id);
+    idle->kstack_base = stack_base;
+    idle->state = ThreadState::running;
+    cpu.idle = cpu.current = idle;
+    arch::interrupts_disable();
+    for (;;)
+        arch::wait_for_interrupt();
 }
 
 Thread* thread_alloc(const char* name)
@@ -165,34 +182,40 @@ Thread* thread_create_kernel(const char* name, void (*fn)(void*), void* arg, boo
     if (!t)
         return nullptr;
     t->preemptible = preemptible;
-    arch::context_init_kernel(t->context, t->kstack_base + k_kstack_size, fn, arg);
+    arch::context_init_kernel(t->context, kstack_top(*t), fn, arg);
     make_runnable(t);
     return t;
 }
 
 void make_runnable(Thread* t)
 {
+    // The calling CPU's queue: only the boot CPU runs threads (and wakes
+    // them) so far; the others idle with interrupts masked.
+    Cpu& cpu = this_cpu();
     t->state = ThreadState::runnable;
     t->next = nullptr;
-    if (g_run_tail)
-        g_run_tail->next = t;
+    if (cpu.run_tail)
+        cpu.run_tail->next = t;
     else
-        g_run_head = t;
-    g_run_tail = t;
+        cpu.run_head = t;
+    cpu.run_tail = t;
 }
 
 void yield()
 {
+    lock_order_check_sleep("yields");
     arch::InterruptsOff off;
-    if (g_current != g_idle)
-        make_runnable(g_current);
+    Cpu& cpu = this_cpu();
+    if (cpu.current != cpu.idle)
+        make_runnable(cpu.current);
     reschedule();
 }
 
 void sleep_on(const void* channel, uint64_t wake_tick)
 {
+    lock_order_check_sleep("sleeps");
     arch::InterruptsOff off;
-    Thread* t = g_current;
+    Thread* t = this_cpu().current;
     t->state = ThreadState::sleeping;
     t->wait_channel = channel;
     t->wake_tick = wake_tick;
@@ -208,30 +231,34 @@ void wakeup(const void* channel)
 
 void thread_exit()
 {
+    lock_order_check_sleep("exits");
     arch::interrupts_disable();
-    reap_dead(); // at most one dead thread waits for its stack to be freed
-    g_current->state = ThreadState::dead;
-    g_reap = g_current;
+    Cpu& cpu = this_cpu();
+    reap_dead(cpu); // at most one dead thread waits for its stack to be freed
+    cpu.current->state = ThreadState::dead;
+    cpu.reap = cpu.current;
     reschedule();
     panic("a dead thread was scheduled");
 }
 
 void sched_clock_tick()
 {
+    Cpu& cpu = this_cpu();
     ++g_ticks;
-    g_clock_ticks.add();
+    cpu.events[static_cast<unsigned>(CpuEvent::clock_ticks)]++;
     wake_if([](Thread* t) { return t->wake_tick && t->wake_tick <= g_ticks; });
-    if (g_run_head)
-        g_current->need_resched = true;
+    if (cpu.run_head)
+        cpu.current->need_resched = true;
 }
 
 void sched_preempt_point(bool from_user)
 {
-    Thread* t = g_current;
-    if (!t->need_resched || t == g_idle || (!from_user && !t->preemptible))
+    Cpu& cpu = this_cpu();
+    Thread* t = cpu.current;
+    if (!t->need_resched || t == cpu.idle || (!from_user && !t->preemptible))
         return;
     t->need_resched = false;
-    g_preemptions.add();
+    cpu.events[static_cast<unsigned>(CpuEvent::preemptions)]++;
     make_runnable(t);
     reschedule();
 }

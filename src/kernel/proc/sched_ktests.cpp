@@ -2,6 +2,7 @@
 // kernel threads that never yield, and fairness between equal threads.
 #include "kernel/arch/cpu.h"
 #include "kernel/kern/ktest.h"
+#include "kernel/kern/spinlock.h"
 #include "kernel/proc/thread.h"
 
 namespace toll::proc {
@@ -84,6 +85,18 @@ KTEST("sched.timer_preempts_and_shares_fairly")
     ktest::metric("sched.spinner_b_turns", sb, "count");
     ktest::metric("sched.spinner_a_iterations", ca, "count");
     ktest::metric("sched.spinner_b_iterations", cb, "count");
+}
+
+} // namespace toll::proc
+
+namespace toll::proc {
+
+KTEST("destructive.lock_order.sleep_with_spinlock_panics")
+{
+    static Spinlock held("destructive.held_asleep");
+    SpinGuard g(held);
+    sleep_on(&held, ticks() + 1); // panics: a spinlock held across a sleep
+    ktest::fail(__FILE__, __LINE__, "sleeping with a spinlock held did not panic");
 }
 
 } // namespace toll::proc

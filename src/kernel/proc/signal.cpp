@@ -145,30 +145,41 @@ void signal_send(Process& p, int sig, const SigInfo& info)
         s.info[sig - 1] = info;
     s.pending |= sig_bit(sig);
     if (p.thread)
-        p.thread->context.exit_work |= arch::k_exit_signal;
+        p.thread->exit_work |= k_exit_signal;
     kick(p);
 }
 
-Errno kill(int pid, int sig)
+Errno kill(int pid, int sig, int code)
 {
     if (sig < 0 || sig > k_nsig)
         return k_einval;
     Process* self = current_process();
-    SigInfo info{k_si_user, self ? self->pid : 0, 0, 0};
+    SigInfo info{code, self ? self->pid : 0, 0, 0};
+    if (pid > 0) {
+        Process* p = find_process(pid);
+        if (!p)
+            return k_esrch;
+        if (sig)
+            signal_send(*p, sig, info); // nothing, for a zombie
+        return k_ok;
+    }
+    // Linux's kill_something_info: -INT_MIN has no group to name.
+    if (pid == INT32_MIN)
+        return k_esrch;
     struct Target {
-        int pid, sig;
+        int pid, group, sig;
         const SigInfo* info;
         Process* self;
         int found;
-    } t{pid, sig, &info, self, 0};
-    // pid -1: every process but init and the caller; pid > 0: that one.
-    // Toll has a single process group, so 0 and -pgid name no one apart.
+    } t{pid, pid == 0 ? (self ? self->pgid : 0) : -pid, sig, &info, self, 0};
+    // 0 and < -1: the members of a process group; -1: every process but
+    // init and the caller.
     for_each_process(
         [](Process& p, void* context) {
             auto& t = *static_cast<Target*>(context);
-            if (p.zombie)
-                return;
-            bool match = t.pid > 0 ? p.pid == t.pid : (t.pid == -1 && p.pid != 1 && &p != t.self);
+            if (p.zombie && p.orphan)
+                return; // reaped at once on Linux
+            bool match = t.pid == -1 ? p.pid != 1 && &p != t.self : p.pgid == t.group;
             if (!match)
                 return;
             ++t.found;
@@ -179,7 +190,8 @@ Errno kill(int pid, int sig)
     return t.found ? k_ok : k_esrch;
 }
 
-void force_signal(int sig, unsigned vector, const char* what, uintptr_t pc, uintptr_t address)
+void force_signal(int sig, int code, unsigned vector, const char* what, uintptr_t pc,
+                  uintptr_t address)
 {
     Process* p = current_process();
     TOLL_ASSERT(p);
@@ -188,11 +200,9 @@ void force_signal(int sig, unsigned vector, const char* what, uintptr_t pc, uint
         a.handler != k_sig_dfl && a.handler != k_sig_ign && !(p->signals.blocked & sig_bit(sig));
     if (!catchable)
         terminate_by_fault(sig, vector, what, pc, address);
-    // si_code 1 is the plain case of each fault signal: SEGV_MAPERR,
-    // ILL_ILLOPC, FPE_INTDIV, BUS_ADRALN, TRAP_BRKPT.
-    p->signals.info[sig - 1] = SigInfo{k_segv_maperr, 0, 0, address};
+    p->signals.info[sig - 1] = SigInfo{code, 0, 0, address};
     p->signals.pending |= sig_bit(sig);
-    current()->context.exit_work |= arch::k_exit_signal;
+    current()->exit_work |= k_exit_signal;
 }
 
 void terminate_by_fault(int sig, unsigned vector, const char* what, uintptr_t pc, uintptr_t address)
@@ -204,6 +214,26 @@ void terminate_by_fault(int sig, unsigned vector, const char* what, uintptr_t pc
     exit_current(sig); // wait status: terminated by this signal
 }
 
+void suspend_mask(Signals& s, SigSet mask)
+{
+    s.suspend_saved = s.blocked;
+    s.suspend_active = true;
+    current()->exit_work |= k_exit_suspend;
+    s.blocked = mask & ~k_unblockable;
+}
+
+bool on_altstack(const Signals& s, uintptr_t sp)
+{
+    return sp > s.altstack.sp && sp - s.altstack.sp <= s.altstack.size;
+}
+
+AltStack altstack_state(const Signals& s, uintptr_t sp)
+{
+    if (s.altstack.size == 0)
+        return AltStack{};
+    return AltStack{s.altstack.sp, s.altstack.size, on_altstack(s, sp) ? k_ss_onstack : 0};
+}
+
 bool interrupted()
 {
     Process* p = current_process();
@@ -213,13 +243,13 @@ bool interrupted()
 namespace {
 
 // return_to_user_checks' work when there is some.
-void deliver(Process* p, arch::ThreadContext& ctx, arch::TrapFrame& frame)
+void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
 {
     Signals& s = p->signals;
-    if (ctx.exit_work & arch::k_exit_check_frame) {
-        ctx.exit_work &= ~arch::k_exit_check_frame;
-        if (!arch::user_frame_vet(frame, ctx))
-            force_signal(k_sigsegv, 0, "frame cannot be restored", frame.pc(), 0);
+    if (t.exit_work & k_exit_check_frame) {
+        t.exit_work &= ~k_exit_check_frame;
+        if (!arch::user_frame_vet(frame, t.context))
+            force_signal(k_sigsegv, k_si_kernel, 0, "frame cannot be restored", frame.pc(), 0);
     }
     for (;;) {
         SigSet ready = s.pending & ~s.blocked;
@@ -247,13 +277,22 @@ void deliver(Process* p, arch::ThreadContext& ctx, arch::TrapFrame& frame)
         }
         // A handler. A system call it interrupted either runs again after
         // it (SA_RESTART) or returns EINTR.
-        if (ctx.exit_work & arch::k_exit_restart) {
-            ctx.exit_work &= ~arch::k_exit_restart;
+        if (t.exit_work & k_exit_restart) {
+            t.exit_work &= ~k_exit_restart;
             if (a.flags & k_sa_restart)
-                arch::syscall_restart(frame, ctx);
+                arch::syscall_restart(frame, t.syscall_saved);
         }
-        SignalDelivery d{sig, s.info[sig - 1], a, mask_to_save(*p)};
-        if (!arch::signal_frame_push(frame, ctx, d)) {
+        // SA_ONSTACK: the frame goes on the alternate stack, unless the
+        // program runs on it already (then it nests, as on Linux).
+        // (A stack whose top wraps around zero gets a frame that cannot be
+        // written: SIGSEGV, as on Linux.)
+        uintptr_t sp = frame.user_sp();
+        bool nested = on_altstack(s, sp);
+        bool entering = (a.flags & k_sa_onstack) && s.altstack.size && !nested;
+        uintptr_t top = entering ? s.altstack.sp + s.altstack.size : sp;
+        SignalDelivery d{sig, s.info[sig - 1],    a,         mask_to_save(*p),
+                         top, nested || entering, s.altstack};
+        if (!arch::signal_frame_push(frame, t.context, d)) {
             // No room for the frame (a bad stack pointer): Linux's answer too.
             terminate_by_fault(k_sigsegv, 0, "cannot write the signal frame", frame.pc(), 0);
         }
@@ -266,9 +305,9 @@ void deliver(Process* p, arch::ThreadContext& ctx, arch::TrapFrame& frame)
         return;
     }
     // Nothing ran in user mode: an interrupted call simply runs again.
-    if (ctx.exit_work & arch::k_exit_restart) {
-        ctx.exit_work &= ~arch::k_exit_restart;
-        arch::syscall_restart(frame, ctx);
+    if (t.exit_work & k_exit_restart) {
+        t.exit_work &= ~k_exit_restart;
+        arch::syscall_restart(frame, t.syscall_saved);
     }
     if (s.suspend_active) { // sigsuspend woke for a signal that needed no handler
         s.blocked = s.suspend_saved;
@@ -278,14 +317,14 @@ void deliver(Process* p, arch::ThreadContext& ctx, arch::TrapFrame& frame)
 
 } // namespace
 
-void return_to_user_work(Process& p, arch::ThreadContext& ctx, arch::TrapFrame& frame)
+void return_to_user_work(Process& p, Thread& t, arch::TrapFrame& frame)
 {
-    ctx.exit_work &= ~arch::k_exit_suspend; // s.suspend_active says the rest
-    deliver(&p, ctx, frame);
+    t.exit_work &= ~k_exit_suspend; // s.suspend_active says the rest
+    deliver(&p, t, frame);
     // k_exit_signal stays while anything is pending, blocked signals too, so
     // that unblocking one needs no other bookkeeping.
     if (!p.signals.pending)
-        ctx.exit_work &= ~arch::k_exit_signal;
+        t.exit_work &= ~k_exit_signal;
 }
 
 bool notify_parent_of_exit(Process& child, int wait_status)
@@ -303,6 +342,9 @@ bool notify_parent_of_exit(Process& child, int wait_status)
 
 void signals_exec_reset(Process& p)
 {
+    // The old program's stack is gone; the flags stay (Linux, begin_new_exec).
+    p.signals.altstack.sp = 0;
+    p.signals.altstack.size = 0;
     for (SigAction& a : p.signals.actions)
         if (a.handler != k_sig_ign)
             a = SigAction{};

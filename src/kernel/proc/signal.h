@@ -9,6 +9,7 @@
 namespace toll::proc {
 
 struct Process;
+struct Thread;
 
 /// Signals are numbered 1 to 64 (Linux's _NSIG); 32 and up are real-time.
 constexpr int k_nsig = 64;
@@ -71,9 +72,12 @@ struct SigAction {
     SigSet mask = 0;               ///< blocked while the handler runs
 };
 
-// siginfo_t's si_code values Toll produces (Linux, asm-generic/siginfo.h).
-constexpr int k_si_user = 0, k_si_kernel = 0x80, k_segv_maperr = 1, k_cld_exited = 1,
-              k_cld_killed = 2, k_cld_stopped = 5, k_cld_continued = 6;
+// siginfo_t's si_code values Toll produces (Linux, include/uapi/asm-generic/siginfo.h).
+constexpr int k_si_user = 0, k_si_kernel = 0x80, k_si_tkill = -6;
+constexpr int k_segv_maperr = 1, k_segv_accerr = 2;                 // SIGSEGV
+constexpr int k_bus_adraln = 1, k_bus_objerr = 3;                   // SIGBUS
+constexpr int k_ill_illopc = 1, k_trap_brkpt = 1, k_fpe_intdiv = 1; // SIGILL, SIGTRAP, SIGFPE
+constexpr int k_cld_exited = 1, k_cld_killed = 2, k_cld_stopped = 5, k_cld_continued = 6;
 
 /// Why a signal was sent: the fields of siginfo_t a handler may read.
 struct SigInfo {
@@ -81,6 +85,17 @@ struct SigInfo {
     int pid = 0;        ///< the sender (kill) or the child (SIGCHLD)
     int status = 0;     ///< SIGCHLD: exit code or signal
     uintptr_t addr = 0; ///< faults: the address
+};
+
+// sigaltstack's ss_flags (Linux, include/uapi/linux/signal.h).
+constexpr int k_ss_onstack = 1, k_ss_disable = 2;
+constexpr unsigned k_ss_autodisarm = 1u << 31;
+
+/// An alternate signal stack (Linux's stack_t).
+struct AltStack {
+    uintptr_t sp = 0;         ///< its lowest address
+    size_t size = 0;          ///< 0: there is none
+    int flags = k_ss_disable; ///< k_ss_onstack, k_ss_disable or 0
 };
 
 /// A process's signal state.
@@ -94,7 +109,19 @@ struct Signals {
     bool continue_report = false; ///< for wait4 WCONTINUED: continued, not yet reported
     bool suspend_active = false;  ///< in sigsuspend: @c suspend_saved is the mask to restore
     SigSet suspend_saved = 0;     ///< the mask sigsuspend replaced
+    /// The alternate stack as sigaltstack set it, flags as given (what a
+    /// signal frame's uc_stack saves, as on Linux).
+    AltStack altstack;
 };
+
+/// Whether @p sp lies on @p s's alternate signal stack (Linux's
+/// on_sig_stack: above its base, at most its size above).
+bool on_altstack(const Signals& s, uintptr_t sp);
+
+/// The alternate stack of @p s as sigaltstack reports it to a program whose
+/// stack pointer is @p sp: flags k_ss_disable when there is none,
+/// k_ss_onstack when @p sp is on it, else 0.
+AltStack altstack_state(const Signals& s, uintptr_t sp);
 
 /// One handler invocation, as the architecture writes it into a signal frame.
 struct SignalDelivery {
@@ -102,6 +129,16 @@ struct SignalDelivery {
     SigInfo info;
     SigAction action;
     SigSet saved_mask; ///< the mask to put back at sigreturn
+    /// Where the frame goes, below this address: the interrupted stack
+    /// pointer, or the top of the alternate stack (SA_ONSTACK, not on it
+    /// already).
+    uintptr_t stack_top;
+    /// The frame goes on the alternate stack (it starts there, or nests on
+    /// it): one that would not fit on it is refused (i386, as Linux's x86
+    /// get_sigframe).
+    bool on_altstack;
+    /// The alternate stack as the frame's uc_stack saves it.
+    AltStack altstack;
 };
 
 /// Size of Linux's siginfo_t on every architecture.
@@ -119,23 +156,25 @@ void siginfo_write(uint8_t (&out)[k_siginfo_size], const SignalDelivery& d);
 /// included). Wakes the process if it sleeps, so blocking calls give up.
 void signal_send(Process& p, int sig, const SigInfo& info);
 
-/// A synchronous fault of the running program (SIGSEGV, SIGILL, ...): if it
-/// has a handler for @p sig that is not blocked, the signal is queued and
-/// runs on the way out of this trap; otherwise the process ends (a blocked
-/// or ignored fault signal cannot be survived, as on Linux), with a line on
-/// the console saying why.
-void force_signal(int sig, unsigned vector, const char* what, uintptr_t pc, uintptr_t address);
+/// A synchronous fault of the running program (SIGSEGV, SIGILL, ...), with
+/// si_code @p code and si_addr @p address: if it has a handler for @p sig
+/// that is not blocked, the signal is queued and runs on the way out of this
+/// trap; otherwise the process ends (a blocked or ignored fault signal
+/// cannot be survived, as on Linux), with a line on the console saying why.
+/// The ports reach it through user_fault, which picks the signal.
+void force_signal(int sig, int code, unsigned vector, const char* what, uintptr_t pc,
+                  uintptr_t address);
 
 /// Ends the running process for a fault, whatever its signal actions say.
 [[noreturn]] void terminate_by_fault(int sig, unsigned vector, const char* what, uintptr_t pc,
                                      uintptr_t address);
 
 /// The work of return_to_user_checks when there is some: for the
-/// running process @p p, whose thread's context is @p ctx, delivers the
+/// running process @p p, whose thread is @p t, delivers the
 /// first pending unblocked signal (its default action, or a handler frame
 /// built by the architecture), vets a frame marked k_exit_check_frame and
 /// finishes an interrupted system call (restarted, or EINTR).
-void return_to_user_work(Process& p, arch::ThreadContext& ctx, arch::TrapFrame& frame);
+void return_to_user_work(Process& p, Thread& t, arch::TrapFrame& frame);
 
 /// True if a signal waits that should end a blocking system call: blocking
 /// loops return -k_erestartsys (or EINTR) when it is.
@@ -146,6 +185,11 @@ bool interrupted();
 /// whether the child is reaped at once (SIG_IGN or SA_NOCLDWAIT): returns
 /// true if so.
 bool notify_parent_of_exit(Process& child, int wait_status);
+
+/// For sigsuspend and ppoll: blocks @p mask (less SIGKILL and SIGSTOP) in
+/// place of the running process's mask @p s until the call returns; the old
+/// mask comes back then, or, if a handler runs, when it returns.
+void suspend_mask(Signals& s, SigSet mask);
 
 /// Resets @p p's handlers to the default for execve (ignored signals stay
 /// ignored, the mask and pending set are kept, as POSIX says).

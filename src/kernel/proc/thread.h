@@ -1,9 +1,12 @@
 // Threads and the scheduler: a preemptive round-robin run queue, sleep and
-// wakeup on channels, kernel threads. Uniprocessor: the kernel runs with
-// interrupts disabled except in the idle loop and in preemptible kernel
-// threads, so disabling interrupts is the only lock it needs.
+// wakeup on channels, kernel threads. Threads run on the boot CPU only (the
+// others idle): the kernel runs with interrupts disabled except in the idle
+// loop and in preemptible kernel threads, so disabling interrupts is the
+// only lock the scheduler needs so far.
 #pragma once
 #include "kernel/arch/context.h"
+#include "kernel/kern/cpu.h"
+#include "kernel/kern/errno.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,10 +16,27 @@ struct Process;
 
 enum class ThreadState { runnable, running, sleeping, dead };
 
-/// A kernel-schedulable thread: its own kernel stack and saved context.
+/// exit_work bits, one for each kind of work on the way back to user mode,
+/// so that the usual return tests one byte. k_exit_restart: the last system
+/// call was interrupted by a signal (it returned ERESTARTSYS) and runs again
+/// or returns EINTR on the way out. k_exit_check_frame: the user frame may
+/// no longer be restorable, because the program wrote it (sigreturn) or
+/// changed a descriptor it names (i386's set_thread_area); a frame the CPU
+/// saved at a trap holds only what the CPU had loaded, so these are the only
+/// two ways. k_exit_suspend: sigsuspend is returning, its temporary mask to
+/// be undone. k_exit_signal: the process has a pending signal (set with the
+/// pending bit, cleared when none is left).
+constexpr uint8_t k_exit_restart = 1, k_exit_check_frame = 2, k_exit_suspend = 4, k_exit_signal = 8;
+
+/// A kernel-schedulable thread: its own kernel stack and saved context. The
+/// port owns @c context (its registers, opaque here); everything else is the
+/// core's, the fields the trap and signal paths share included.
 struct Thread {
-    arch::ThreadContext context; ///< Saved registers while switched out (the architecture's).
-    uintptr_t kstack_base = 0;   ///< Lowest address of the kernel stack.
+    arch::ThreadContext context;      ///< Saved registers while switched out (the architecture's).
+    uintptr_t kstack_base = 0;        ///< Lowest address of the kernel stack.
+    arch::TrapFrame* frame = nullptr; ///< A user thread's trap frame, at the top of its stack.
+    uint8_t exit_work = 0;            ///< k_exit_* bits: work for the way back to user mode
+    uintptr_t syscall_saved = 0;      ///< k_exit_restart: the register the result overwrote
     ThreadState state = ThreadState::runnable; ///< Where the scheduler has it.
     const void* wait_channel = nullptr;        ///< What it sleeps on (sleep_on); nullptr otherwise.
     uint64_t wake_tick = 0;                    ///< For timed sleeps; 0 when none.
@@ -32,12 +52,26 @@ struct Thread {
 /// Size of every kernel stack.
 constexpr size_t k_kstack_size = 16384;
 
-/// The thread running now.
-Thread* current();
+/// Where a thread's kernel stack ends (a trap from user mode starts there).
+inline uintptr_t kstack_top(const Thread& t)
+{
+    return t.kstack_base + k_kstack_size;
+}
+
+/// The thread running now, on this CPU.
+inline Thread* current()
+{
+    return this_cpu_current();
+}
 
 /// Starts the scheduler on the boot stack: turns the boot flow into the
 /// first thread ("boot"), and creates the idle thread.
 void sched_init();
+
+/// Ends the start-up of a CPU other than the boot CPU, on its start-up
+/// stack (whose lowest address is @p stack_base): that flow becomes the
+/// CPU's idle thread and halts. Does not return.
+[[noreturn]] void sched_start_secondary(uintptr_t stack_base);
 
 /// Creates a runnable kernel thread running fn(arg). Returns nullptr when
 /// memory is short.

@@ -38,28 +38,28 @@ long do_rw(int fd, uintptr_t buffer, size_t count, bool write)
     return write ? f->ops->write(*f, buffer, count) : f->ops->read(*f, buffer, count);
 }
 
-// The largest total a readv/writev may ask for: its result must fit a
-// signed return value (POSIX: EINVAL when the sum of the lengths overflows).
-constexpr uintptr_t k_ssize_max = ~uintptr_t(0) >> 1;
-
 // Reads the @p count vectors at @p iov into @p out, checking each one before
-// any data moves: a negative length or a total past k_ssize_max is EINVAL,
-// a range outside user space EFAULT.
+// any data moves, in Linux's order (import_iovec): a negative length (as a
+// signed size) is EINVAL, then a range outside user space EFAULT. The
+// lengths are then cut so that their total stays within k_max_rw: what
+// follows the limit is not transferred, and the call returns at most that.
 long gather_iovecs(uintptr_t iov, size_t count, UserIovec* out)
 {
     if (!user_range_ok(iov, count * sizeof(UserIovec)))
         return -k_efault;
     if (Errno e = copyin(out, iov, count * sizeof(UserIovec)); e != k_ok)
         return -e;
-    uintptr_t total = 0;
-    for (size_t i = 0; i < count; ++i) {
-        if (out[i].length > k_ssize_max - total)
-            return -k_einval;
-        total += out[i].length;
-    }
     for (size_t i = 0; i < count; ++i)
+        if (static_cast<intptr_t>(out[i].length) < 0)
+            return -k_einval;
+    size_t total = 0;
+    for (size_t i = 0; i < count; ++i) {
         if (!user_range_ok(out[i].base, out[i].length))
             return -k_efault;
+        if (out[i].length > k_max_rw - total)
+            out[i].length = k_max_rw - total;
+        total += out[i].length;
+    }
     return 0;
 }
 
@@ -78,7 +78,7 @@ long do_rwv(int fd, uintptr_t iov, size_t count, bool write)
     long r = gather_iovecs(iov, count, v);
     size_t total = 0;
     for (size_t i = 0; r == 0 && i < count && total < k_max_rw; ++i) {
-        size_t length = v[i].length < k_max_rw - total ? v[i].length : k_max_rw - total;
+        size_t length = v[i].length; // the lengths add up to k_max_rw at most
         if (length == 0)
             continue;
         long n = do_rw(fd, v[i].base, length, write);

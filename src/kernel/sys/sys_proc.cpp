@@ -3,6 +3,7 @@
 #include "kernel/arch/cpu.h"
 #include "kernel/kern/counters.h"
 #include "kernel/proc/process.h"
+#include "kernel/sys/dispatch.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
 #include "kernel/vm/kmalloc.h"
@@ -66,6 +67,11 @@ long sys_unknown(uintptr_t number)
     return -k_enosys;
 }
 
+long sys_not_implemented(const SyscallArgs& a)
+{
+    return sys_unknown(arch::syscall_number(*a.frame));
+}
+
 long sys_fork(const SyscallArgs& a)
 {
     Result<int> child = proc::fork(*a.frame);
@@ -106,8 +112,8 @@ long sys_wait4(const SyscallArgs& a)
     int pid = static_cast<int>(a.a[0]);
     if (a.a[2] & ~k_known_options)
         return -k_einval;
-    if (pid == 0 || pid < -1)
-        pid = -1; // process groups: Toll has one, so "any child"
+    if (pid == INT32_MIN)
+        return -k_esrch; // Linux: -INT_MIN names no group
     // Both result pointers are checked before a child is reaped, so a bad
     // one costs the caller an EFAULT, not a lost child.
     // Linux's struct rusage: two timevals and fourteen longs, 18 words.
@@ -158,6 +164,34 @@ long sys_kill(const SyscallArgs& a)
     return -proc::kill(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]));
 }
 
+long sys_setpgid(const SyscallArgs& a)
+{
+    return -proc::set_process_group(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]));
+}
+
+long sys_getpgid(const SyscallArgs& a)
+{
+    Result<int> g = proc::group_of(static_cast<int>(a.a[0]), false);
+    return g ? g.value() : -g.error();
+}
+
+long sys_getpgrp(const SyscallArgs&)
+{
+    return proc::current_process()->pgid;
+}
+
+long sys_getsid(const SyscallArgs& a)
+{
+    Result<int> s = proc::group_of(static_cast<int>(a.a[0]), true);
+    return s ? s.value() : -s.error();
+}
+
+long sys_setsid(const SyscallArgs&)
+{
+    Result<int> s = proc::new_session();
+    return s ? s.value() : -s.error();
+}
+
 long sys_sched_yield(const SyscallArgs&)
 {
     proc::yield();
@@ -176,23 +210,96 @@ long sys_getuid(const SyscallArgs&)
     return 0; // Toll has one user, root
 }
 
-long sys_nanosleep(const SyscallArgs& a)
+namespace {
+
+// Reads the timespec at @p user into a number of clock ticks, rounded up;
+// EINVAL for a negative or unnormalised one.
+Result<uint64_t> timespec_ticks(uintptr_t user)
 {
     LinuxTimespec ts;
-    if (Errno e = copyin(&ts, a.a[0], sizeof ts); e != k_ok)
-        return -e;
+    if (Errno e = copyin(&ts, user, sizeof ts); e != k_ok)
+        return e;
     if (ts.seconds < 0 || ts.nanoseconds < 0 || ts.nanoseconds >= k_ns_per_s)
-        return -k_einval;
+        return k_einval;
     uint64_t hz = arch::clock_hz();
-    uint64_t ticks = static_cast<uint64_t>(ts.seconds) * hz +
-                     (static_cast<uint64_t>(ts.nanoseconds) * hz + k_ns_per_s - 1) / k_ns_per_s;
-    uint64_t wake = proc::ticks() + ticks;
-    while (proc::ticks() < wake) {
+    return static_cast<uint64_t>(ts.seconds) * hz +
+           (static_cast<uint64_t>(ts.nanoseconds) * hz + k_ns_per_s - 1) / k_ns_per_s;
+}
+
+// Writes @p ticks as a timespec to @p user.
+Errno ticks_timespec(uintptr_t user, uint64_t ticks)
+{
+    uint64_t hz = arch::clock_hz();
+    LinuxTimespec ts{static_cast<long>(ticks / hz),
+                     static_cast<long>((ticks % hz) * (k_ns_per_s / hz))};
+    return copyout(user, &ts, sizeof ts);
+}
+
+// Sleeps until the tick @p wake (0: until a signal). k_ok when it came,
+// k_eintr when a signal that is not blocked is pending first.
+Errno sleep_until(uint64_t wake)
+{
+    const void* channel = proc::current();
+    while (wake == 0 || proc::ticks() < wake) {
         if (proc::interrupted())
-            return -k_eintr;
-        proc::sleep_on(proc::current(), wake);
+            return k_eintr;
+        proc::sleep_on(channel, wake);
     }
-    return 0;
+    return k_ok;
+}
+
+} // namespace
+
+long sys_nanosleep(const SyscallArgs& a)
+{
+    Result<uint64_t> ticks = timespec_ticks(a.a[0]);
+    if (!ticks)
+        return -ticks.error();
+    uint64_t wake = proc::ticks() + ticks.value();
+    if (sleep_until(wake) == k_ok)
+        return 0;
+    // Interrupted: the time left goes to rem (Linux writes it only then).
+    uint64_t now = proc::ticks();
+    if (a.a[1])
+        if (Errno e = ticks_timespec(a.a[1], wake > now ? wake - now : 0); e != k_ok)
+            return -e;
+    return -k_eintr;
+}
+
+long sys_ppoll(const SyscallArgs& a)
+{
+    // ppoll(fds, nfds, timeout, sigmask, sigsetsize). Toll's files have no
+    // readiness to wait for yet: only the form without descriptors, a sleep
+    // that a signal or the timeout ends (musl's pause on arm64).
+    if (a.a[1] != 0)
+        return -k_enosys;
+    constexpr uintptr_t k_sigset_size = 8; // Linux's sigset_t
+    proc::SigSet mask = 0;
+    if (a.a[3]) {
+        if (a.a[4] != k_sigset_size)
+            return -k_einval;
+        if (Errno e = copyin(&mask, a.a[3], sizeof mask); e != k_ok)
+            return -e;
+    }
+    uint64_t wake = 0;
+    if (a.a[2]) {
+        Result<uint64_t> ticks = timespec_ticks(a.a[2]);
+        if (!ticks)
+            return -ticks.error();
+        if (ticks.value() == 0)
+            return 0;
+        wake = proc::ticks() + ticks.value();
+    }
+    proc::Signals& s = proc::current_process()->signals;
+    if (a.a[3]) // as sigsuspend: the mask is undone after the handler ran
+        proc::suspend_mask(s, mask);
+    Errno e = sleep_until(wake);
+    if (a.a[2]) { // Linux writes back the time left
+        uint64_t now = proc::ticks();
+        if (Errno w = ticks_timespec(a.a[2], wake > now ? wake - now : 0); w != k_ok)
+            return -w;
+    }
+    return e == k_ok ? 0 : -k_eintr;
 }
 
 long sys_clock_gettime(const SyscallArgs& a)

@@ -9,6 +9,7 @@
 #include "kernel/proc/thread.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
+#include "lib/string.h"
 
 namespace toll::sys {
 namespace {
@@ -40,7 +41,7 @@ long sys_tkill(const SyscallArgs& a)
     // Toll's processes have one thread each, whose id is the pid.
     if (static_cast<long>(a.a[0]) <= 0)
         return -k_einval;
-    return -proc::kill(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]));
+    return -proc::kill(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]), proc::k_si_tkill);
 }
 
 long sys_tgkill(const SyscallArgs& a)
@@ -49,16 +50,16 @@ long sys_tgkill(const SyscallArgs& a)
         return -k_einval;
     if (a.a[0] != a.a[1])
         return -k_esrch; // no thread of that group has that id
-    return -proc::kill(static_cast<int>(a.a[1]), static_cast<int>(a.a[2]));
+    return -proc::kill(static_cast<int>(a.a[1]), static_cast<int>(a.a[2]), proc::k_si_tkill);
 }
 
 long syscall_interrupted(SyscallHandler handler, uintptr_t overwritten)
 {
     if (handler == sys_rt_sigreturn || handler == sys_sigreturn)
         return -k_erestartsys; // the restored register, whatever it holds
-    arch::ThreadContext& ctx = proc::current()->context;
-    ctx.exit_work |= arch::k_exit_restart; // return_to_user_checks consumes it
-    ctx.syscall_saved = overwritten;
+    proc::Thread* t = proc::current();
+    t->exit_work |= proc::k_exit_restart; // return_to_user_checks consumes it
+    t->syscall_saved = overwritten;
     return -k_eintr;
 }
 
@@ -147,13 +148,52 @@ long sys_rt_sigsuspend(const SyscallArgs& a)
     if (Errno e = copyin(&set, a.a[0], sizeof set); e != k_ok)
         return -e;
     proc::Signals& s = proc::current_process()->signals;
-    s.suspend_saved = s.blocked;
-    s.suspend_active = true;
-    proc::current()->context.exit_work |= arch::k_exit_suspend;
-    s.blocked = set & ~k_unblockable;
+    proc::suspend_mask(s, set);
     while (!proc::interrupted())
         proc::sleep_on(&s);
     return -k_eintr; // the handler's frame saves the old mask (mask_to_save)
+}
+
+long sys_sigaltstack(const SyscallArgs& a)
+{
+    // Linux's stack_t: ss_sp, ss_flags, ss_size (padded after the int).
+    struct LinuxStack {
+        uintptr_t sp;
+        int flags;
+        size_t size;
+    };
+    LinuxStack in;
+    if (a.a[0])
+        if (Errno e = copyin(&in, a.a[0], sizeof in); e != k_ok)
+            return -e;
+    proc::Signals& s = proc::current_process()->signals;
+    uintptr_t sp = a.frame->user_sp();
+    proc::AltStack old = proc::altstack_state(s, sp);
+    if (a.a[0]) {
+        // Not while a handler runs on it (Linux's EPERM); SS_ONSTACK is
+        // accepted as 0 for old programs. SS_AUTODISARM is not offered.
+        if (proc::on_altstack(s, sp))
+            return -k_eperm;
+        if (in.flags != 0 && in.flags != proc::k_ss_onstack && in.flags != proc::k_ss_disable)
+            return -k_einval;
+        if (in.flags == proc::k_ss_disable) {
+            in.sp = 0;
+            in.size = 0;
+        } else if (in.size < arch::min_signal_stack()) {
+            return -k_enomem;
+        }
+        s.altstack = proc::AltStack{in.sp, in.size, in.flags};
+    }
+    if (a.a[1]) {
+        LinuxStack out;
+        memset(&out, 0, sizeof out); // no kernel bytes in the padding
+        out.sp = old.sp;
+        out.flags = old.flags;
+        out.size = old.size;
+        if (Errno e = copyout(a.a[1], &out, sizeof out); e != k_ok)
+            return -e;
+    }
+    return 0;
 }
 
 long sys_pause(const SyscallArgs&)
@@ -170,9 +210,11 @@ namespace {
 long do_sigreturn(const SyscallArgs& a, bool rt)
 {
     SigSet mask;
-    if (!arch::signal_frame_pop(*a.frame, proc::current()->context, rt, &mask))
+    proc::Thread* t = proc::current();
+    if (!arch::signal_frame_pop(*a.frame, t->context, rt, &mask))
         proc::terminate_by_fault(proc::k_sigsegv, 0, "bad signal frame at sigreturn", a.frame->pc(),
                                  0);
+    t->exit_work |= proc::k_exit_check_frame; // every value came from the program
     proc::current_process()->signals.blocked = mask & ~k_unblockable;
     return arch::syscall_return_value(*a.frame); // the restored register, unchanged
 }

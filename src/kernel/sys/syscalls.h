@@ -55,6 +55,11 @@ long sys_kill(const SyscallArgs&);
 long sys_sched_yield(const SyscallArgs&);
 long sys_set_tid_address(const SyscallArgs&);
 long sys_getuid(const SyscallArgs&);
+long sys_setpgid(const SyscallArgs&);
+long sys_getpgid(const SyscallArgs&);
+long sys_getpgrp(const SyscallArgs&); ///< i386 only: arm64's musl calls getpgid(0)
+long sys_getsid(const SyscallArgs&);
+long sys_setsid(const SyscallArgs&);
 
 // Signals (kernel/proc/signal.cpp)
 long sys_tkill(const SyscallArgs&);
@@ -64,6 +69,8 @@ long sys_rt_sigprocmask(const SyscallArgs&);
 long sys_rt_sigpending(const SyscallArgs&);
 long sys_rt_sigsuspend(const SyscallArgs&);
 long sys_pause(const SyscallArgs&);
+long sys_sigaltstack(const SyscallArgs&);
+long sys_ppoll(const SyscallArgs&); ///< with no descriptors only: musl's pause on arm64
 long sys_rt_sigreturn(const SyscallArgs&);
 long sys_sigreturn(const SyscallArgs&); ///< i386's frame for handlers without SA_SIGINFO
 

@@ -4,7 +4,6 @@
 #include "kernel/arch/pmap.h"
 #include "kernel/arch/uaccess.h"
 #include "kernel/kern/counters.h"
-#include "kernel/proc/process.h"
 
 namespace toll::sys {
 namespace {
@@ -14,20 +13,15 @@ TOLL_COUNTER(g_copyout_calls, "vm.copyout.calls");
 TOLL_COUNTER(g_copyout_bytes, "vm.copyout.bytes");
 TOLL_COUNTER(g_copy_faults, "vm.copy.faults");
 
-// Why a copy the port's primitive refused failed. The primitive answers
-// only yes or no (it is on every system call's path); the VM kept the
-// reason of the fault it could not satisfy: k_enomem when a page (say the
-// private copy of a copy-on-write page) could not be had, which the program
-// is told as ENOMEM. Linux answers EFAULT there (its allocator runs the
-// out-of-memory killer before it fails); Toll has no such killer, and says
-// which it was.
-Errno copy_failed()
+// A copy the port's primitive refused: counted, and answered with the
+// primitive's reason. k_enomem when a page (say the private copy of a
+// copy-on-write page) could not be had, which the program is told as
+// ENOMEM: Linux answers EFAULT there (its allocator runs the out-of-memory
+// killer before it fails); Toll has no such killer, and says which it was.
+Errno copy_failed(Errno e)
 {
     g_copy_faults.add();
-    vm::VmSpace* space = proc::current_vm();
-    if (space && vm::vmspace_take_fault_error(space) == k_enomem)
-        return k_enomem;
-    return k_efault;
+    return e;
 }
 } // namespace
 
@@ -45,8 +39,8 @@ Errno copyin(void* to, uintptr_t from, size_t length)
         g_copy_faults.add();
         return k_efault;
     }
-    if (!arch::copy_from_user(to, from, length))
-        return copy_failed();
+    if (Errno e = arch::copy_from_user(to, from, length); e != k_ok)
+        return copy_failed(e);
     return k_ok;
 }
 
@@ -58,8 +52,8 @@ Errno copyout(uintptr_t to, const void* from, size_t length)
         g_copy_faults.add();
         return k_efault;
     }
-    if (!arch::copy_to_user(to, from, length))
-        return copy_failed();
+    if (Errno e = arch::copy_to_user(to, from, length); e != k_ok)
+        return copy_failed(e);
     return k_ok;
 }
 
@@ -73,10 +67,10 @@ Result<size_t> copyinstr(char* to, uintptr_t from, size_t size)
     }
     size_t room = limit - from < size ? limit - from : size;
     Result<size_t> n = arch::copy_string_from_user(to, from, room);
-    if (n.error() == k_efault)
-        return copy_failed();
-    if (!n) // no NUL: a string running into the end of user space is a bad address
+    if (n.error() == k_enametoolong) // no NUL: running into the end of user space is a bad address
         return room < size ? k_efault : k_enametoolong;
+    if (!n)
+        return copy_failed(n.error());
     g_copyin_bytes.add(n.value() + 1);
     return n;
 }

@@ -71,14 +71,12 @@ Errno fault_in(VmSpace* space, uintptr_t address, bool write)
         return k_efault;
     }
     uintptr_t page = address & ~uintptr_t(k_page_size - 1);
-    PhysAddr pa;
-    unsigned now;
-    if (pmap_extract(space->pmap, page, &pa, &now)) {
-        if (!write || (now & k_prot_write))
+    if (Optional<Mapping> m = pmap_extract(space->pmap, page)) {
+        if (!write || (m.value().prot & k_prot_write))
             return k_ok; // present already (a racing fault)
         if (r->shared)   // never copied: the page is everyone's
             return pmap_protect(space->pmap, page, page + k_page_size, r->prot);
-        return break_cow(space, page, pa & ~PhysAddr(k_page_size - 1), r);
+        return break_cow(space, page, m.value().pa & ~PhysAddr(k_page_size - 1), r);
     }
     return zero_fill(space, page, r->prot, r, reservation_end(space, r));
 }
@@ -111,17 +109,7 @@ Errno zero_fill(VmSpace* space, uintptr_t page, unsigned prot, const Region* reg
 
 Errno vmspace_fault(VmSpace* space, uintptr_t address, bool write)
 {
-    Errno e = fault_in(space, address, write);
-    if (e != k_ok)
-        space->fault_error = e;
-    return e;
-}
-
-Errno vmspace_take_fault_error(VmSpace* space)
-{
-    Errno e = space->fault_error;
-    space->fault_error = k_ok;
-    return e;
+    return fault_in(space, address, write);
 }
 
 Errno handle_user_fault(VmSpace* space, uintptr_t address, bool write, bool present)
@@ -133,11 +121,8 @@ Errno handle_user_fault(VmSpace* space, uintptr_t address, bool write, bool pres
         Region* r = vmspace_find(space, address);
         refused = !r || !(r->prot & k_prot_write);
     }
-    if (refused) {
-        // Beyond user space, or a protection fault on a page nothing can fill
-        space->fault_error = k_efault;
+    if (refused) // beyond user space, or a protection fault on a page nothing can fill
         return k_efault;
-    }
     return vmspace_fault(space, address, write);
 }
 

@@ -68,10 +68,10 @@ class [[nodiscard]] PageShares {
 bool fork_page(VmSpace* parent, VmSpace* child, uintptr_t va, unsigned prot, bool share,
                bool shared_region)
 {
-    PhysAddr from;
-    if (!pmap_extract(parent->pmap, va, &from, nullptr))
+    Optional<Mapping> m = pmap_extract(parent->pmap, va);
+    if (!m)
         return true;
-    from &= ~PhysAddr(k_page_size - 1);
+    PhysAddr from = m.value().pa & ~PhysAddr(k_page_size - 1);
     if (shared_region) {
         PageShares ref{from, 1};
         if (!ref.count() || pmap_enter(child->pmap, va, from, prot) != k_ok)
@@ -165,11 +165,13 @@ VmSpace* vmspace_fork(VmSpace* parent)
         uintptr_t from_va = r->start > shared_to ? r->start : shared_to;
         for (uintptr_t va = pmap_next_mapped(parent->pmap, from_va, r->end); va < r->end;
              va = pmap_next_mapped(parent->pmap, va + k_page_size, r->end)) {
-            PhysAddr from;
-            unsigned psind = 0;
-            if (superpages && !r->shared &&
-                pmap_extract(parent->pmap, va, &from, nullptr, &psind) && psind > 0 &&
-                va % pmap_page_size(psind) == 0 && va + pmap_page_size(psind) <= r->end &&
+            Optional<Mapping> m;
+            if (superpages && !r->shared)
+                m = pmap_extract(parent->pmap, va);
+            PhysAddr from = m ? m.value().pa : 0;
+            unsigned psind = m ? m.value().psind : 0;
+            if (psind > 0 && va % pmap_page_size(psind) == 0 &&
+                va + pmap_page_size(psind) <= r->end &&
                 fork_superpage(parent, child, va, from, r->prot, psind)) {
                 shared_to = va + pmap_page_size(psind);
                 va = shared_to - k_page_size; // the whole superpage is done

@@ -244,10 +244,9 @@ bool try_promote(VmSpace* space, const Reservation* r, uintptr_t base, unsigned 
     if (!(size == r->bytes() ? r->full() : r->populated_range(first, unsigned(size / k_page_size))))
         return false;
     if (check_mapping) {
-        PhysAddr pa;
-        unsigned have = 0;
-        if (!pmap_extract(space->pmap, base, &pa, nullptr, &have) || have >= psind ||
-            (pa & ~PhysAddr(k_page_size - 1)) != r->pa + (base - r->va))
+        Optional<Mapping> m = pmap_extract(space->pmap, base);
+        if (!m || m.value().psind >= psind ||
+            (m.value().pa & ~PhysAddr(k_page_size - 1)) != r->pa + (base - r->va))
             return false;
     }
     return pmap_promote(space->pmap, base, psind);

@@ -96,9 +96,9 @@ Errno protect_pages(VmSpace* space, const Region* r, uintptr_t lo, uintptr_t hi,
         };
         for (uintptr_t va = pmap_next_mapped(space->pmap, lo, hi); va < hi;
              va = pmap_next_mapped(space->pmap, va, hi)) {
-            PhysAddr pa = 0;
-            unsigned psind = 0;
-            (void)pmap_extract(space->pmap, va, &pa, nullptr, &psind); // mapped: found
+            Mapping m = pmap_extract(space->pmap, va).value(); // mapped: found
+            PhysAddr pa = m.pa;
+            unsigned psind = m.psind;
             size_t size = pmap_page_size(psind);
             uintptr_t stop = (va & ~uintptr_t(size - 1)) + size;
             stop = stop < hi ? stop : hi;
@@ -140,7 +140,7 @@ void free_page(PhysAddr pa)
 
 bool vm_can_commit(size_t length)
 {
-    constexpr size_t k_reserve_pages = 256; // 1 MB for page tables, stacks, pipes
+    constexpr size_t k_reserve_pages = (1u << 20) / k_page_size; // 1 MB: page tables, stacks, pipes
     // Pages reserved but unused come back whenever memory runs short.
     size_t free = phys_allocator().free_pages() + reserv_unused_pages();
     size_t pages = (length + k_page_size - 1) / k_page_size;

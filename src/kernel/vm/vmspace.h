@@ -21,10 +21,6 @@ struct VmSpace {
     uintptr_t brk_start = 0;   ///< end of the program's data: where the heap starts
     uintptr_t brk = 0;         ///< current program break (page-rounded up in regions)
     size_t resident_pages = 0; ///< pages mapped now (counted once per mapping)
-    /// Why the last refused fault failed (k_efault or k_enomem); k_ok once
-    /// read. A copy to or from user memory answers only "it failed" on its
-    /// fast path; copyin and copyout read the reason here afterwards.
-    Errno fault_error = k_ok;
 };
 
 /// The lowest address a user mapping may cover (Linux's mmap_min_addr). The
@@ -97,14 +93,8 @@ bool vmspace_overlaps(VmSpace* space, uintptr_t start, uintptr_t end);
 /// demand-zero page, or, for a write to a page shared copy-on-write, copies
 /// it (or reuses it if this is its last mapping). Returns k_ok; k_efault if
 /// the address is in no region or the access is not allowed; k_enomem when
-/// memory is short (a page, or a page table, could not be had). A failure
-/// is also kept for vmspace_take_fault_error.
+/// memory is short (a page, or a page table, could not be had).
 Errno vmspace_fault(VmSpace* space, uintptr_t address, bool write);
-
-/// Why the last fault refused in @p space failed (k_efault or k_enomem), or
-/// k_ok if none has since the last call; clears it. For a copy to or from
-/// user memory that failed, to tell a bad address from a memory shortage.
-Errno vmspace_take_fault_error(VmSpace* space);
 
 /// The page-fault handler for user addresses (from user mode, or from the
 /// kernel inside copyin/copyout) in address space @p space, which the trap

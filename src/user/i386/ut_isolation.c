@@ -13,7 +13,7 @@
 #include "toll/toll.h"
 #include "toll/utest.h"
 
-enum { k_children = 4, k_check_isolation = 1003 };
+enum { k_children = 4, k_check_isolation = TOLL_SYS_check_isolation };
 
 int main(void)
 {

@@ -49,6 +49,10 @@ static unsigned pick(unsigned n)
 /* --- what the hostile values are made of -------------------------------- */
 
 static char* g_arena; /* k_arena_pages pages, see above */
+/* One page shared with the driver (MAP_SHARED, so fork keeps it shared):
+ * the child counts its calls there, and the driver's watch reads the count.
+ * A child that execs loses the page, so it stops counting. */
+static volatile unsigned long* g_progress;
 static long g_page;
 static word g_limit; /* the top of user space (vm.user_limit) */
 static word g_image_start, g_image_end;
@@ -319,7 +323,8 @@ static int hits_self(word a, word len)
     if (end < a)
         end = (word)-1;
     return (a < g_image_end && end > g_image_start) || end > g_stack_floor ||
-           (a < (word)g_arena + k_arena_pages * g_page && end > (word)g_arena);
+           (a < (word)g_arena + k_arena_pages * g_page && end > (word)g_arena) ||
+           (a < (word)g_progress + g_page && end > (word)g_progress);
 }
 
 static const struct FuzzCall* choose_call(struct FuzzCall* unknown)
@@ -350,7 +355,7 @@ static int draw_arguments(const struct FuzzCall* c, struct Frame* f, pid_t self)
      * to sleep until a signal (the driver then ends it): fewer of them too. */
     if ((name_is(c, "sigreturn") || name_is(c, "rt_sigreturn")) && pick(64))
         return 0;
-    if ((name_is(c, "pause") || name_is(c, "rt_sigsuspend")) && pick(16))
+    if ((name_is(c, "pause") || name_is(c, "rt_sigsuspend") || name_is(c, "ppoll")) && pick(16))
         return 0;
     if (name_is(c, "tkill") || name_is(c, "tgkill")) {
         /* Never another process's thread: only nonsense ids, or rarely its own. */
@@ -369,7 +374,18 @@ static int draw_arguments(const struct FuzzCall* c, struct Frame* f, pid_t self)
     }
     if (name_is(c, "execve") && pick(2))
         f->arg[0] = (word) "/bin/true"; /* argv and envp stay hostile */
-    if (name_is(c, "nanosleep") || name_is(c, "clock_nanosleep")) {
+    if (name_is(c, "setpgid") && pick(2))
+        f->arg[0] = pick(2) ? 0 : (word)self; /* itself, so that the rules past ESRCH run */
+    if (name_is(c, "sigaltstack") && pick(2)) {
+        /* A stack in the arena, of a size around the minimum, that a later
+         * SA_ONSTACK handler (sigaction with random flags) may run on. */
+        word* ss = (word*)g_arena;
+        ss[0] = (word)g_arena + pick(4) * g_page;
+        ss[1] = pick(4) ? 0 : rnd(); /* ss_flags (an int, then padding on arm64) */
+        ss[2] = pick(2) ? pick(3) * 4096 + pick(2) : any_value();
+        f->arg[0] = (word)ss;
+    }
+    if (name_is(c, "nanosleep") || name_is(c, "clock_nanosleep") || name_is(c, "ppoll")) {
         /* A valid timespec must not put the child to sleep: zero, or invalid. */
         word at = f->arg[name_is(c, "nanosleep") ? 0 : 2];
         if (at >= (word)g_arena && at <= (word)g_arena + 6 * g_page - 2 * sizeof(word)) {
@@ -460,6 +476,10 @@ void fuzz_child(uint64_t seed, long child, long calls, int verbose)
     /* A write to the pipe whose reader is closed fails with EPIPE instead of
      * ending the child (until the fuzzer itself changes the disposition). */
     signal(SIGPIPE, SIG_IGN);
+    /* A group of its own, so that a kill(0) or a kill(-pgrp) it makes (an
+     * unknown number can land on kill with any arguments) reaches only the
+     * child and what it forks, never the driver's other children. */
+    setpgid(0, 0);
     if (verbose)
         g_out = dup2(1, 60); /* out of the way of the descriptors fuzzed */
     prepare_descriptors();
@@ -475,6 +495,7 @@ void fuzz_child(uint64_t seed, long child, long calls, int verbose)
             continue; /* drawn again: the sequence still depends on the seed alone */
         if (verbose)
             print_call(i, c, &f);
+        ++*g_progress;
         long r = fuzz_trap(&f);
         ++i;
         if (r == 0 && makes_process(f.number) && getpid() != self)
@@ -503,7 +524,18 @@ int fuzz_setup(unsigned long user_limit)
     mprotect(g_arena + 6 * g_page, g_page, PROT_READ);
     mprotect(g_arena + 7 * g_page, g_page, PROT_NONE);
     memset(g_arena, 0, 6 * g_page);
+    /* After the arena, so that the arena's address (and every pointer drawn
+     * into it) is what it was before the page existed. */
+    void* progress = mmap(NULL, g_page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (progress == MAP_FAILED)
+        return 0;
+    g_progress = progress;
     return 1;
+}
+
+unsigned long fuzz_progress(void)
+{
+    return *g_progress;
 }
 
 unsigned fuzz_call_count(void)

@@ -9,6 +9,11 @@
  * aim into. Call once, before any child; 0 if the arena cannot be mapped. */
 int fuzz_setup(unsigned long user_limit);
 
+/* How many calls the children have started so far, all together: the
+ * driver's measure of a child's progress (a child that execs another
+ * program, or sleeps, stops adding to it). */
+unsigned long fuzz_progress(void);
+
 /* How many implemented calls the kernel's table holds. */
 unsigned fuzz_call_count(void);
 

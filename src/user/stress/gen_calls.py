@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """Writes the fuzzer's table of system calls for one architecture.
 
-    gen_calls.py <src/arch/ARCH/syscall_table.cpp> <out.h>
+    gen_calls.py <out.h> <src/arch/ARCH/syscall_table.cpp> <src/kernel/sys/dispatch.h>
+                 <src/user/include/toll/abi.h>
 
-Reads every `{number, sys_name}` entry of the kernel's dispatch table, so the
-fuzzer covers exactly the calls the kernel implements, under that
-architecture's own numbers, and a call added to the kernel is fuzzed without
-anyone touching the fuzzer.
+Reads every `{number, sys_name}` entry of the kernel's dispatch tables (the
+port's, and the core's list of Toll's own calls, whose numbers are names
+from toll/abi.h), so the fuzzer covers exactly the calls the kernel
+implements, under that architecture's own numbers, and a call added to the
+kernel is fuzzed without anyone touching the fuzzer.
 """
 
 import re
@@ -14,13 +16,21 @@ import sys
 
 
 def main(argv):
-    if len(argv) != 3:
+    if len(argv) != 5:
         sys.exit(__doc__)
-    source, out = argv[1], argv[2]
-    with open(source) as f:
-        text = f.read()
-    entries = sorted({(int(n), name) for n, name in
-                      re.findall(r"\{\s*(\d+)\s*,\s*sys_(\w+)\s*\}", text)})
+    out, source, core, abi = argv[1:]
+    with open(abi) as f:
+        numbers = {name: int(n) for name, n in
+                   re.findall(r"\b(TOLL_SYS_\w+)\s*=\s*(\d+)", f.read())}
+    text = ""
+    for path in (source, core):
+        with open(path) as f:
+            text += f.read()
+    found = re.findall(r"\{\s*(\d+|TOLL_SYS_\w+)\s*,\s*sys_(\w+)\s*\}", text)
+    unknown = [n for n, _ in found if not n.isdigit() and n not in numbers]
+    if unknown:
+        sys.exit(f"gen_calls.py: {', '.join(unknown)} not in {abi}")
+    entries = sorted({(int(n) if n.isdigit() else numbers[n], name) for n, name in found})
     if len(entries) < 10:
         sys.exit(f"gen_calls.py: only {len(entries)} calls found in {source}; "
                  "has the table's format changed?")

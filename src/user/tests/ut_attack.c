@@ -4,7 +4,9 @@
  * every length in an ELF file (crafted programs in /bin/badelf_*), every
  * value the kernel restores into a user frame (segment registers, EFLAGS,
  * PSTATE, FPU control words, through set_thread_area and forged sigreturn
- * frames), a trip into virtual-8086 mode, page 0, signals aimed at init,
+ * frames), every alternate signal stack a frame cannot be written to (in the
+ * kernel, wrapping around zero, read-only), process groups named by
+ * numbers no group has, a trip into virtual-8086 mode, page 0, signals aimed at init,
  * and flags that must not be accepted and ignored (O_NONBLOCK, O_CLOEXEC,
  * PIPE_BUF's atomicity).
  * Children do the dangerous parts; the parent checks how they ended and
@@ -58,9 +60,15 @@ static void attack_sizes(void)
     CHECK_ERR(read(zero, buf, (size_t)-1), EFAULT);
     close(zero);
     int null = open("/dev/null", O_WRONLY);
-    /* writev: two lengths whose sum overflows ssize_t, a negative length. */
+    /* writev: two lengths whose sum overflows ssize_t, a negative length.
+     * Linux cuts the total to MAX_RW_COUNT (0x7ffff000) instead of refusing
+     * it; on arm64 each range already runs past user space (EFAULT). */
     struct iovec two[2] = {{buf, (size_t)-1 / 2 - 0xFFF}, {buf, (size_t)-1 / 2 - 0xFFF}};
-    CHECK_ERR(writev(null, two, 2), EINVAL);
+#if defined(__i386__)
+    CHECK_EQ(writev(null, two, 2), 0x7ffff000);
+#else
+    CHECK_ERR(writev(null, two, 2), EFAULT);
+#endif
     struct iovec negative[2] = {{buf, 3}, {buf, (size_t)-1}};
     CHECK_ERR(writev(null, negative, 2), EINVAL);
     struct iovec bad_base[2] = {{buf, 3}, {(void*)-4096, 16}};
@@ -373,6 +381,93 @@ static void attack_init(void)
     signal(SIGUSR1, SIG_DFL);
 }
 
+/* --- alternate signal stacks and process groups --------------------------- */
+
+static void on_stack_handler(int sig)
+{
+    (void)sig;
+    _exit(5); /* reached only if the frame was written */
+}
+
+/* Sets an alternate stack of @p size bytes at @p sp (straight to the kernel:
+ * musl checks nothing about the address) and raises a signal whose handler
+ * runs on it. The frame cannot be written there: SIGSEGV, nothing else. */
+static void raise_on_stack(uintptr_t sp, size_t size)
+{
+    stack_t s = {(void*)sp, 0, size};
+    if (syscall(SYS_sigaltstack, &s, NULL) != 0)
+        _exit(2);
+    struct sigaction sa = {0};
+    sa.sa_handler = on_stack_handler;
+    sa.sa_flags = SA_ONSTACK;
+    sigaction(SIGUSR1, &sa, NULL);
+    raise(SIGUSR1);
+    _exit(3);
+}
+
+#if defined(__aarch64__)
+static const uintptr_t k_kernel_address = 0xffffff8000000000ul; /* TTBR1's half */
+#else
+static const uintptr_t k_kernel_address = 0xC0000000u; /* the kernel on 3/1; unmapped on 4/4 */
+#endif
+
+static void stack_in_kernel(void)
+{
+    raise_on_stack(k_kernel_address, 1 << 16);
+}
+
+static void stack_wraps_around_zero(void)
+{
+    raise_on_stack((uintptr_t)-4096, 1 << 16); /* its top is 60 KB past zero */
+}
+
+static void stack_top_at_zero(void)
+{
+    raise_on_stack((uintptr_t)-65536, 65536); /* sp + size is exactly 0 */
+}
+
+static void stack_read_only(void)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    char* p = mmap(NULL, 4 * page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        _exit(4);
+    raise_on_stack((uintptr_t)p, 4 * page);
+}
+
+static void stack_covers_everything(void)
+{
+    stack_t huge = {buf, 0, (size_t)-1}, q;
+    if (syscall(SYS_sigaltstack, &huge, NULL) != 0)
+        _exit(1);
+    if (syscall(SYS_sigaltstack, NULL, &q) != 0 || q.ss_flags != SS_ONSTACK)
+        _exit(2);
+    huge.ss_flags = SS_DISABLE;
+    if (syscall(SYS_sigaltstack, &huge, NULL) != -1 || errno != EPERM)
+        _exit(3);
+    _exit(0);
+}
+
+static void attack_altstack_and_groups(void)
+{
+    CHECK_EQ(run_child(stack_in_kernel), KILLED_BY(SIGSEGV));
+    CHECK_EQ(run_child(stack_wraps_around_zero), KILLED_BY(SIGSEGV));
+    CHECK_EQ(run_child(stack_top_at_zero), KILLED_BY(SIGSEGV));
+    CHECK_EQ(run_child(stack_read_only), KILLED_BY(SIGSEGV));
+    /* A size past the address space is a stack like any other to Linux:
+     * sigaltstack records it, and then the program runs "on" it (EPERM). */
+    CHECK_EQ(run_child(stack_covers_everything), 0);
+    /* Groups by numbers no process group has; a negative group id. */
+    CHECK_ERR(kill(INT32_MIN, 0), ESRCH);
+    CHECK_ERR(kill(-0x7FFFFFFF, SIGKILL), ESRCH);
+    CHECK_ERR(setpgid(0, INT32_MIN), EINVAL);
+    CHECK_ERR(setpgid(0, 0x7FFFFFFF), EPERM);
+    CHECK_ERR(getpgid(INT32_MIN), ESRCH);
+    CHECK_ERR(getsid(-1), ESRCH);
+    CHECK_ERR(waitpid(INT32_MIN, NULL, WNOHANG), ESRCH);
+    CHECK_ERR(waitpid(-0x7FFFFFFF, NULL, WNOHANG), ECHILD);
+}
+
 /* --- i386: segments, frames, vm86 (the children: attack_frames.c) --------- */
 #if defined(__i386__)
 
@@ -387,7 +482,7 @@ static void attack_i386(void)
     CHECK_EQ(run_child(forged_iopl), KILLED_BY(SIGSEGV));
     CHECK_EQ(run_child(forged_kernel_cs), KILLED_BY(SIGSEGV));
     CHECK_EQ(run_child(forged_kernel_ss), KILLED_BY(SIGSEGV));
-    CHECK_EQ(run_child(forged_mxcsr), 0);
+    CHECK_EQ(run_child(forged_mxcsr), KILLED_BY(SIGSEGV)); /* Linux: a bad frame */
     CHECK_EQ(run_child(forged_kernel_fpstate), KILLED_BY(SIGSEGV));
     int vm86 = run_child(iret_to_vm86);
     NOTE("iret to vm86 mode: %s", vm86 == 42 ? "refused by the CPU" : "entered, then killed");
@@ -400,7 +495,7 @@ static void attack_i386(void)
 
 static void attack_arm64(void)
 {
-    CHECK_EQ(run_child(forged_el1), KILLED_BY(SIGILL)); /* ran at EL0, interrupts on */
+    CHECK_EQ(run_child(forged_el1), KILLED_BY(SIGSEGV)); /* refused, as Linux does */
     CHECK_EQ(run_child(forged_no_fpsimd), KILLED_BY(SIGSEGV));
 }
 #endif
@@ -412,6 +507,7 @@ int main(int argc, char** argv)
     attack_sizes();
     attack_flags(utest_bin("ut_attack"));
     attack_elf();
+    attack_altstack_and_groups();
 #if defined(__i386__)
     attack_i386();
 #elif defined(__aarch64__)

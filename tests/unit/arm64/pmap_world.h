@@ -26,6 +26,7 @@ using namespace toll::vm;
 using toll::test::Arm64Bits;
 using toll::test::Arm64Geometry;
 using toll::test::BbmChecker;
+using toll::test::extract_into;
 using toll::test::SimulatedMemory;
 
 inline const Arm64Geometry g{toll::vm::k_page_shift};

@@ -48,13 +48,13 @@ TEST_CASE("arm64 pmap: single pages map, change rights and unmap", "[arm64][pmap
     World w;
     Pmap* pmap = w.create();
     REQUIRE(pmap_enter(pmap, k_va, k_data, k_rw) == toll::k_ok);
-    PhysAddr pa;
-    unsigned prot;
-    REQUIRE(pmap_extract(pmap, k_va + 12, &pa, &prot));
+    PhysAddr pa = 0;
+    unsigned prot = 0;
+    REQUIRE(extract_into(pmap_extract(pmap, k_va + 12), &pa, &prot));
     CHECK(pa == k_data + 12);
     CHECK(prot == k_rw);
     CHECK(pmap_protect(pmap, k_va, k_va + k_page, k_prot_read) == toll::k_ok);
-    REQUIRE(pmap_extract(pmap, k_va, nullptr, &prot));
+    REQUIRE(extract_into(pmap_extract(pmap, k_va), nullptr, &prot));
     CHECK(prot == k_prot_read);
     CHECK(pmap_tlb_entries(pmap, 0, k_user_limit) == 1);
     // Moving a live page to another frame is break-before-make.
@@ -62,7 +62,7 @@ TEST_CASE("arm64 pmap: single pages map, change rights and unmap", "[arm64][pmap
     REQUIRE(pmap_enter(pmap, k_va, k_data + k_page, k_rw) == toll::k_ok);
     CHECK(g_log.tlbi_pages == tlbi + 1);
     CHECK(allocated(pmap_remove_page(pmap, k_va)) == k_data + k_page);
-    CHECK_FALSE(pmap_extract(pmap, k_va, nullptr, nullptr));
+    CHECK_FALSE(pmap_extract(pmap, k_va).has_value());
     CHECK(pmap_enter(pmap, k_user_limit, k_data, k_rw) == toll::k_einval);
     w.check();
 }
@@ -83,8 +83,8 @@ TEST_CASE("arm64 pmap: an aligned run entered at once is one contiguous mapping,
     CHECK(g_log.stores - stores == 2 + k_run_pages);
     for (unsigned i = 0; i < k_run_pages; ++i)
         CHECK((raw_pte(pmap, k_va + i * k_page) & Arm64Bits::contiguous) != 0);
-    PhysAddr pa;
-    REQUIRE(pmap_extract(pmap, k_va + 5 * k_page + 7, &pa, nullptr));
+    PhysAddr pa = 0;
+    REQUIRE(extract_into(pmap_extract(pmap, k_va + 5 * k_page + 7), &pa, nullptr));
     CHECK(pa == k_data + 5 * k_page + 7);
     CHECK(pmap_tlb_entries(pmap, 0, k_user_limit) == 1);
     // Misaligned or occupied: refused.
@@ -165,9 +165,9 @@ TEST_CASE("arm64 pmap: a full level-3 table promotes to a block and keeps the ta
     CHECK((raw_l2e(pmap, k_va) & g.address_mask()) == k_data);
     CHECK(pmap_tlb_entries(pmap, 0, k_user_limit) == 1);
     CHECK(phys_allocator().free_pages() == free_before); // the level-3 table is kept
-    PhysAddr pa;
-    unsigned prot;
-    REQUIRE(pmap_extract(pmap, k_va + k_block - 1, &pa, &prot));
+    PhysAddr pa = 0;
+    unsigned prot = 0;
+    REQUIRE(extract_into(pmap_extract(pmap, k_va + k_block - 1), &pa, &prot));
     CHECK(pa == k_data + k_block - 1);
     CHECK(prot == k_rw);
 }
@@ -219,9 +219,9 @@ TEST_CASE("arm64 pmap: protecting one page of a run demotes it", "[arm64][pmap]"
     CHECK(c.delta("vm.pmap.l3c.demotions") == 1);
     CHECK(pmap_tlb_entries(pmap, 0, k_user_limit) == k_run_pages);
     for (unsigned i = 0; i < k_run_pages; ++i) {
-        PhysAddr pa;
-        unsigned prot;
-        REQUIRE(pmap_extract(pmap, k_va + i * k_page, &pa, &prot));
+        PhysAddr pa = 0;
+        unsigned prot = 0;
+        REQUIRE(extract_into(pmap_extract(pmap, k_va + i * k_page), &pa, &prot));
         CHECK(pa == k_data + i * k_page);
         CHECK(prot == (i == 4 ? k_prot_read : k_rw));
     }
@@ -238,8 +238,8 @@ TEST_CASE("arm64 pmap: protecting a whole run keeps it, and syncs it once", "[ar
     CHECK(pmap_tlb_entries(pmap, 0, k_user_limit) == 1);
     REQUIRE(g_log.icache.size() == 1);
     CHECK(g_log.icache[0].second == k_run);
-    unsigned prot;
-    REQUIRE(pmap_extract(pmap, k_va + k_run - 1, nullptr, &prot));
+    unsigned prot = 0;
+    REQUIRE(extract_into(pmap_extract(pmap, k_va + k_run - 1), nullptr, &prot));
     CHECK(prot == k_rx);
 }
 
@@ -257,10 +257,10 @@ TEST_CASE("arm64 pmap: protecting one page of a block demotes the block, then on
     CHECK(c.delta("vm.pmap.l3c.demotions") == 1);
     CHECK(phys_allocator().free_pages() == free_before); // the kept table, no allocation
     CHECK(pmap_tlb_entries(pmap, 0, k_user_limit) == g.entries() / k_run_pages - 1 + k_run_pages);
-    unsigned prot;
-    REQUIRE(pmap_extract(pmap, victim, nullptr, &prot));
+    unsigned prot = 0;
+    REQUIRE(extract_into(pmap_extract(pmap, victim), nullptr, &prot));
     CHECK(prot == k_prot_read);
-    REQUIRE(pmap_extract(pmap, victim + k_page, nullptr, &prot));
+    REQUIRE(extract_into(pmap_extract(pmap, victim + k_page), nullptr, &prot));
     CHECK(prot == k_rw);
 }
 
@@ -291,9 +291,9 @@ TEST_CASE("arm64 pmap: unmapping one page of a block demotes it and frees one pa
     CHECK(c.delta("vm.pmap.l3c.demotions") == 1);
     REQUIRE(sink.pages.size() == 1);
     CHECK(sink.pages[0] == std::make_pair(victim, k_data + k_block - k_page));
-    CHECK_FALSE(pmap_extract(pmap, victim, nullptr, nullptr));
-    PhysAddr pa;
-    REQUIRE(pmap_extract(pmap, victim - k_page, &pa, nullptr));
+    CHECK_FALSE(pmap_extract(pmap, victim).has_value());
+    PhysAddr pa = 0;
+    REQUIRE(extract_into(pmap_extract(pmap, victim - k_page), &pa, nullptr));
     CHECK(pa == k_data + k_block - 2 * k_page);
 }
 
@@ -334,13 +334,13 @@ TEST_CASE("arm64 pmap: PROT_NONE over a run hides its pages and keeps their fram
     REQUIRE(pmap_protect(pmap, k_va, k_va + k_run, k_prot_none) == toll::k_ok);
     w.check();
     CHECK(pmap_tlb_entries(pmap, 0, k_user_limit) == 0);
-    unsigned prot;
-    REQUIRE(pmap_extract(pmap, k_va, nullptr, &prot));
+    unsigned prot = 0;
+    REQUIRE(extract_into(pmap_extract(pmap, k_va), nullptr, &prot));
     CHECK(prot == k_prot_none);
     REQUIRE(pmap_protect(pmap, k_va, k_va + k_run, k_rw) == toll::k_ok);
     w.check();
-    PhysAddr pa;
-    REQUIRE(pmap_extract(pmap, k_va + k_run - k_page, &pa, &prot));
+    PhysAddr pa = 0;
+    REQUIRE(extract_into(pmap_extract(pmap, k_va + k_run - k_page), &pa, &prot));
     CHECK(pa == k_data + k_run - k_page);
     CHECK(prot == k_rw);
 }
@@ -355,8 +355,8 @@ TEST_CASE("arm64 pmap: entering one page inside a block demotes it, break before
     w.check();
     CHECK(c.delta("vm.pmap.l2.demotions") == 1);
     CHECK(c.delta("vm.pmap.l3c.demotions") == 1);
-    PhysAddr pa;
-    REQUIRE(pmap_extract(pmap, k_va + k_page, &pa, nullptr));
+    PhysAddr pa = 0;
+    REQUIRE(extract_into(pmap_extract(pmap, k_va + k_page), &pa, nullptr));
     CHECK(pa == k_data + k_block);
 }
 
@@ -402,8 +402,8 @@ TEST_CASE("arm64 pmap: a block entered at once keeps a table aside and demotes w
     CHECK(pmap_enter(pmap, 0, k_data, k_rw) == toll::k_enomem);
     CHECK(pmap_create() == nullptr);
     CHECK(pmap_enter(pmap, 4 * k_block, k_data + 4 * k_block, k_rw, 2) == toll::k_enomem);
-    CHECK_FALSE(pmap_extract(pmap, 0, nullptr, nullptr));
-    CHECK_FALSE(pmap_extract(pmap, 4 * k_block, nullptr, nullptr));
+    CHECK_FALSE(pmap_extract(pmap, 0).has_value());
+    CHECK_FALSE(pmap_extract(pmap, 4 * k_block).has_value());
     w.check();
     // The demoted pages unmap one by one without memory; a second removal
     // finds nothing and says so.
@@ -486,9 +486,9 @@ TEST_CASE("arm64 pmap: random operations keep the tables well formed and agree w
         w.check();
         for (uint64_t v = k_va; v < k_va + window; v += k_page) {
             auto it = model.find(v);
-            PhysAddr pa;
-            unsigned prot;
-            bool present = pmap_extract(pmap, v, &pa, &prot);
+            PhysAddr pa = 0;
+            unsigned prot = 0;
+            bool present = extract_into(pmap_extract(pmap, v), &pa, &prot);
             REQUIRE(present == (it != model.end()));
             if (present) {
                 REQUIRE(pa == it->second.first);

@@ -28,8 +28,8 @@ struct ReservWorld : VmWorld {
         }
         REQUIRE((r->start == start && r->end == end));
         REQUIRE(write(space, va, pattern(va)) == toll::k_ok);
-        PhysAddr pa;
-        unsigned prot;
+        PhysAddr pa = 0;
+        unsigned prot = 0;
         REQUIRE(lookup(space, va, &pa, &prot));
         return pa;
     }
@@ -101,8 +101,8 @@ TEST_CASE("reservations: a broken reservation returns its unused pages, which co
     CHECK(phys_allocator().check());
     // The three pages in use stay mapped; freed later, they go to the
     // allocator, and the block is whole again.
-    PhysAddr pa;
-    REQUIRE(pmap_extract(w.space->pmap, start, &pa, nullptr));
+    PhysAddr pa = 0;
+    REQUIRE(extract_into(pmap_extract(w.space->pmap, start), &pa, nullptr));
     CHECK(pa == a);
     w.unmap(start, end);
     CHECK(phys_allocator().free_pages() == before - tables);

@@ -254,9 +254,9 @@ TEST_CASE("vmspace: mprotect(+W) after fork keeps a shared superpage whole and r
         CHECK(c.delta("vm.pmap.l3c.demotions") == 0);
         CHECK(g_log.stores == stores); // nothing to change: nothing written
         CHECK(pmap_tlb_entries(w.space->pmap, start, end) == 1);
-        unsigned prot;
-        PhysAddr pa;
-        REQUIRE(pmap_extract(w.space->pmap, start, &pa, &prot));
+        unsigned prot = 0;
+        PhysAddr pa = 0;
+        REQUIRE(extract_into(pmap_extract(w.space->pmap, start), &pa, &prot));
         CHECK(prot == k_prot_read); // still shared: still read-only
         REQUIRE(VmWorld::write(w.space, start, 5) == k_ok);
         CHECK(c.delta("vm.cow.copies") == 1);

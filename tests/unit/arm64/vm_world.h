@@ -89,7 +89,7 @@ struct VmWorld {
     /// The physical page mapped at @p va with its rights, if any.
     static bool lookup(VmSpace* s, uintptr_t va, PhysAddr* pa, unsigned* prot)
     {
-        if (!pmap_extract(s->pmap, va, pa, prot))
+        if (!extract_into(pmap_extract(s->pmap, va), pa, prot))
             return false;
         *pa &= ~PhysAddr(k_page - 1);
         return *prot != k_prot_none;
@@ -100,8 +100,8 @@ struct VmWorld {
     /// answer (k_ok, or why it refused).
     static toll::Errno write(VmSpace* s, uintptr_t va, uint64_t value)
     {
-        PhysAddr pa;
-        unsigned prot;
+        PhysAddr pa = 0;
+        unsigned prot = 0;
         if (!lookup(s, va, &pa, &prot) || !(prot & k_prot_write)) {
             if (toll::Errno e = vmspace_fault(s, va, true); e != toll::k_ok)
                 return e;
@@ -115,8 +115,8 @@ struct VmWorld {
     /// A user read of the first word of page @p va of @p s (faulting it in).
     static uint64_t read(VmSpace* s, uintptr_t va)
     {
-        PhysAddr pa;
-        unsigned prot;
+        PhysAddr pa = 0;
+        unsigned prot = 0;
         if (!lookup(s, va, &pa, &prot)) {
             REQUIRE(vmspace_fault(s, va, false) == toll::k_ok);
             REQUIRE(lookup(s, va, &pa, &prot));

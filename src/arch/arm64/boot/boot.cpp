@@ -41,52 +41,22 @@ uintptr_t find_device_tree(uint64_t x0, const char*& how)
     return 0;
 }
 
-// Parses an unsigned number, decimal or 0x-hexadecimal, of exactly @p length
-// characters; false if it is not one.
-bool parse_number(const char* text, size_t length, uint64_t& value)
-{
-    unsigned base = 10;
-    if (length > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
-        base = 16, text += 2, length -= 2;
-    value = 0;
-    for (size_t i = 0; i < length; ++i) {
-        char c = text[i];
-        unsigned digit = c >= '0' && c <= '9'   ? unsigned(c - '0')
-                         : c >= 'a' && c <= 'f' ? unsigned(c - 'a' + 10)
-                         : c >= 'A' && c <= 'F' ? unsigned(c - 'A' + 10)
-                                                : 99;
-        if (digit >= base)
-            return false;
-        value = value * base + digit;
-    }
-    return length > 0;
-}
-
 // arm64.ramdisk=ADDRESS,BYTES: where tools/run --add had QEMU's generic
 // loader put the extra ramdisk (QEMU loads -initrd only for Linux images,
 // not for an ELF kernel like Toll's). It must lie in mapped RAM.
 void find_extra_ramdisk(const char* cmdline, BootInfo& info)
 {
-    lib::CmdlineCursor cursor(cmdline);
-    lib::CmdlineWord w;
-    while (cursor.next(w)) {
-        if (w.key_length != strlen(param_ramdisk.key) ||
-            strncmp(w.key, param_ramdisk.key, w.key_length) != 0)
-            continue;
-        size_t comma = 0;
-        while (comma < w.value_length && w.value[comma] != ',')
-            ++comma;
-        uint64_t base, size;
-        if (comma == w.value_length || !parse_number(w.value, comma, base) ||
-            !parse_number(w.value + comma + 1, w.value_length - comma - 1, size) ||
-            base < k_ram_map_start || size > k_ram_map_end - base) {
+    uint64_t base, size;
+    bool found;
+    if (!lib::find_range(cmdline, param_ramdisk.key, base, size, found) || base < k_ram_map_start ||
+        base > k_ram_map_end || size > k_ram_map_end - base) {
+        if (found)
             kprintf("arm64.ramdisk: ignored, not ADDRESS,BYTES inside RAM\n");
-            return;
-        }
-        info.extra_ramdisk_phys = base;
-        info.extra_ramdisk = static_cast<const uint8_t*>(vm::phys_to_virt(base));
-        info.extra_ramdisk_size = size;
+        return;
     }
+    info.extra_ramdisk_phys = base;
+    info.extra_ramdisk = static_cast<const uint8_t*>(vm::phys_to_virt(base));
+    info.extra_ramdisk_size = size;
 }
 
 } // namespace

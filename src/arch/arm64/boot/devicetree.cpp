@@ -58,11 +58,16 @@ class BootTreeReader {
 
     void begin_node(const char* name, int depth)
     {
+        if (depth == 2) {
+            m_cpu_node = m_node == Node::cpus && node_is(name, "cpu");
+            return;
+        }
         if (depth != 1)
             return;
         m_node = node_is(name, "memory")   ? Node::memory
                  : node_is(name, "chosen") ? Node::chosen
                  : node_is(name, "psci")   ? Node::psci
+                 : node_is(name, "cpus")   ? Node::cpus
                                            : Node::other;
         m_is_memory = m_node == Node::memory;
         m_reg = nullptr;
@@ -78,6 +83,11 @@ class BootTreeReader {
                 m_board.size_cells = fdt_be32(value);
             return;
         }
+        if (depth == 2 && m_cpu_node && strcmp(name, "reg") == 0)
+            add_cpu(value, length);
+        if (depth == 1 && m_node == Node::cpus && strcmp(name, "#address-cells") == 0 &&
+            length == 4)
+            m_cpu_cells = fdt_be32(value);
         if (depth != 1)
             return;
         if (strcmp(name, "device_type") == 0 && value_is(value, length, "memory"))
@@ -99,7 +109,17 @@ class BootTreeReader {
     }
 
   private:
-    enum class Node { other, memory, chosen, psci };
+    enum class Node { other, memory, chosen, psci, cpus };
+
+    // A /cpus/cpu@N reg: its MPIDR affinity, in /cpus' #address-cells (1 or 2).
+    void add_cpu(const uint8_t* value, uint32_t length)
+    {
+        constexpr unsigned k_max = sizeof m_board.cpu_mpidr / sizeof m_board.cpu_mpidr[0];
+        if (m_cpu_cells == 0 || m_cpu_cells > 2 || length < 4 * m_cpu_cells ||
+            m_board.cpu_count == k_max)
+            return;
+        m_board.cpu_mpidr[m_board.cpu_count++] = fdt_cells(value, m_cpu_cells);
+    }
 
     // Devicetree Specification 3.4: a memory node's reg is a list of
     // (address, size) pairs in the root's #address-cells/#size-cells.
@@ -122,6 +142,8 @@ class BootTreeReader {
     BootInfo& m_info;
     Node m_node = Node::other;
     bool m_is_memory = false;
+    bool m_cpu_node = false;
+    uint32_t m_cpu_cells = 2; // the Devicetree Specification default; QEMU says 1 explicitly
     const uint8_t* m_reg = nullptr;
     uint32_t m_reg_length = 0;
 };

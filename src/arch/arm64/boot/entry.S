@@ -75,6 +75,63 @@ upper_half:
 4:  wfe
     b       4b
 
+// Another CPU, started by PSCI CPU_ON (smp.cpp) at the physical address of
+// this label with the MMU off and x0 = the physical address of its
+// SecondaryStart: take the boot CPU's translation regime, turn the MMU on
+// (TTBR0 maps us where we are, as on the boot CPU), jump to the upper half,
+// take the CPU's own stack and per-CPU pointer and call
+// arm64_secondary_main(cpu). Nothing is written before the MMU is on.
+    .globl arm64_secondary_entry
+arm64_secondary_entry:
+    msr     daifset, #0xf
+    mov     x19, x0
+    mrs     x9, CurrentEL
+    lsr     x9, x9, #2
+    cmp     x9, #2
+    b.ne    5f
+    mov     x9, #HCR_EL2_RW
+    msr     hcr_el2, x9
+    mov     x9, #CNTHCTL_EL2_EL1_ACCESS
+    msr     cnthctl_el2, x9
+    msr     cntvoff_el2, xzr
+    ldr     x9, =SCTLR_EL1_MMU_OFF
+    msr     sctlr_el1, x9
+    mov     x9, #SPSR_EL1H_DAIF_MASKED
+    msr     spsr_el2, x9
+    adr     x9, 5f
+    msr     elr_el2, x9
+    eret
+5:  ldr     x9, [x19, #SS_MAIR]
+    msr     mair_el1, x9
+    ldr     x9, [x19, #SS_TCR]
+    msr     tcr_el1, x9
+    ldr     x9, [x19, #SS_TTBR]
+    msr     ttbr0_el1, x9
+    msr     ttbr1_el1, x9
+    isb
+    tlbi    vmalle1
+    dsb     nsh
+    isb
+    ldr     x9, [x19, #SS_SCTLR]
+    msr     sctlr_el1, x9
+    isb
+    ldr     x9, =secondary_upper_half
+    br      x9
+secondary_upper_half:
+    ldr     x9, =arm64_exception_vectors
+    msr     vbar_el1, x9
+    isb
+    // x19 still works through TTBR0's identity map until the C++ leaves it.
+    ldr     x9, [x19, #SS_STACK]
+    mov     sp, x9
+    ldr     x0, [x19, #SS_CPU]
+    msr     tpidr_el1, x0
+    mov     x29, xzr
+    mov     x30, xzr
+    bl      arm64_secondary_main
+6:  wfe
+    b       6b
+
     .bss
     .balign 16
     .globl boot_stack_bottom

@@ -9,11 +9,16 @@
 #include "arch/i386/vm86/early_map.h"
 #include "arch/i386/vm86/getmemsize.h"
 #include "arch/i386/vm86/vm86.h"
+#include "kernel/kern/console.h"
 #include "kernel/kern/param.h"
+#include "lib/cmdline.h"
 #include "lib/string.h"
 
 namespace toll::i386 {
 namespace {
+
+TOLL_PARAM(param_ramdisk, "i386.ramdisk",
+           "where tools/run --add put the extra ramdisk on the boot disk: ADDRESS,BYTES");
 
 // Multiboot specification 0.6.96, 3.3: the boot information structure.
 struct MultibootInfo {
@@ -93,6 +98,27 @@ void from_multiboot(const MultibootInfo& mbi, BootInfo& info)
     }
 }
 
+// i386.ramdisk=ADDRESS,BYTES: where the Toll boot sector loaded the extra
+// ramdisk that tools/run --add appended to the disk, past the kernel's
+// memory (mkdisk.py records how far that reaches). A multiboot loader hands
+// it over as a module instead. It must lie above the kernel's load address
+// and inside the memory the boot page tables map.
+void find_extra_ramdisk(BootInfo& info)
+{
+    uint64_t base, size;
+    bool found;
+    constexpr uint64_t k_boot_mapped = uint64_t(BOOT_MAPPED_MB) << 20;
+    if (!lib::find_range(g_cmdline, param_ramdisk.key, base, size, found) ||
+        base < KERNEL_LOAD_PHYS || base > k_boot_mapped || size > k_boot_mapped - base) {
+        if (found)
+            kprintf("i386.ramdisk: ignored, not ADDRESS,BYTES inside the boot map\n");
+        return;
+    }
+    info.extra_ramdisk_phys = base;
+    info.extra_ramdisk = phys_to_virt<const uint8_t>(static_cast<uint32_t>(base));
+    info.extra_ramdisk_size = static_cast<size_t>(size);
+}
+
 } // namespace
 } // namespace toll::i386
 
@@ -108,6 +134,7 @@ extern "C" [[noreturn]] void i386_boot(uint32_t magic, uint32_t pointer)
     } else if (magic == TOLL_BOOTSECT_MAGIC) {
         info.loader = "the Toll boot sector";
         copy_cmdline(phys_to_virt<const char>(pointer));
+        find_extra_ramdisk(info);
     } else {
         info.loader = "an unknown loader";
     }

@@ -27,6 +27,7 @@ TOLL_COUNTER(g_clean_calls, "fpu.clean_calls");
 
 Config g_config;
 arch::ThreadContext* g_owner;
+uint32_t g_mxcsr_mask;
 
 namespace {
 
@@ -112,6 +113,11 @@ RestoreFn select_restore()
 
 RestoreFn g_restore = restore_always;
 
+uint32_t mxcsr_mask()
+{
+    return g_mxcsr_mask;
+}
+
 const char* clean_name(Clean c)
 {
     return k_clean_names[static_cast<unsigned>(c)];
@@ -150,6 +156,14 @@ void init()
     write_cr4(read_cr4() | CR4_OSFXSR | CR4_OSXMMEXCPT);
     clts();
     asm volatile("fninit");
+    // Intel SDM Vol. 1, 11.6.6: the MXCSR bits this CPU supports are the
+    // MXCSR_MASK an FXSAVE stores; 0 there means the default 0xFFBF (no DAZ).
+    constexpr uint32_t k_mxcsr_default_mask = 0xFFBF;
+    alignas(k_fxsave_align) uint8_t probe[k_fxsave_size] = {};
+    fxsave(probe);
+    memcpy(&g_mxcsr_mask, probe + k_fx_mxcsr_mask, sizeof g_mxcsr_mask);
+    if (g_mxcsr_mask == 0)
+        g_mxcsr_mask = k_mxcsr_default_mask;
     g_restore = select_restore();
     unsigned patched = 0;
     if ((g_config.clean == Clean::patched || g_config.clean == Clean::nops) && !g_config.bug)

@@ -36,6 +36,10 @@ void exec_reset(arch::ThreadContext& ctx);
 /// the handler's first FPU instruction traps and restores (#NM).
 bool signal_save(arch::ThreadContext& ctx, uint8_t* image);
 
+/// The MXCSR bits this CPU supports (FXSAVE's MXCSR_MASK, read at init):
+/// FXRSTOR of an image with any other bit set raises #GP.
+uint32_t mxcsr_mask();
+
 /// At sigreturn: makes @p image (512 bytes, MXCSR already restorable) the
 /// running thread @p ctx's FPU state, loaded on its next FPU instruction; a
 /// nullptr forgets the state instead, as exec does.

@@ -53,8 +53,6 @@ static_assert(k_kernel_cs == 1 << 3 && k_kernel_ds == 2 << 3);
 // IF-sensitive instructions trap, IF clear so that no interrupt arrives
 // during the call, and bit 1, which is always 1.
 constexpr uint32_t k_vm86_entry_eflags = k_vm86_flag_vm | 0x2;
-// Intel SDM Vol. 3, 6.11: a 32-bit interrupt gate, DPL 0.
-constexpr uint8_t k_gate_interrupt32 = 0x8E;
 constexpr unsigned k_idt_vectors = 256;
 constexpr unsigned k_stub_size = 16; // .balign 16 in vm86_entry.S
 
@@ -67,19 +65,6 @@ struct [[gnu::packed]] IoTss {
     Tss tss;
     uint8_t iomap[65536 / 8];
     uint8_t iomap_end;
-};
-
-struct [[gnu::packed]] Gate {
-    uint16_t offset_low;
-    uint16_t selector;
-    uint8_t zero;
-    uint8_t type_attr;
-    uint16_t offset_high;
-};
-
-struct [[gnu::packed]] TableRegister {
-    uint16_t limit;
-    uint32_t base;
 };
 
 IoTss g_tss;
@@ -209,8 +194,7 @@ void vm86_init()
     // exception from vm86 mode must never reach the scheduler.
     for (unsigned v = 0; v < k_idt_vectors; ++v) {
         uint32_t stub = reinterpret_cast<uint32_t>(vm86_trap_stubs) + v * k_stub_size;
-        g_idt[v] = Gate{static_cast<uint16_t>(stub & 0xFFFF), k_kernel_cs, 0, k_gate_interrupt32,
-                        static_cast<uint16_t>(stub >> 16)};
+        g_idt[v] = interrupt_gate(stub);
     }
 
     // Identity-map low memory for CPL 3. The 64 KB above 1 MB hold the

@@ -3,16 +3,8 @@
 #ifndef TOLL_TOLL_H
 #define TOLL_TOLL_H
 
+#include "toll/abi.h" /* the call numbers, shared with the kernel */
 #include <unistd.h>
-
-/** Toll's system call numbers (Linux's i386 table ends far below 1000). */
-enum {
-    TOLL_SYS_counter_get = 1000,  /**< read one event counter by name */
-    TOLL_SYS_counter_list = 1001, /**< list every counter as text */
-    TOLL_SYS_sysctl = 1002,       /**< reserved for a sysctl-style interface */
-    TOLL_SYS_tlb_reach = 1004,    /**< TLB entries the caller's mappings need */
-    TOLL_SYS_fail_alloc = 1005,   /**< steer the memory fault injector */
-};
 
 /**
  * Read the 64-bit event counter called @p name (e.g. "cpu.cr3_loads") into

@@ -20,6 +20,8 @@ struct TrapFrame {
     bool from_user() const { return (spsr & 0xF) == 0; }
     /// The interrupted program counter.
     uint64_t pc() const { return elr; }
+    /// The interrupted user stack pointer.
+    uint64_t user_sp() const { return sp_el0; }
 };
 
 /// A thread's FP/SIMD registers (the kernel itself never uses them:
@@ -31,18 +33,12 @@ struct FpState {
     bool used = false; ///< The thread has used FP/SIMD since exec (eager restores only then).
 };
 
-/// The saved state of a thread that is not running.
+/// The saved state of a thread that is not running: the port's alone (what
+/// the core keeps per thread is in proc::Thread).
 struct ThreadContext {
-    /// Work for the way back to user mode, a bit each (kernel/arch/signal.h:
-    /// k_exit_restart, k_exit_check_frame), so that the usual return tests
-    /// one byte.
-    uint8_t exit_work = 0;
-    uintptr_t syscall_saved = 0; ///< k_exit_restart: the register the result overwrote
-    uint64_t sp = 0;             ///< Kernel stack pointer saved by the switch.
-    uint64_t kstack_top = 0;     ///< Top of the thread's kernel stack.
-    TrapFrame* frame = nullptr;  ///< The user trap frame at the top of the kernel stack.
-    uint64_t tls = 0;            ///< TPIDR_EL0, the user thread pointer.
-    FpState fp;                  ///< The user's FP/SIMD registers.
+    uint64_t sp = 0;  ///< Kernel stack pointer saved by the switch.
+    uint64_t tls = 0; ///< TPIDR_EL0, the user thread pointer.
+    FpState fp;       ///< The user's FP/SIMD registers.
 };
 
 /// The system call number, as Linux's arm64 ABI passes it (x8).

@@ -246,5 +246,6 @@ gdt_end:
     .long HEADER_MAGIC
 kernel_sectors: .long 0              # sectors of kernel from KERNEL_LBA on
 kernel_entry:   .long 0              # physical entry point (ELF e_entry)
-    .word 0
+kernel_pages:   .word 0              # 4 KB pages the kernel spans in memory,
+                                     # .bss included (for tools/run --add)
     .byte 0x55, 0xAA                 # the BIOS boots only sectors ending so

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Builds toll-disk.img, the raw disk of the loaderless boot (bootsect.S).
 
-LBA 0 the boot sector, its header patched with the kernel's size and entry;
+LBA 0 the boot sector, its header patched with the kernel's size and entry,
+and how many 4 KB pages the kernel spans in memory (.bss included), so that
+tools/run --add can append an extra ramdisk the kernel's .bss does not cover;
 LBA 1 the command-line sector (empty here; tools/run writes it per run);
 LBA 2 onwards the kernel as a flat binary (llvm-objcopy -O binary of the ELF,
 which starts at the kernel's lowest load address, 1 MB). The image is padded
@@ -16,7 +18,8 @@ import sys
 SECTOR = 512
 CMDLINE_LBA = 1
 KERNEL_LBA = 2
-# bootsect.S: header at 0x1F0 = magic "TBS1", kernel sectors, kernel entry.
+# bootsect.S: header at 0x1F0 = magic "TBS1", kernel sectors, kernel entry,
+# kernel pages (16 bits).
 HEADER_OFFSET = 0x1F0
 HEADER_MAGIC = 0x31534254
 # src/arch/i386/layout.h: KERNEL_LOAD_PHYS, where bootsect.S copies the flat kernel.
@@ -25,6 +28,7 @@ KERNEL_LOAD_PHYS = 0x100000
 # below the smallest memory Toll is run with.
 MAX_KERNEL_BYTES = 64 << 20
 CYLINDER_SECTORS = 16 * 63
+PAGE_SIZE = 4096
 
 # ELF specification (System V ABI, i386 supplement): the fields read here.
 ELF_MAGIC = b"\x7fELF"
@@ -37,7 +41,8 @@ def fail(message):
 
 
 def kernel_layout(elf_path):
-    """Returns (entry, lowest load address, end of file contents) of the kernel ELF."""
+    """Returns (entry, lowest load address, end of file contents, end of memory)
+    of the kernel ELF."""
     with open(elf_path, "rb") as f:
         data = f.read()
     if data[:4] != ELF_MAGIC or data[4] != ELFCLASS32 or data[5] != ELFDATA2LSB:
@@ -47,16 +52,20 @@ def kernel_layout(elf_path):
         fail(f"{elf_path} is not an i386 ELF file")
     entry, phoff = struct.unpack_from("<II", data, 24)
     phentsize, phnum = struct.unpack_from("<HH", data, 42)
-    low, high = None, None
+    low, high, memory_end = None, None, 0
     for i in range(phnum):
-        p_type, _, _, p_paddr, p_filesz, _ = struct.unpack_from("<IIIIII", data, phoff + i * phentsize)
-        if p_type != PT_LOAD or p_filesz == 0:
+        p_type, _, _, p_paddr, p_filesz, p_memsz = struct.unpack_from(
+            "<IIIIII", data, phoff + i * phentsize)
+        if p_type != PT_LOAD:
+            continue
+        memory_end = max(memory_end, p_paddr + p_memsz)
+        if p_filesz == 0:
             continue
         low = p_paddr if low is None else min(low, p_paddr)
         high = p_paddr + p_filesz if high is None else max(high, p_paddr + p_filesz)
     if low is None:
         fail(f"{elf_path} has nothing to load")
-    return entry, low, high
+    return entry, low, high, memory_end
 
 
 def main():
@@ -78,7 +87,7 @@ def main():
     if magic != HEADER_MAGIC:
         fail(f"{args.bootsect} has no header at {HEADER_OFFSET:#x} (bootsect.S and mkdisk.py disagree)")
 
-    entry, low, high = kernel_layout(args.elf)
+    entry, low, high, memory_end = kernel_layout(args.elf)
     with open(args.flat, "rb") as f:
         kernel = f.read()
     if low != KERNEL_LOAD_PHYS:
@@ -91,7 +100,10 @@ def main():
         fail(f"the entry point {entry:#x} is outside the kernel [{low:#x}, {high:#x})")
 
     kernel_sectors = -(-len(kernel) // SECTOR)
-    struct.pack_into("<II", boot, HEADER_OFFSET + 4, kernel_sectors, entry)
+    kernel_pages = -(-(memory_end - low) // PAGE_SIZE)
+    if kernel_pages > 0xFFFF:
+        fail(f"the kernel spans {kernel_pages} pages; the header holds 16 bits")
+    struct.pack_into("<IIH", boot, HEADER_OFFSET + 4, kernel_sectors, entry, kernel_pages)
 
     image = bytearray(boot)
     image += bytes(SECTOR)                       # CMDLINE_LBA: empty command line

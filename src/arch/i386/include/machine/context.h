@@ -22,6 +22,8 @@ struct TrapFrame {
     bool from_user() const { return (cs & 3) == 3 || (eflags & k_eflags_vm); }
     static constexpr uint32_t k_eflags_vm = 1u << 17;
     uint32_t pc() const { return eip; }
+    /// The interrupted user stack pointer (a trap from user mode only).
+    uint32_t user_sp() const { return user_esp; }
 };
 
 /// A user TLS segment set by set_thread_area, as its GDT descriptor will
@@ -45,16 +47,11 @@ struct FpuSlot {
     bool used = false; ///< The thread has FPU state of its own (it used the FPU since exec).
 };
 
-/// The saved state of a thread that is not running.
+/// The saved state of a thread that is not running: the port's alone (what
+/// the core keeps per thread is in proc::Thread).
 struct ThreadContext {
-    /// Work for the way back to user mode, a bit each (kernel/arch/signal.h:
-    /// k_exit_restart, k_exit_check_frame), so that the usual return tests
-    /// one byte.
-    uint8_t exit_work = 0;
-    uintptr_t syscall_saved = 0; ///< k_exit_restart: the register the result overwrote
-    uint32_t esp = 0;            ///< Kernel stack pointer saved by context_switch.
-    uint32_t kstack_top = 0;     ///< Where a trap from user mode starts its frame.
-    TrapFrame* frame = nullptr;  ///< The user trap frame at the top of the kernel stack.
+    uint32_t esp = 0;        ///< Kernel stack pointer saved by context_switch.
+    uint32_t trap_stack = 0; ///< Where the CPU starts a trap from user mode (TSS.esp0).
     TlsSegment tls;
     FpuSlot fpu; ///< Saved FPU registers (src/arch/i386/fpu/).
 };

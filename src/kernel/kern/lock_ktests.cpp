@@ -1,0 +1,223 @@
+// In-kernel tests of the per-CPU block, the spinlocks and the lock-order
+// checker. The checker's graph alone is tested on the host
+// (tests/unit/test_lock_order.cpp); these prove that the locks feed it and
+// that it reports through the kernel, and the destructive ones that a real
+// violation ends the run with a PANIC naming the locks.
+#include "kernel/arch/cpu.h"
+#include "kernel/kern/cpu.h"
+#include "kernel/kern/ktest.h"
+#include "kernel/kern/spinlock.h"
+#include "lib/string.h"
+
+namespace toll {
+namespace {
+
+char g_report[240];
+unsigned g_reports;
+
+void catch_report(const char* message)
+{
+    ++g_reports;
+    size_t n = strnlen(message, sizeof g_report - 1);
+    memcpy(g_report, message, n);
+    g_report[n] = '\0';
+}
+
+bool report_names(const char* what)
+{
+    size_t n = strlen(what);
+    for (const char* p = g_report; *p; ++p)
+        if (strncmp(p, what, n) == 0)
+            return true;
+    return false;
+}
+
+// Watches for reports instead of panicking, for the lifetime of the guard.
+class Catching {
+  public:
+    Catching()
+    {
+        g_reports = 0;
+        g_report[0] = '\0';
+        lock_order_set_hook_for_test(catch_report);
+    }
+    ~Catching() { lock_order_set_hook_for_test(nullptr); }
+    Catching(const Catching&) = delete;
+    Catching& operator=(const Catching&) = delete;
+};
+
+} // namespace
+
+KTEST("kern.cpu.per_cpu_pointer_is_this_cpu")
+{
+    Cpu& cpu = this_cpu();
+    KEXPECT(cpu.self == &cpu);
+    KEXPECT(&cpu_by_id(cpu.id) == &cpu);
+    KEXPECT(cpu.online);
+    KEXPECT_EQ(cpu.id, 0u); // the ktests run on the boot CPU
+    KEXPECT(cpus_online() >= 1);
+    KEXPECT(cpus_online() <= k_max_cpus);
+    KEXPECT(cpu.current != nullptr);
+    KEXPECT(cpu.idle != nullptr && cpu.idle != cpu.current);
+    KEXPECT_EQ(cpu.interrupt_depth, 0u);
+}
+
+KTEST("kern.cpu.interrupts_are_counted_per_cpu")
+{
+    uint64_t before = cpu_counter_sum(CpuEvent::interrupts);
+    uint64_t mine = this_cpu().events[static_cast<unsigned>(CpuEvent::interrupts)];
+    bool were = arch::interrupts_disable();
+    arch::wait_for_interrupt(); // returns with interrupts on, after one
+    arch::interrupts_disable();
+    arch::interrupts_restore(were);
+    KEXPECT(this_cpu().events[static_cast<unsigned>(CpuEvent::interrupts)] > mine);
+    KEXPECT(cpu_counter_sum(CpuEvent::interrupts) > before);
+    KEXPECT_EQ(this_cpu().interrupt_depth, 0u);
+}
+
+KTEST("kern.spinlock.masks_interrupts_and_records_its_holder")
+{
+    static Spinlock outer("ktest.outer");
+    static Spinlock inner("ktest.inner");
+    bool were = arch::interrupts_disable();
+    arch::interrupts_restore(true);
+    uint64_t taken = outer.acquisitions();
+    outer.lock();
+    KEXPECT(outer.held_here());
+    KEXPECT_EQ(outer.holder_cpu(), static_cast<int>(this_cpu().id));
+    KEXPECT(outer.holder_where() != 0);
+    KEXPECT_EQ(this_cpu().spin_depth, 1u);
+    inner.lock();
+    KEXPECT_EQ(this_cpu().spin_depth, 2u);
+    KEXPECT(this_cpu().held[1].lock == &inner);
+    inner.unlock();
+    // The inner release must not turn interrupts back on under the outer lock.
+    bool on_under_outer = arch::interrupts_disable();
+    KEXPECT(!on_under_outer);
+    outer.unlock();
+    bool on_after = arch::interrupts_disable();
+    KEXPECT(on_after);
+    KEXPECT(!outer.held_here());
+    KEXPECT_EQ(outer.holder_cpu(), -1);
+    KEXPECT_EQ(outer.acquisitions(), taken + 1);
+    KEXPECT_EQ(outer.contended(), 0u); // one CPU takes it: never contended
+    KEXPECT_EQ(this_cpu().spin_depth, 0u);
+    arch::interrupts_restore(were);
+}
+
+KTEST("kern.lock_order.a_consistent_order_is_silent")
+{
+    static Spinlock a("ktest.consistent_a");
+    static Spinlock b("ktest.consistent_b");
+    Catching catching;
+    unsigned edges = lock_order_edges();
+    for (int i = 0; i < 3; ++i) {
+        SpinGuard ga(a);
+        SpinGuard gb(b);
+    }
+    KEXPECT_EQ(g_reports, 0u);
+    KEXPECT_EQ(lock_order_edges(), edges + 1); // a -> b, recorded once
+}
+
+KTEST("kern.lock_order.an_inversion_names_both_locks")
+{
+    static Spinlock a("ktest.inverted_a");
+    static Spinlock b("ktest.inverted_b");
+    Catching catching;
+    {
+        SpinGuard ga(a);
+        SpinGuard gb(b);
+    }
+    KEXPECT_EQ(g_reports, 0u);
+    {
+        SpinGuard gb(b);
+        SpinGuard ga(a); // the other way round: two CPUs could deadlock
+    }
+    KEXPECT_EQ(g_reports, 1u);
+    KEXPECT(report_names("lock order reversal"));
+    KEXPECT(report_names("takes ktest.inverted_a"));
+    KEXPECT(report_names("holding ktest.inverted_b"));
+}
+
+KTEST("kern.lock_order.an_inversion_through_a_third_lock_is_found")
+{
+    static Spinlock a("ktest.chain_a");
+    static Spinlock b("ktest.chain_b");
+    static Spinlock c("ktest.chain_c");
+    Catching catching;
+    {
+        SpinGuard ga(a);
+        SpinGuard gb(b);
+    }
+    {
+        SpinGuard gb(b);
+        SpinGuard gc(c);
+    }
+    KEXPECT_EQ(g_reports, 0u);
+    {
+        SpinGuard gc(c);
+        SpinGuard ga(a); // a -> b -> c is known: c before a closes the cycle
+    }
+    KEXPECT_EQ(g_reports, 1u);
+    KEXPECT(report_names("takes ktest.chain_a"));
+    KEXPECT(report_names("holding ktest.chain_c"));
+}
+
+KTEST("kern.lock_order.sleeping_with_a_spinlock_is_reported")
+{
+    static Spinlock held("ktest.held_across_sleep");
+    Catching catching;
+    lock_order_check_sleep("sleeps");
+    KEXPECT_EQ(g_reports, 0u);
+    {
+        SpinGuard g(held);
+        lock_order_check_sleep("sleeps");
+    }
+    KEXPECT_EQ(g_reports, 1u);
+    KEXPECT(report_names("sleeps with spinlock ktest.held_across_sleep"));
+}
+
+KTEST("destructive.lock_order.inversion_panics")
+{
+    static Spinlock first("destructive.first");
+    static Spinlock second("destructive.second");
+    {
+        SpinGuard g1(first);
+        SpinGuard g2(second);
+    }
+    SpinGuard g2(second);
+    SpinGuard g1(first); // panics: lock order reversal
+    ktest::fail(__FILE__, __LINE__, "the inverted acquisition did not panic");
+}
+
+KTEST("destructive.lock_order.recursion_panics")
+{
+    static Spinlock once("destructive.once");
+    SpinGuard g1(once);
+    SpinGuard g2(once); // panics before it spins on itself
+    ktest::fail(__FILE__, __LINE__, "the recursive acquisition did not panic");
+}
+
+} // namespace toll
+
+namespace toll {
+
+KTEST("kern.cpu.every_started_cpu_is_online_and_idle")
+{
+    unsigned online = cpus_online();
+    for (unsigned i = 0; i < online; ++i) {
+        Cpu& cpu = cpu_by_id(i);
+        KEXPECT(cpu.online);
+        KEXPECT(cpu.self == &cpu);
+        KEXPECT_EQ(cpu.id, i);
+        KEXPECT(cpu.idle != nullptr);
+        if (i > 0)
+            KEXPECT(cpu.current == cpu.idle); // nothing runs on the others yet
+        for (unsigned j = 0; j < i; ++j)
+            KEXPECT(cpu_by_id(j).hw_id != cpu.hw_id);
+    }
+    for (unsigned i = online; i < k_max_cpus; ++i)
+        KEXPECT(!cpu_by_id(i).online);
+}
+
+} // namespace toll

@@ -1,0 +1,175 @@
+// Spinlocks and the lock-order checker that every acquisition passes.
+#include "kernel/kern/spinlock.h"
+#include "kernel/arch/cpu.h"
+#include "kernel/kern/cpu.h"
+#include "kernel/kern/lock_order.h"
+#include "kernel/kern/panic.h"
+#include "lib/format.h"
+
+namespace toll {
+namespace {
+
+// The graph, the node names, and the one lock that guards them; a raw
+// test-and-set flag rather than a Spinlock, so that the checker does not
+// check itself.
+lockorder::Graph g_graph;
+const char* g_node_names[lockorder::k_max_locks];
+uint32_t g_graph_busy;
+LockOrderHook g_hook;
+
+void graph_lock()
+{
+    while (__atomic_exchange_n(&g_graph_busy, 1, __ATOMIC_ACQUIRE))
+        arch::cpu_relax();
+}
+
+void graph_unlock()
+{
+    __atomic_store_n(&g_graph_busy, 0, __ATOMIC_RELEASE);
+}
+
+[[gnu::format(printf, 1, 2)]] void violation(const char* fmt, ...)
+{
+    char message[240];
+    va_list args;
+    va_start(args, fmt);
+    lib::vsnformat(message, sizeof message, fmt, args);
+    va_end(args);
+    if (g_hook) {
+        g_hook(message);
+        return;
+    }
+    panic("%s", message);
+}
+
+const char* node_name(unsigned node)
+{
+    return node < lockorder::k_max_locks && g_node_names[node] ? g_node_names[node] : "?";
+}
+
+} // namespace
+
+void lock_order_acquire(Cpu& cpu, Spinlock& lock, uintptr_t where)
+{
+    auto held = static_cast<unsigned>(cpu.spin_depth - 1); // this acquisition is counted already
+    for (unsigned i = 0; i < held && i < k_max_held_locks; ++i)
+        if (cpu.held[i].lock == &lock)
+            violation("lock order: cpu%u takes %s at %p, which it holds since %p", cpu.id,
+                      lock.name(), reinterpret_cast<void*>(where),
+                      reinterpret_cast<void*>(cpu.held[i].where));
+    graph_lock();
+    if (!lock.m_order_assigned) {
+        lock.m_order_assigned = true;
+        lock.m_order_node = g_graph.add();
+        if (lock.m_order_node != lockorder::k_untracked)
+            g_node_names[lock.m_order_node] = lock.name();
+    }
+    lockorder::Inversion inv{};
+    bool inverted = false;
+    for (unsigned i = 0; i < held && i < k_max_held_locks && !inverted; ++i) {
+        const HeldLock& h = cpu.held[i];
+        if (!g_graph.record(h.lock->order_node(), h.where, lock.order_node(), where, &inv))
+            inverted = true;
+    }
+    graph_unlock();
+    if (inverted)
+        violation("lock order reversal: cpu%u takes %s at %p while holding %s (taken at %p); "
+                  "earlier %s (taken at %p) was held when %s was taken at %p",
+                  cpu.id, node_name(inv.acquiring), reinterpret_cast<void*>(inv.acquiring_where),
+                  node_name(inv.held), reinterpret_cast<void*>(inv.held_where),
+                  node_name(inv.earlier_first), reinterpret_cast<void*>(inv.earlier_first_where),
+                  node_name(inv.earlier_second), reinterpret_cast<void*>(inv.earlier_second_where));
+    if (held >= k_max_held_locks)
+        violation("lock order: cpu%u takes %s at %p holding %u spinlocks already", cpu.id,
+                  lock.name(), reinterpret_cast<void*>(where), held);
+    else
+        cpu.held[held] = HeldLock{&lock, where};
+}
+
+void Spinlock::lock()
+{
+    uintptr_t where = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+    bool were = arch::interrupts_disable();
+    Cpu& cpu = this_cpu();
+    if (cpu.spin_depth++ == 0)
+        cpu.spin_interrupts_were = were;
+    // Checked before spinning: an inversion panics even when this run of it
+    // would not have deadlocked.
+    lock_order_acquire(cpu, *this, where);
+    uint64_t spins = 0;
+    while (__atomic_exchange_n(&m_locked, 1, __ATOMIC_ACQUIRE)) {
+        // Wait with plain loads, so the line stays shared until it is free.
+        while (__atomic_load_n(&m_locked, __ATOMIC_RELAXED)) {
+            arch::cpu_relax();
+            ++spins;
+        }
+    }
+    // Ours now: the statistics are written under the lock.
+    ++m_acquisitions;
+    if (spins) {
+        ++m_contended;
+        m_spins += spins;
+    }
+    m_holder_where = where;
+    __atomic_store_n(&m_holder_cpu, static_cast<int>(cpu.id), __ATOMIC_RELAXED);
+}
+
+void Spinlock::unlock()
+{
+    Cpu& cpu = this_cpu();
+    if (!held_here())
+        panic("spinlock %s released by cpu%u, which does not hold it (holder cpu%d)", m_name,
+              cpu.id, holder_cpu());
+    // Locks may be released in any order: drop this one from the held list.
+    auto n = static_cast<unsigned>(cpu.spin_depth < k_max_held_locks ? cpu.spin_depth
+                                                                     : k_max_held_locks);
+    for (unsigned i = 0; i < n; ++i)
+        if (cpu.held[i].lock == this) {
+            for (unsigned j = i; j + 1 < n; ++j)
+                cpu.held[j] = cpu.held[j + 1];
+            cpu.held[n - 1] = HeldLock{};
+            break;
+        }
+    m_holder_where = 0;
+    __atomic_store_n(&m_holder_cpu, -1, __ATOMIC_RELAXED);
+    __atomic_store_n(&m_locked, 0, __ATOMIC_RELEASE);
+    if (--cpu.spin_depth == 0)
+        arch::interrupts_restore(cpu.spin_interrupts_were);
+}
+
+bool Spinlock::held_here() const
+{
+    return __atomic_load_n(&m_locked, __ATOMIC_RELAXED) &&
+           holder_cpu() == static_cast<int>(this_cpu().id);
+}
+
+void lock_order_check_sleep_slow(const char* what)
+{
+    Cpu& cpu = this_cpu();
+    const HeldLock& h = cpu.held[0];
+    violation("lock order: cpu%u %s with spinlock %s held (taken at %p)", cpu.id, what,
+              h.lock ? h.lock->name() : "?", reinterpret_cast<void*>(h.where));
+}
+
+void lock_order_set_hook_for_test(LockOrderHook hook)
+{
+    g_hook = hook;
+}
+
+unsigned lock_order_nodes()
+{
+    graph_lock();
+    unsigned n = g_graph.nodes();
+    graph_unlock();
+    return n;
+}
+
+unsigned lock_order_edges()
+{
+    graph_lock();
+    unsigned n = g_graph.edges();
+    graph_unlock();
+    return n;
+}
+
+} // namespace toll

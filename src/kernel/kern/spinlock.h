@@ -1,0 +1,102 @@
+// Spinlocks: mutual exclusion between CPUs for short critical sections.
+// Taking one masks interrupts on this CPU first (an interrupt handler that
+// wanted the same lock would otherwise spin forever on the CPU that holds
+// it), and the outermost lock's release puts them back as they were. Each
+// lock records its holder (CPU and the return address of lock()) and counts
+// its acquisitions, the contended ones, and the spins those waited.
+//
+// The lock-order checker rides on every acquisition: taking a lock that
+// inverts an order seen before, taking a lock this CPU holds already, or
+// sleeping with a spinlock held panics, naming the locks and where each was
+// taken (lock_order.h has the idea; lock_order_check_sleep() the last case).
+#pragma once
+#include "kernel/kern/cpu.h"
+#include <stdint.h>
+
+namespace toll {
+
+/// A lock between CPUs for a short critical section, taken with interrupts
+/// masked; it names its holder and counts what it cost.
+class Spinlock {
+  public:
+    constexpr explicit Spinlock(const char* name) : m_name(name) {}
+    Spinlock(const Spinlock&) = delete;
+    Spinlock& operator=(const Spinlock&) = delete;
+
+    /// Masks interrupts, checks the lock order, and spins until the lock is ours.
+    [[gnu::noinline]] void lock();
+
+    /// Releases the lock; the outermost release restores interrupts.
+    void unlock();
+
+    /// True when this CPU holds the lock.
+    bool held_here() const;
+
+    /// The name it reports under (in lock-order reports).
+    const char* name() const { return m_name; }
+    /// The CPU number holding it, or -1.
+    int holder_cpu() const { return __atomic_load_n(&m_holder_cpu, __ATOMIC_RELAXED); }
+    /// Where the holder called lock() (its return address), or 0.
+    uintptr_t holder_where() const { return m_holder_where; }
+    /// How often the lock was taken.
+    uint64_t acquisitions() const { return m_acquisitions; }
+    /// How many of those found it held and had to wait.
+    uint64_t contended() const { return m_contended; }
+    /// Turns of the wait loop, summed over the contended acquisitions.
+    uint64_t spins() const { return m_spins; }
+
+    /// The lock-order graph's node for this lock (lock_order.h), assigned
+    /// at the first acquisition; ~0u for none yet or an untracked lock.
+    unsigned order_node() const { return m_order_node; }
+
+  private:
+    friend void lock_order_acquire(Cpu& cpu, Spinlock& lock, uintptr_t where);
+
+    const char* m_name;
+    uint32_t m_locked = 0;
+    int m_holder_cpu = -1;
+    uintptr_t m_holder_where = 0;
+    unsigned m_order_node = ~0u;
+    bool m_order_assigned = false;
+    uint64_t m_acquisitions = 0;
+    uint64_t m_contended = 0;
+    uint64_t m_spins = 0;
+};
+
+/// Holds @p lock for the lifetime of the guard.
+class [[nodiscard]] SpinGuard {
+  public:
+    explicit SpinGuard(Spinlock& lock) : m_lock(lock) { m_lock.lock(); }
+    ~SpinGuard() { m_lock.unlock(); }
+    SpinGuard(const SpinGuard&) = delete;
+    SpinGuard& operator=(const SpinGuard&) = delete;
+
+  private:
+    Spinlock& m_lock;
+};
+
+/// The lock-order check of one acquisition (called by Spinlock::lock with
+/// interrupts off, before it spins): panics on an inversion or on a lock
+/// this CPU holds already, then pushes @p lock on this CPU's held list.
+void lock_order_acquire(Cpu& cpu, Spinlock& lock, uintptr_t where);
+
+/// Panics when this CPU holds a spinlock: about to sleep or switch away,
+/// which would leave the lock held by a thread that is not running. The
+/// test is inline (it is on every sleep); the report is not.
+void lock_order_check_sleep_slow(const char* what);
+inline void lock_order_check_sleep(const char* what)
+{
+    if (arch::cpu_local_word<offsetof(Cpu, spin_depth)>())
+        lock_order_check_sleep_slow(what);
+}
+
+/// For the ktests: while set, a lock-order violation calls @p hook with the
+/// message that would have panicked, and the acquisition goes on.
+using LockOrderHook = void (*)(const char* message);
+void lock_order_set_hook_for_test(LockOrderHook hook);
+
+/// The lock-order graph's size: nodes (locks seen) and edges (orders seen).
+unsigned lock_order_nodes();
+unsigned lock_order_edges();
+
+} // namespace toll
