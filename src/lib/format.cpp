@@ -27,7 +27,6 @@ struct Writer {
 void put_number(Writer& w, uint64_t value, unsigned base, bool upper, bool negative, int width,
                 bool zero_pad, bool left)
 {
-    // LAB demo BEGIN: digits of value in base, then sign and padding to width (flags)
     char digits[24];
     int n = 0;
     const char* table = upper ? "0123456789ABCDEF" : "0123456789abcdef";
@@ -46,10 +45,6 @@ void put_number(Writer& w, uint64_t value, unsigned base, bool upper, bool negat
         w.put(&digits[--n], 1);
     if (left)
         w.pad(' ', width - length);
-    // LAB demo STUB
-    // (void)w, (void)value, (void)base, (void)upper, (void)negative;
-    // (void)width, (void)zero_pad, (void)left;
-    // LAB demo END
 }
 
 } // namespace

@@ -23,8 +23,17 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 import hostile  # this folder, which is first on the path of a script run from it
 from lib import lab_rubric  # tools/lib, through PYTHONPATH=tools (ctest sets it)
 
-# How each submission must fare: "kernel_broken" ones keep the host tests (the
-# sabotage is kernel-only) and must fail every kernel item, naming the cause.
+# How each submission must fare. "all_pass_but" names the items that must
+# fail (with words their output must hold); every other item must pass. A
+# kernel-only sabotage breaks what calls split_arguments in the kernel and
+# nothing else: the kernel still boots and measures.
+SPLIT_BROKEN = {"kern.split_in_kernel": None, "user.echo": "not run: needs"}
+
+
+def broken(words, **more):
+    return {**SPLIT_BROKEN, "kern.split_in_kernel": words, **more}
+
+
 EXPECT = {
     "reference": {"all_pass": True},
     "starter": {"like_starter": True},
@@ -32,24 +41,62 @@ EXPECT = {
                     "ignored": ["tests/unit/test_lib.cpp", "src/kernel/kern/kern_ktests.cpp",
                                 "labs/lab-demo/rubric.toml"]},
     "nocompile": {"build_fails": "error"},
-    "loop": {"kernel_broken": "did not finish within",
-             "notice": "taken from format.cpp at the top of the submission"},
-    "triple": {"kernel_broken": "triple fault", "notice": "is a symbolic link"},
-    "panic": {"kernel_broken": "panicked: hostile submission gives up",
-              "audit": ["toll::panic"]},
-    "flood": {"kernel_broken": "the console printed more than"},
-    "forged": {"forged": "without this run's nonce", "audit": ["record-shaped strings"]},
-    # Contained: graded exactly like the starter, nothing of it survives.
-    "escape": {"like_starter": True, "item_says": {"unit.format": "more than the grader keeps"},
-               "audit": ["fork [processes]", "fopen [files]"]},
-    # Not stoppable by the nonce: the audit must show it in one line.
-    "forger": {"audit": ["LOOK AT THIS SUBMISSION", "param_get", "[command line]", "poweroff",
-                         "[power-off]", "kprintf", "[console]", "record-shaped strings"]},
-    "copy_a": {"all_pass_but": {"loop_100k": "'measurements' must be a table"}},
-    "copy_b": {"build_fails": "copy_b stops here"},
+    "loop": {"all_pass_but": broken("did not finish within"),
+             "notice": "taken from cmdline.cpp at the top of the submission",
+             "hold": "inline assembly"},
+    "triple": {"all_pass_but": broken("triple fault", loop_100k="reported 0"),
+               "notice": "is a symbolic link", "hold": "inline assembly"},
+    "panic": {"all_pass_but": broken("panicked: hostile submission gives up",
+                                     loop_100k="reported 0"),
+              "audit": ["toll::panic"], "hold": "inline assembly"},
+    # Region code can reach the console only through the record path: held.
+    "flood": {"all_pass_but": broken("the console printed more than", loop_100k="reported 0"),
+              "audit": ["kprintf"], "hold": "inline assembly"},
+    "forged": {"all_pass_but": broken("without this run's nonce", loop_100k="reported 0"),
+               "audit": ["record-shaped strings"], "hold": "record-shaped text"},
+    # A correct solution whose region attacks the grader from the host
+    # tests; every attack fails or stays in the sandbox, the kernel it tried
+    # to patch still passes, and the grade is held for its calls.
+    "escape": {"all_pass_but": {"loop_100k": "reported 0"},
+               "notice": "outside its lab regions were ignored",
+               "hold": "inline assembly", "audit": ["fork [processes]", "fopen [files]"],
+               "no_output": ["tampering", "LEAK "],
+               # The attack ran (the grader's own check ran the region too) and
+               # planted its links, but overwrote no kernel.
+               "log_has": {"oracle.log": ["escape: attacking", "escape: planted"]},
+               "log_lacks": {"oracle.log": ["escape: overwrote", "LEAK "]}},
+    # Not stoppable by the nonce (it forges its records with it): the audit
+    # shows how in one line, and holds the grade.
+    "forger": {"like_starter": True,
+               "audit": ["LOOK AT THIS SUBMISSION", "param_get", "[command line]", "poweroff",
+                         "[power-off]", "kprintf", "[console]", "record-shaped strings"],
+               "hold": "the command line or the nonce"},
+    # Right on every line the tests use, wrong where they do not look ('='
+    # splits its words): the grader's own lines catch it.
+    "tuned": {"all_pass_but": {"kern.split_in_kernel": "records disagree with the machine"},
+              "disagree": ["kern.split_in_kernel"]},
+    "copy_a": {"all_pass_but": {"loop_100k": "loop_100k"},
+               "notice": "no usable lab demo region"},
+    "copy_b": {"all_pass_but": {"loop_100k": "loop_100k"},
+               "notice": "outside its lab regions were ignored"},
+    "copy_c": {"like_starter": True, "notice": "were the LAB markers removed?"},
+    "formatter_forge": {"like_starter": True, "ignored": ["src/lib/format.cpp"]},
+    "fifo": {"all_pass_but": {"loop_100k": "loop_100k"}, "notice": "is a FIFO"},
+    "hardlink": {"like_starter": True, "notice": "is a hard link"},
+    "deep_toml": {"all_pass_but": {"loop_100k": "nests tables or arrays too deeply"}},
+    "ansi": {"build_fails": "error"},
+    "empty": {"build_fails": "", "build_says": "the submission is empty", "empty": True},
 }
 # Lines that must never reach a report: files of the grading machine.
 SECRET_FILES = ("/etc/passwd", "/etc/hostname")
+
+
+def read_log(out, name):
+    try:
+        with open(os.path.join(out, "logs", name), errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
 
 
 class Checker:
@@ -73,7 +120,9 @@ class Checker:
         rule = EXPECT[name]
         self.expect(results["max_score"] == self.rubric.max_score, name, "max_score is wrong")
         self.expect(set(tests) == set(self.items), name, "results.json lacks rubric items")
-        self.expect(abs(sum(t["score"] for t in tests.values()) - results["score"]) < 1e-9, name,
+        held_now = bool(results.get("extra_data", {}).get("hold"))
+        self.expect(held_now or abs(sum(t["score"] for t in tests.values()) -
+                                    results["score"]) < 1e-9, name,
                     "the score is not the sum of the items")
         self.expect("GRADER ERROR" not in report, name, "the grader reported its own error")
         self.expect("Sandbox: " in report and "protection" in results.get("extra_data", {}),
@@ -85,9 +134,21 @@ class Checker:
         self.expect(isinstance(results.get("execution_time"), (int, float)), name,
                     "no execution_time")
         self.check_no_secrets(name, report + json.dumps(results))
+        self.expect("\x1b" not in report + json.dumps(results) and "\\u001b" not in
+                    json.dumps(results), name, "a terminal escape reached the report")
+        self.expect("SECRET_INSTRUCTOR_TOKEN" not in report + json.dumps(results), name,
+                    "a file of the grading machine reached the report through a hard link")
+        held = results["extra_data"].get("hold") or []
+        self.expect(bool(held) == ("hold" in rule), name,
+                    f"the hold is {held!r}, expected {rule.get('hold')!r}")
+        if "hold" in rule:
+            self.expect(any(rule["hold"] in h for h in held), name,
+                        f"the hold does not name {rule['hold']!r}: {held}")
+            self.expect(results["score"] == 0 and "ON HOLD" in report, name,
+                        "a held grade counts")
         flagged = "LOOK AT THIS SUBMISSION" in report
         self.expect(flagged == ("audit" in rule), name,
-                    "the audit " + ("missed the forger" if "audit" in rule else
+                    "the audit " + ("missed what it calls" if "audit" in rule else
                                     "flags a submission that does nothing suspicious"))
         for words in rule.get("audit", []):
             audit = next((l for l in report.splitlines() if l.startswith("Audit:")), "")
@@ -95,13 +156,33 @@ class Checker:
         if "notice" in rule:
             self.expect(rule["notice"] in report and rule["notice"] in results["output"], name,
                         f"the report does not tell the student {rule['notice']!r}")
+        disagree = results["extra_data"].get("records_disagree") or []
+        self.expect(disagree == rule.get("disagree", []), name,
+                    f"records disagree with the machine on {disagree}, expected "
+                    f"{rule.get('disagree', [])}")
+        if disagree:
+            self.expect("records disagree with the machine" in report, name,
+                        "the report does not say that the records disagree with the machine")
+        for words in rule.get("no_output", []):
+            self.expect(words not in report + json.dumps(results), name,
+                        f"the report says {words!r}")
+        for log, lines in rule.get("log_has", {}).items():
+            text = read_log(out, log)
+            for words in lines:
+                self.expect(words in text, name, f"logs/{log} lacks {words!r}: the attack "
+                            f"did not run, so proves nothing")
+        for log, lines in rule.get("log_lacks", {}).items():
+            text = read_log(out, log)
+            for words in lines:
+                self.expect(words not in text, name, f"logs/{log} says {words!r}")
         for item, words in rule.get("item_says", {}).items():
             self.expect(words in tests[item]["output"], name, f"{item} does not say {words!r}")
         if "all_pass_but" in rule:
             for n, t in tests.items():
+                failing = n in rule["all_pass_but"]
                 why = rule["all_pass_but"].get(n)
-                self.expect((t["status"] == "passed") == (why is None), name,
-                            f"{n}: {t['status']}")
+                self.expect((t["status"] == "passed") != failing, name,
+                            f"{n}: {t['status']} ({t['output'][:200]})")
                 if why:
                     self.expect(why in t["output"], name, f"{n} does not say {why!r}")
         passed = {n for n, t in tests.items() if t["status"] == "passed"}
@@ -123,25 +204,12 @@ class Checker:
                         f"the report does not say that {rel} was ignored")
         if "build_fails" in rule:
             self.expect(results["score"] == 0, name, "a build failure must score 0")
-            self.expect(build["status"] == "failed" and rule["build_fails"] in build["output"],
+            self.expect(build["status"] == "failed" and rule["build_fails"] in
+                        build["output"] + build["name"],
                         name, "the build output must show the compiler's error")
             if rule.get("build_says"):
                 self.expect(rule["build_says"] in build["output"], name,
                             f"the build does not say {rule['build_says']!r}: {build['output'][:300]}")
-        if "kernel_broken" in rule or "forged" in rule:
-            for n, i in self.items.items():
-                if i.kind == "ctest":
-                    self.expect(n in passed, name, f"host item {n} should pass (kernel-only sabotage)")
-                elif "kernel_broken" in rule:
-                    self.expect(n not in passed, name, f"kernel item {n} must not pass")
-                elif i.covers:
-                    self.expect(n not in passed, name, f"forged records earned {n}")
-            ran = [t for n, t in tests.items() if self.items[n].kind != "ctest"
-                   and t["extra_data"]["status"] != "skipped"]
-            key = rule.get("kernel_broken") or rule.get("forged")
-            self.expect(ran and all(key in t["output"] for t in ran if t["status"] != "passed"),
-                        name, f"every kernel item that ran must say {key!r}")
-
 
     def check_no_secrets(self, name, text):
         for path in SECRET_FILES:
@@ -153,8 +221,8 @@ class Checker:
             for line in lines:
                 self.expect(line not in text, name, f"a line of {path} is in the report")
         # The reference solution of the lab (the grader's own copy) must stay unseen.
-        reference = "const char* table = upper ? \"0123456789ABCDEF\""
-        if name in ("escape", "starter"):
+        reference = "bool more = *in == ' ';"
+        if name in ("starter", "forger", "hardlink"):
             self.expect(reference not in text, name, "the reference solution is in the report")
 
 
@@ -214,6 +282,15 @@ def check_containment(checker, out, work, results_before):
             pass
     checker.expect(not os.path.exists(os.path.join(out, "escaped.txt")), "containment",
                    "student code wrote into the output folder")
+    planted = hostile.planted_target(out)
+    checker.expect(not os.path.lexists(planted), "containment",
+                   f"the grader wrote through a link a submission planted ({planted} exists)")
+    folder = hostile.planted_dir(out)
+    if os.path.isdir(folder):
+        st = os.stat(folder)
+        checker.expect(st.st_uid == os.geteuid() and os.listdir(folder) == ["keep.txt"],
+                       "containment", f"the grader changed {folder} through a planted link "
+                       f"(owner {st.st_uid}, files {os.listdir(folder)})")
     for path, text in results_before.items():
         with open(path) as f:
             checker.expect(f.read() == text, "containment", f"{path} changed after grading")
@@ -238,9 +315,17 @@ def check_batch_reports(checker, out, made, rubric):
         pairs = {tuple(sorted(r[1:3])) for r in top}
         checker.expect(("copy_a", "copy_b") in pairs, "similarity",
                        f"copy_a and copy_b are not paired at 1.000: {rows[:3]}")
-        others = [r for r in rows if ("copy_a" in r[1:3]) != ("copy_b" in r[1:3])
-                  and {"copy_a", "copy_b"} & set(r[1:3]) and float(r[0]) > 0.5]
+        copies = {"copy_a", "copy_b", "copy_c"}
+        others = [r for r in rows if len(copies & set(r[1:3])) == 1 and float(r[0]) > 0.5]
         checker.expect(not others, "similarity", f"the copies resemble others: {others[:3]}")
+        # Without its markers, copy_c still pairs with copy_a above every
+        # pair of independent work.
+        unmarked = [float(r[0]) for r in rows if {"copy_a", "copy_c"} == set(r[1:3])]
+        # copy_a and the reference are the batch's two independent solutions.
+        honest = [float(r[0]) for r in rows if {"copy_a", "(reference)"} == set(r[1:3])]
+        checker.expect(unmarked and unmarked[0] > max(honest + [0.0]), "similarity",
+                       f"copy_c (markers removed) scores {unmarked} with copy_a, not above "
+                       f"the honest pairs' {max(honest + [0.0])}")
 
 
 def check_shards_and_resume(checker, cmd, out, work, made):

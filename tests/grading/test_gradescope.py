@@ -20,6 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 # tools/lib, through PYTHONPATH=tools (ctest sets it).
 from lib import lab_package  # noqa: E402
+import hostile  # noqa: E402  (this folder)
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 
@@ -56,6 +57,68 @@ def check_results(results, failures, expect_score):
            "the student is not told the files were found at the top of the upload")
 
 
+FORGED = '{"score": 11, "max_score": 11, "output": "forged by the submission", "tests": []}'
+FORGE = r"""#ifdef TOLL_HOST_TEST
+    {
+        extern void* x_fopen(const char*, const char*) asm("fopen");
+        extern int x_fputs(const char*, void*) asm("fputs");
+        extern int x_fclose(void*) asm("fclose");
+        extern void* x_stderr asm("stderr");
+        x_fputs("forge: tried\n", x_stderr);
+        if (void* f = x_fopen("@TOP@/results/results.json", "w")) {
+            x_fputs(@FORGED@, f);
+            x_fclose(f);
+        }
+        if (void* f = x_fopen("@TOP@/source/run_autograder", "w")) {
+            x_fputs("#!/bin/sh\nexit 0\n", f);
+            x_fclose(f);
+        }
+    }
+#endif
+"""
+
+
+def forge_results(top, failures, env):
+    sub = os.path.join(top, "submission")
+    shutil.rmtree(sub)
+    os.makedirs(os.path.join(sub, "tools"))
+    starter = os.path.join(os.path.dirname(top), "starter")
+    hostile.lab_regions.write_starter(ROOT, "demo", starter)
+    with open(os.path.join(starter, hostile.STUDENT)) as f:
+        starter_text = f.read()
+    attack = FORGE.replace("@TOP@", top).replace("@FORGED@", json.dumps(FORGED))
+    with open(os.path.join(sub, os.path.basename(hostile.STUDENT)), "w") as f:
+        f.write(hostile.insert(starter_text, attack))
+    marker = os.path.join(os.path.dirname(top), "submission-code-ran")
+    for rel in ("run_autograder", "setup.sh", "tools/grade"):
+        path = os.path.join(sub, rel)
+        with open(path, "w") as f:
+            f.write(f"#!/bin/sh\ntouch {marker}\n")
+        os.chmod(path, 0o755)
+    os.unlink(os.path.join(top, "results", "results.json"))
+    status = subprocess.run([os.path.join(top, "source", "run_autograder")], env=env).returncode
+    if status:
+        failures.append(f"run_autograder exited {status} on the forging upload")
+    try:
+        with open(os.path.join(top, "results", "results.json")) as f:
+            results = json.load(f)
+    except (OSError, ValueError) as e:
+        failures.append(f"the forging upload left no readable results.json: {e}")
+        return
+    if results.get("score") == 11 or "forged by the submission" in json.dumps(results):
+        failures.append(f"the submission forged its results.json: {results.get('score')}")
+    if not results.get("tests") or "Score:" not in results.get("output", ""):
+        failures.append("the forging upload's results.json is not the grader's")
+    if os.path.exists(marker):
+        failures.append("a file of the submission was executed")
+    # The host tests fail on the stub and show their output: the attack ran.
+    if not any("forge: tried" in t.get("output", "") for t in results.get("tests", [])):
+        failures.append("the forging attack never ran, so proves nothing")
+    with open(os.path.join(top, "source", "run_autograder")) as f:
+        if "tools/grade" not in f.read():
+            failures.append("the submission rewrote the package's run_autograder")
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--work", required=True)
@@ -89,7 +152,7 @@ def main(argv):
         failures.append("the package lacks the grader")
 
     # A flat upload (no folders), as students often make.
-    for rel in ("src/lib/format.cpp", "labs/lab-demo/results.toml"):
+    for rel in (hostile.STUDENT, "labs/lab-demo/results.toml"):
         shutil.copy(os.path.join(ROOT, rel), os.path.join(top, "submission"))
     env = dict(os.environ, TOLL_AUTOGRADER_ROOT=top, TOLL_GRADE_CACHE=args.cache,
                TOLL_GRADE_WORK=os.path.join(args.work, "scratch"))
@@ -107,6 +170,12 @@ def main(argv):
     protection = results.get("extra_data", {}).get("protection", "")
     if fallback and "dedicated unprivileged user" not in protection:
         failures.append(f"the fallback sandbox was not in force: {protection!r}")
+
+    # A hostile upload: its region (on the starter's stub, so it earns less
+    # than full marks) rewrites results.json to full marks and the package's
+    # run_autograder from the host tests, and it carries run_autograder,
+    # setup.sh and tools/grade of its own, which must never run.
+    forge_results(top, failures, env)
 
     # A grader that cannot start writes a result with no score.
     os.unlink(os.path.join(top, "results", "results.json"))

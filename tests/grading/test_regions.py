@@ -102,14 +102,24 @@ class Regions(unittest.TestCase):
         with self.assertRaises(lab_regions.RegionError):
             lab_regions.parse_regions("x.S", "// LAB a BEGIN: h\n// LAB a END\n")
 
+    def test_no_lab_region_lies_on_the_record_path(self):
+        self.assertEqual(lab_regions.on_record_path(lab_regions.find_regions(ROOT)), [])
+        planted = lab_regions.parse_regions(
+            "src/lib/format.cpp", "// LAB x BEGIN: h\nint y;\n// LAB x END\n")
+        self.assertEqual(lab_regions.on_record_path(planted), planted)
+        for rel in lab_regions.RECORD_PATH:
+            self.assertTrue(os.path.isfile(os.path.join(ROOT, rel)), rel)
+
     def test_starter_of_the_demo_lab_drops_the_solution(self):
         with tempfile.TemporaryDirectory() as out:
             regions = lab_regions.write_starter(ROOT, "demo", out)
             self.assertTrue(regions)
-            with open(os.path.join(out, "src/lib/format.cpp")) as f:
+            with open(os.path.join(out, "src/lib/cmdline.cpp")) as f:
                 text = f.read()
             self.assertIn("TODO(lab demo)", text)
-            self.assertNotIn("% base", text)
+            self.assertNotIn("bool more = *in", text)
+            with open(os.path.join(out, "src/lib/format.cpp")) as f:
+                self.assertIn("% base", f.read())  # the record path is never a lab's
             with self.assertRaises(lab_regions.RegionError):
                 lab_regions.write_starter(ROOT, "no-such-lab", os.path.join(out, "x"))
 

@@ -22,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 from lib import (lab_audit, lab_batch, lab_grade, lab_package, lab_report,  # noqa: E402
                  lab_rubric, lab_submission)
 
-FILES = ["src/lib/format.cpp", "labs/lab-demo/results.toml"]
+FILES = ["src/lib/cmdline.cpp", "labs/lab-demo/results.toml"]
 
 
 def write(path, text="x\n"):
@@ -45,7 +45,7 @@ class Locate(unittest.TestCase):
         self.assertEqual(note, "")
 
     def test_flat_and_nested_uploads_are_used_and_said(self):
-        write(os.path.join(self.sub, "format.cpp"))
+        write(os.path.join(self.sub, "cmdline.cpp"))
         path, note = lab_submission.locate(FILES[0], self.sub, FILES)
         self.assertTrue(path and "without its folders" in note)
         shutil.rmtree(self.sub)
@@ -56,22 +56,28 @@ class Locate(unittest.TestCase):
     def test_a_symlink_or_an_oversized_file_is_refused_and_said(self):
         os.makedirs(os.path.join(self.sub, "src", "lib"))
         os.symlink("/etc/passwd", os.path.join(self.sub, FILES[0]))
-        path, note = lab_submission.locate(FILES[0], self.sub, FILES)
-        self.assertIsNone(path)
-        self.assertIn("symbolic link", note)
+        path, _ = lab_submission.locate(FILES[0], self.sub, FILES)
+        text, why = lab_submission.read_student(path, self.sub)
+        self.assertIsNone(text)
+        self.assertIn("symbolic link", why)
+        os.unlink(os.path.join(self.sub, FILES[0]))
+        os.link(__file__, os.path.join(self.sub, FILES[0]))
+        text, why = lab_submission.read_student(path, self.sub)
+        self.assertIsNone(text)
+        self.assertIn("hard link", why)
         os.unlink(os.path.join(self.sub, FILES[0]))
         with open(os.path.join(self.sub, FILES[0]), "wb") as f:
             f.truncate(lab_submission.MAX_STUDENT_FILE + 1)
-        path, note = lab_submission.locate(FILES[0], self.sub, FILES)
-        self.assertIsNone(path)
-        self.assertIn("over the", note)
+        text, why = lab_submission.read_student(path, self.sub)
+        self.assertIsNone(text)
+        self.assertIn("over the", why)
 
     def test_a_missing_file_is_said_by_assemble(self):
         rubric = lab_rubric.find(ROOT, "demo")
         grade = lab_grade.Grade(rubric, self.sub)
         tree = os.path.join(self.sub, "..", os.path.basename(self.sub) + "-tree")
         try:
-            lab_submission.assemble(grade, ROOT, FILES + ["src/lib/format.h"], self.sub, tree)
+            lab_submission.assemble(grade, ROOT, FILES + ["src/lib/cmdline.h"], self.sub, tree)
             self.assertEqual(grade.missing, FILES)
             self.assertTrue(all("starter's version was graded" in n for n in grade.notices))
         finally:
@@ -89,8 +95,12 @@ class Forms(unittest.TestCase):
                 info.external_attr = 0o120777 << 16
                 f.writestr(info, "/etc/passwd")
             self.assertEqual(lab_submission.submission_form(z), "zip")
-            lab_submission.unzip(z, os.path.join(d, "out"))
+            refused = []
+            lab_submission.unzip(z, os.path.join(d, "out"), refused)
             self.assertEqual(sorted(os.listdir(os.path.join(d, "out"))), ["format.cpp"])
+            self.assertTrue(any("link.cpp" in r and "symbolic link" in r for r in refused),
+                            refused)
+            self.assertTrue(any("leaves its folder" in r for r in refused), refused)
             self.assertFalse(os.path.exists(os.path.join(d, "escape.txt")))
             p = os.path.join(d, "a.patch")
             write(p, "diff --git a/x b/x\n")
@@ -142,7 +152,9 @@ class Worksheet(unittest.TestCase):
                                 (b"[measurements]\nloop_100k = true\n", "reports no number")):
                 with open(path, "wb") as f:
                     f.write(data)
-                value, why = lab_grade.reported_value(tree, rubric, "loop_100k")
+                grade = lab_grade.Grade(rubric, "alice")
+                grade.texts[rubric.worksheet] = data.decode("utf-8", "replace")
+                value, why = lab_grade.reported_value(grade, rubric, "loop_100k")
                 self.assertIsNone(value)
                 self.assertIn(words, why)
 
@@ -258,7 +270,12 @@ class Classroom(unittest.TestCase):
                 runs = " ".join(s.get("run", "") for s in steps)
             except ImportError:
                 runs = text
-            self.assertIn("tools/grade --lab demo .", runs)
+            # The instructor's grader, fetched at a pinned commit, grades the
+            # student's checkout; the student's own tools/ never runs.
+            self.assertIn("/opt/toll-grader/tools/grade --lab demo submission", runs)
+            self.assertIn('rev-parse HEAD)" = "$GRADER_COMMIT"', runs)
+            self.assertNotIn("python3 tools/grade", runs)
+            self.assertNotIn("python3 submission/tools", runs)
             for tool in ("tools/grade", "tools/deps"):
                 self.assertTrue(os.access(os.path.join(out, tool), os.X_OK), tool)
 

@@ -7,6 +7,7 @@ grading machine's files and writes outside the scratch folder."""
 
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -15,7 +16,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 # tools/lib, through PYTHONPATH=tools (ctest sets it).
-from lib import lab_grade, lab_sandbox  # noqa: E402
+from lib import lab_build, lab_grade, lab_safe, lab_sandbox  # noqa: E402
 
 SH = "/bin/sh"
 
@@ -46,14 +47,15 @@ class Modes(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.top, ignore_errors=True)
 
-    def run_in(self, mode, script, timeout=20, **limits):
+    def run_in(self, mode, script, timeout=20, env=None, readable=(), **limits):
         box = lab_sandbox.Sandbox(mode)
         uid = box.acquire_uid()
         try:
             box.hand_over(self.work, uid)
             log = os.path.join(self.private, "log")
             out = box.run([SH, "-c", script], log, timeout, lab_sandbox.Limits(**limits),
-                          writable=[self.work], cwd=self.work, uid=uid)
+                          writable=[self.work], cwd=self.work, uid=uid, env=env,
+                          readable=readable)
             with open(log, "rb") as f:
                 text = f.read().decode("utf-8", "replace")
             return box, uid, out, text
@@ -136,6 +138,26 @@ class Modes(unittest.TestCase):
                 if mode == "bwrap":
                     self.assertNotIn("the reference solution", text)
 
+    def test_the_fallback_hides_the_machine_and_gives_each_step_its_own_tmp(self):
+        if "user" not in modes() or not lab_sandbox.Sandbox("user").hides:
+            self.skipTest("no dedicated-user fallback with mount namespaces here")
+        with open("/etc/passwd") as f:
+            first = f.readline().strip()
+        marker = f"toll-sandbox-step-{os.getpid()}"
+        _, _, out, text = self.run_in(
+            "user", f"cat /etc/passwd; ls {ROOT} {self.private}; echo one > /tmp/{marker}; "
+                    f"cat /tmp/{marker}; cc --version >/dev/null && echo compiler-ok; "
+                    f"echo mine > {self.work}/mine")
+        self.assertNotIn(first, text)
+        self.assertNotIn("tools", text)
+        self.assertNotIn("secret", text)
+        self.assertIn("one", text)       # its /tmp works ...
+        self.assertIn("compiler-ok", text)  # ... and so do the tools
+        self.assertFalse(os.path.exists(f"/tmp/{marker}"), "the step wrote the machine's /tmp")
+        _, _, out, text = self.run_in("user", f"cat /tmp/{marker} {self.work}/mine")
+        self.assertNotIn("one", text)    # the next step has a /tmp of its own
+        self.assertIn("mine", text)      # the scratch folder is the same one
+
     def test_the_machine_is_invisible_under_bubblewrap(self):
         if "bwrap" not in modes():
             self.skipTest("bubblewrap cannot make namespaces here")
@@ -150,6 +172,81 @@ class Modes(unittest.TestCase):
         self.assertNotIn("tools/grade", text)
         self.assertIn("Network is unreachable", text)
 
+    def test_a_pth_file_planted_in_one_step_never_runs_in_the_next(self):
+        # Python runs the lines of a .pth in the user's site-packages at every
+        # start: a step that plants one there would run code in every later
+        # Python of the grading (tools/run, the audit's scan).
+        for mode in modes():
+            with self.subTest(mode=mode):
+                home = "/tmp" if mode == "bwrap" else os.path.join(self.work, "home")
+                os.makedirs(home, exist_ok=True)
+                env = lab_sandbox.minimal_env(home=home)
+                ran = os.path.join(self.work, f"pth-ran-{mode}")
+                pth_line = f"import os; open({ran!r}, 'w')\n"
+                with open(os.path.join(self.work, "plant.py"), "w") as f:
+                    f.write("import os, site\n"
+                            "d = site.getusersitepackages()\n"
+                            "os.makedirs(d, exist_ok=True)\n"
+                            "with open(os.path.join(d, 'evil.pth'), 'w') as f:\n"
+                            f"    f.write({pth_line!r})\n"
+                            "print('planted', d)\n")
+                _, _, out, text = self.run_in(mode, "python3 plant.py", env=env)
+                self.assertIn("planted", text)
+                # The same Python without the grader's environment runs the .pth:
+                # the plant is real.
+                if mode == "user":
+                    bare = {k: v for k, v in env.items() if k != "PYTHONNOUSERSITE"}
+                    self.run_in(mode, "python3 -c pass", env=bare)
+                    self.assertTrue(os.path.exists(ran), "the planted .pth does not work")
+                    os.unlink(ran)
+                _, _, out, text = self.run_in(mode, "python3 -c pass; echo done", env=env)
+                self.assertIn("done", text)
+                self.assertFalse(os.path.exists(ran), "a .pth planted by a step ran in the next")
+
+    def test_the_reference_cache_is_out_of_reach(self):
+        # A student's step reads its lab's cache; the reference's own cache
+        # and store beside it are the grading user's alone.
+        tools = lab_build.BuildTools(self.top, os.path.join(self.top, "cache"))
+        if not tools.cache_dir:
+            self.skipTest("ccache is not installed")
+        local, store = tools.reference_cache()
+        lab = tools.lab_cache("demo")
+        os.makedirs(lab, exist_ok=True)
+        for d in (local, store, lab):
+            with open(os.path.join(d, "object"), "w") as f:
+                f.write("compiled code\n")
+        for mode in modes():
+            with self.subTest(mode=mode):
+                _, _, out, text = self.run_in(
+                    mode, f"cat {lab}/object && echo lab-ok; cat {local}/object {store}/object; "
+                          f"ls {local} {store}", readable=[lab])
+                self.assertIn("lab-ok", text)
+                self.assertEqual(text.count("compiled code"), 1, text)
+
+    def test_a_cache_or_work_folder_another_user_owns_or_may_write_is_refused(self):
+        theirs = os.path.join(self.top, "theirs")
+        shared = os.path.join(self.top, "shared")
+        os.makedirs(theirs)
+        os.makedirs(shared)
+        os.chmod(shared, 0o777)
+        if os.geteuid() == 0:
+            os.chown(theirs, lab_sandbox.DEFAULT_UID_BASE + 7, lab_sandbox.DEFAULT_UID_BASE + 7)
+            with self.assertRaisesRegex(lab_safe.SetupProblem, "belongs to uid"):
+                lab_safe.check_private_folder(theirs, "the compiler cache")
+        with self.assertRaisesRegex(lab_safe.SetupProblem, "writable by other users"):
+            lab_safe.check_private_folder(shared, "the compiler cache")
+        # tools/grade stops before building anything, with a message for the
+        # instructor and exit status 2 (no grade, not a zero).
+        sub = os.path.join(self.top, "sub")
+        os.makedirs(sub)
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "grade"), "--lab", "demo",
+                            sub, "--out", os.path.join(self.top, "out"),
+                            "--work", os.path.join(self.top, "gw"), "--cache", shared],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("a problem of the grader's setup", r.stdout + r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.top, "out", "results.json")))
+
     def test_the_fallback_is_forced_by_the_environment(self):
         if os.geteuid() != 0:
             self.skipTest("the dedicated-user fallback needs root")
@@ -160,7 +257,10 @@ class Modes(unittest.TestCase):
             del os.environ["TOLL_GRADE_SANDBOX"]
         self.assertEqual(box.mode, "user")
         self.assertIn("dedicated unprivileged user", box.describe())
-        self.assertIn("readable by every user", box.describe())
+        if box.hides:
+            self.assertIn("mount namespace of each step's own", box.describe())
+        else:
+            self.assertIn("readable by every user", box.describe())
 
 
 class Words(unittest.TestCase):

@@ -17,26 +17,30 @@ import os
 import re
 import subprocess
 import sys
+from typing import Any, Dict, List, Sequence, Set, Tuple
 
 # Record-shaped text: a serial-protocol keyword followed by a word.
-RECORD_SHAPED = re.compile(rb"(?:^|[^A-Za-z_])(TEST|METRIC|COUNTER|DONE|PANIC)(?: |%|\\n)[ -~]{0,60}")
+RECORD_SHAPED = re.compile(rb"(?:^|[^A-Za-z_])(TEST|METRIC|COUNTER|DONE|PANIC)(?: |%|\\n)"
+                           rb"[ -~]{0,60}")
 # i386 port I/O (in, out, ins, outs with their size suffixes).
 IO_INSTRUCTION = re.compile(r"^\s*[0-9a-f]+:\s+(?:rep\s+)?(in|out|ins|outs)[bwl]?\s", re.M)
 # What a symbol gives access to, for the one-line summary.
 CATEGORIES = (
     ("command line", re.compile(r"param_|cmdline|nonce", re.I)),
     ("console", re.compile(r"kprintf|krecord|console|putc|uart|serial|vformat|write\b|puts", re.I)),
-    ("power-off", re.compile(r"poweroff|power_off|shutdown|reboot|halt|_exit\b|\bexit\b|abort", re.I)),
-    ("processes", re.compile(r"\bfork|setsid|exec[lv]|system\b|posix_spawn|clone|daemon|kill", re.I)),
+    ("power-off", re.compile(r"poweroff|power_off|shutdown|reboot|halt|_exit\b|\bexit\b|abort",
+                             re.I)),
+    ("processes", re.compile(r"\bfork|setsid|exec[lv]|system\b|posix_spawn|clone|daemon|kill",
+                             re.I)),
     ("files", re.compile(r"\bopen|fopen|unlink|rename|mmap|chmod", re.I)),
 )
 MAX_SHOWN = 8
 
 
-def objects_for(bdir, student_files):
+def objects_for(bdir: str, student_files: Sequence[str]) -> List[str]:
     """Object files under @p bdir compiled from one of @p student_files
     (CMake names them <source>.o or <source>.obj under the target's folder)."""
-    wanted = {}
+    wanted: Dict[str, Set[str]] = {}
     for rel in student_files:
         parent = os.path.basename(os.path.dirname(rel))
         wanted.setdefault(os.path.basename(rel), set()).add(parent)
@@ -52,7 +56,7 @@ def objects_for(bdir, student_files):
     return sorted(found)
 
 
-def scan(objects):
+def scan(objects: Sequence[str]) -> Dict[str, Any]:
     """{undefined: [...], io: n, strings: [...]} over @p objects."""
     undefined, strings, io = set(), set(), 0
     for obj in objects:
@@ -74,7 +78,7 @@ def scan(objects):
     return {"undefined": sorted(undefined), "io": io, "strings": sorted(strings)}
 
 
-def category(symbol):
+def category(symbol: str) -> str:
     for name, pattern in CATEGORIES:
         if pattern.search(symbol):
             return name
@@ -84,7 +88,7 @@ def category(symbol):
 class Audit:
     """The difference between a submission's objects and the reference's."""
 
-    def __init__(self, student, reference):
+    def __init__(self, student: Dict[str, Any], reference: Dict[str, Any]) -> None:
         self.new_symbols = [s for s in student["undefined"] if s not in set(reference["undefined"])]
         self.io = student["io"]
         self.reference_io = reference["io"]
@@ -92,10 +96,10 @@ class Audit:
         self.error = ""
 
     @property
-    def flagged(self):
+    def flagged(self) -> bool:
         return bool(self.new_symbols or self.io > self.reference_io or self.strings)
 
-    def line(self):
+    def line(self) -> str:
         """The audit as one line for the report."""
         if self.error:
             return f"Audit: not done ({self.error})"
@@ -118,26 +122,146 @@ class Audit:
         return "Audit: LOOK AT THIS SUBMISSION: its code " + "; ".join(parts)
 
 
-def audit_build(grade, tree, bdir, jail, reference, root):
+def audit_build(grade: Any, tree: str, bdir: str, jail: Any, reference: Dict[str, Any],
+                root: str, logs: str) -> Audit:
     """Scans the student's objects of the build in @p bdir (inside @p jail)
-    and compares them with @p reference (scan() of the reference build)."""
-    from . import lab_grade
+    and compares them with @p reference (scan() of the reference build). The
+    scan's JSON comes back through a pipe; its log goes to @p logs."""
+    from . import lab_grade, lab_sandbox
     objects = objects_for(bdir, grade.rubric.student_files)
-    empty = {"undefined": [], "io": 0, "strings": []}
-    log = os.path.join(jail.work, "audit.json")
+    empty: Dict[str, Any] = {"undefined": [], "io": 0, "strings": []}
+    log = os.path.join(logs, "audit.log")
     out = jail.run([lab_grade.PYTHON, os.path.join(root, "tools", "lib", "lab_audit.py"),
-                    "--scan"] + objects, log, 120, lab_grade.limits_for(120, 1 << 20))
+                    "--json", lab_sandbox.RESULT, "--scan"] + objects, log, 120,
+                   lab_grade.limits_for(120, 1 << 20), result_limit=4 << 20)
     audit = Audit(empty, empty)
     try:
-        found = json.loads(lab_grade.read_text(log))
+        found = json.loads(out.result.decode("utf-8"))
         audit = Audit(found, reference)
-    except ValueError:
+    except (ValueError, KeyError, TypeError, RecursionError):
         audit.error = "the object scan failed" + (" (time limit)" if out.timed_out else "")
-    os.unlink(log)
     return audit
 
 
+# ------------------------------------------------------------ source audit
+
+# What region code a reference solution does not need, by class: each is a
+# regular expression over the region's code with comments removed.
+SOURCE_CLASSES: Tuple[Tuple[str, "re.Pattern[str]", bool], ...] = (
+    # (name, pattern, applies to assembly files too)
+    ("inline assembly", re.compile(r"\b(?:asm|__asm__|__asm)\b"), False),
+    ("port I/O", re.compile(r"\b(?:in|out|ins|outs)[bwl]\b|\bi386_(?:in|out)\w*|\bport_\w+"),
+     True),
+    ("a system call", re.compile(r"\b(?:syscall|sysenter|svc|hvc|smc)\b|\bint\s*\$?0x80\b|"
+                                 r"__NR_\w+|\bSYS_\w+|\bsemihost\w*"), True),
+    ("the command line or the nonce", re.compile(r"param_get|cmdline|\bnonce\b|\"nonce",
+                                                 re.I), True),
+    ("the record path (console, formatter, test framework)",
+     re.compile(r"\b(?:kprintf|krecord|vformat|format_to|snformat|kputs|console\w*|serial\w*|"
+                r"uart\w*|ktest\w*|printf|puts|putchar|record\w*)\b"), True),
+    ("power-off or reset", re.compile(r"\b(?:poweroff|power_off|shutdown|reboot|halt|reset)\b",
+                                      re.I), True),
+    ("text computed at run time (XOR or character codes)",
+     re.compile(r"\^\s*(?:0x[0-9a-fA-F]+|\d+|'.')|\(char\)\s*\(|\\x[0-9a-fA-F]{2}"), False),
+)
+RECORD_WORDS = re.compile(r"TEST|DONE|METRIC|COUNTER|PANIC|PASS|FAIL|@")
+
+
+def _code_lines(text: str, comment: str) -> List[Tuple[int, str]]:
+    """(line number, code) of @p text with comments blanked, line numbers kept."""
+    if comment == "//":
+        text = re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text,
+                      flags=re.S)
+        text = re.sub(r"//[^\n]*", "", text)
+    else:
+        text = re.sub(r"(?m)(^|\s)#[^\n]*", r"\1", text)
+    return list(enumerate(text.splitlines(), 1))
+
+
+def region_code(path: str, text: str, lab: str) -> List[Tuple[int, str]]:
+    """(line, code) of the bodies of lab @p lab's regions in @p text."""
+    from . import lab_regions
+    comment = lab_regions.comment_for(path) or "//"
+    try:
+        regions = [r for r in lab_regions.parse_regions(path, text) if r.lab == lab]
+    except lab_regions.RegionError:
+        return []
+    lines = _code_lines(text, comment)
+    return [(n, code) for r in regions for n, code in lines[r.hint_end:r.end - 1]]
+
+
+def _literals(code: str) -> str:
+    """The text of the string and character literals of @p code, joined."""
+    parts = re.findall(r'"((?:[^"\\]|\\.)*)"' + r"|'((?:[^'\\]|\\.)+)'", code)
+    return "".join(a + b for a, b in parts)
+
+
+def source_findings(path: str, text: str, lab: str) -> Dict[str, List[Tuple[int, str]]]:
+    """{class: [(line, code)]} of what the lab's region code in @p text does."""
+    assembly = path.endswith((".S", ".s"))
+    found: Dict[str, List[Tuple[int, str]]] = {}
+    code = region_code(path, text, lab)
+    for name, pattern, in_asm in SOURCE_CLASSES:
+        if assembly and not in_asm:
+            continue
+        hits = [(n, c) for n, c in code if pattern.search(c)]
+        if hits:
+            found[name] = hits
+    if not path.endswith((".toml",)):
+        literal_lines = [(n, c) for n, c in code if _literals(c)]
+        joined = "".join(_literals(c) for _, c in literal_lines)
+        if RECORD_WORDS.search(joined):
+            found["record-shaped text"] = [(n, c) for n, c in literal_lines
+                                           if RECORD_WORDS.search(_literals(c)) or
+                                           len(_literals(c)) <= 2]
+    return found
+
+
+def hold_reasons(grade: Any, root: str) -> List[str]:
+    """Why a person must look at this submission before its grade counts:
+    each class of thing its region code does that the reference's region code
+    does not, with the lines. [] when nothing is suspicious."""
+    reasons: List[str] = []
+    lab = grade.rubric.lab
+    for rel in grade.rubric.student_files:
+        if rel == grade.rubric.worksheet or rel not in grade.texts:
+            continue
+        try:
+            with open(os.path.join(root, rel), encoding="utf-8") as f:
+                reference = source_findings(rel, f.read(), lab)
+        except OSError:
+            reference = {}
+        theirs = source_findings(rel, grade.texts[rel], lab)
+        for name, hits in theirs.items():
+            if name in reference:
+                continue
+            shown = "; ".join(f"{rel}:{n}: {c.strip()[:100]}" for n, c in hits[:MAX_SHOWN])
+            reasons.append(f"its region code uses {name}, which the reference does not: {shown}")
+    audit = grade.audit
+    if audit is not None and not audit.error:
+        risky = [s for s in audit.new_symbols if category(s)]
+        if risky:
+            reasons.append("its objects call what the reference does not: " +
+                           ", ".join(f"{s} [{category(s)}]" for s in risky[:MAX_SHOWN]))
+        if audit.io > audit.reference_io:
+            reasons.append(f"its objects execute {audit.io} port I/O instruction(s) (the "
+                           f"reference {audit.reference_io})")
+        if audit.strings:
+            reasons.append("its objects carry record-shaped strings: " +
+                           ", ".join(repr(x) for x in audit.strings[:MAX_SHOWN]))
+    return reasons
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] != ["--scan"]:
-        sys.exit("usage: lab_audit.py --scan OBJECT...")
-    json.dump(scan(sys.argv[2:]), sys.stdout)
+    argv = sys.argv[1:]
+    target = None
+    if argv[:1] == ["--json"] and len(argv) > 1:
+        target, argv = argv[1], argv[2:]
+    if argv[:1] != ["--scan"]:
+        sys.exit("usage: lab_audit.py [--json FILE] --scan OBJECT...")
+    result = json.dumps(scan(argv[1:]))
+    if target:
+        with open(target, "w") as f:
+            f.write(result)
+    else:
+        sys.stdout.write(result)

@@ -5,8 +5,16 @@ import hashlib
 import json
 import os
 import re
+import stat
+from typing import AbstractSet, Any, Dict, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from . import lab_regions
+
+T = TypeVar("T")
+# A submission's shingles: (student file, shingle hash).
+Fingerprint = Set[Tuple[str, str]]
+# (score, a, b, shared shingles) of one pair of submissions.
+Pair = Tuple[float, str, str, int]
 
 SUBMISSION_SUFFIXES = (".bundle", ".patch", ".diff", ".zip")
 DIGEST_LIMIT = 64 << 20  # bytes of a submission hashed to decide whether it changed
@@ -16,18 +24,18 @@ class BatchError(Exception):
     """A batch that cannot be graded as given."""
 
 
-def submission_name(entry):
+def submission_name(entry: str) -> str:
     for suffix in SUBMISSION_SUFFIXES:
         if entry.endswith(suffix):
             return entry[:-len(suffix)]
     return entry
 
 
-def entries(folder):
+def entries(folder: str) -> List[Tuple[str, str]]:
     """[(entry, name)] of a batch folder, sorted; raises BatchError naming any
     two entries that would write the same student's results."""
     found = sorted(e for e in os.listdir(folder) if not e.startswith("."))
-    by_name = {}
+    by_name: Dict[str, List[str]] = {}
     for e in found:
         by_name.setdefault(submission_name(e), []).append(e)
     clashes = [" and ".join(v) for v in by_name.values() if len(v) > 1]
@@ -37,7 +45,7 @@ def entries(folder):
     return [(e, submission_name(e)) for e in found]
 
 
-def parse_shard(text):
+def parse_shard(text: Optional[str]) -> Tuple[int, int]:
     """'2/5' -> (2, 5); raises BatchError."""
     m = re.fullmatch(r"(\d+)/(\d+)", text or "")
     if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
@@ -45,23 +53,27 @@ def parse_shard(text):
     return int(m.group(1)), int(m.group(2))
 
 
-def shard_of(items, shard):
+def shard_of(items: Sequence[T], shard: Tuple[int, int]) -> List[T]:
     """The items of shard (i, n): every n-th, starting at the i-th. The batch
     order is sorted by name, so every machine computes the same split."""
     i, n = shard
     return [x for k, x in enumerate(items) if k % n == i - 1]
 
 
-def digest(path):
+def digest(path: str) -> str:
     """A hash of the submission at @p path (file or folder), to tell a resumed
     batch whether it changed since it was graded."""
     h = hashlib.sha256()
     budget = [DIGEST_LIMIT]
 
-    def add_file(p, rel):
+    def add_file(p: str, rel: str) -> None:
         h.update(rel.encode() + b"\0")
-        if os.path.islink(p):
+        st = os.lstat(p)
+        if stat.S_ISLNK(st.st_mode):
             h.update(b"link:" + os.readlink(p).encode())
+            return
+        if not stat.S_ISREG(st.st_mode):  # a FIFO would block; a device never ends
+            h.update(b"special:%o" % st.st_mode)
             return
         with open(p, "rb") as f:
             while budget[0] > 0:
@@ -81,7 +93,7 @@ def digest(path):
     return h.hexdigest()
 
 
-def finished(out, want_digest):
+def finished(out: str, want_digest: str) -> Optional[Dict[str, Any]]:
     """The grade record in @p out when it was graded from the same submission
     and without a grader error (a resumed batch grades the rest)."""
     try:
@@ -94,11 +106,11 @@ def finished(out, want_digest):
     return rec
 
 
-def records_under(folders):
+def records_under(folders: Sequence[str]) -> List[Tuple[str, Dict[str, Any]]]:
     """[(name, record)] of every graded submission in the given batch output
     folders (shards), sorted by name; raises BatchError on a student graded
     in two shards with different results."""
-    found = {}
+    found: Dict[str, Tuple[str, Dict[str, Any]]] = {}
     for folder in folders:
         if not os.path.isdir(folder):
             raise BatchError(f"{folder} is not a folder of graded submissions")
@@ -126,7 +138,7 @@ TOKEN = re.compile(r"[A-Za-z_]\w*|0[xX][0-9a-fA-F]+|\d+|\S")
 SHINGLE = 6
 
 
-def region_text(path, text, lab):
+def region_text(path: str, text: str, lab: str) -> str:
     """The text of lab @p lab's regions in one student file (the whole file
     when its markers are gone or broken)."""
     try:
@@ -139,7 +151,7 @@ def region_text(path, text, lab):
     return "\n".join("\n".join(lines[r.begin:r.end - 1]) for r in regions)
 
 
-def normalise(text, path):
+def normalise(text: str, path: str) -> List[str]:
     """Tokens of @p text with comments and layout gone and, in C and C++,
     every identifier that is not a keyword replaced by one placeholder."""
     comment = lab_regions.comment_for(path) or "//"
@@ -154,22 +166,26 @@ def normalise(text, path):
     return tokens
 
 
-def shingles(tokens):
+def shingles(tokens: List[str]) -> Set[str]:
     """Stable hashes (the same in every process) of each run of SHINGLE tokens."""
     return {hashlib.sha1("\x1f".join(tokens[i:i + SHINGLE]).encode()).hexdigest()[:16]
             for i in range(max(0, len(tokens) - SHINGLE + 1))}
 
 
-def fingerprint(files, lab):
+def fingerprint(files: Dict[str, str], lab: str, whole: bool = False) -> Fingerprint:
     """The shingle set of a submission: @p files maps each student file's path
-    to its text."""
-    found = set()
+    to its text; only the lab's regions count unless @p whole (or the markers
+    are gone: then the whole file does, less what the starter holds, which
+    the similarity report never counts)."""
+    found: Fingerprint = set()
     for path, text in sorted(files.items()):
-        found |= {(path, s) for s in shingles(normalise(region_text(path, text, lab), path))}
+        part = text if whole else region_text(path, text, lab)
+        found |= {(path, s) for s in shingles(normalise(part, path))}
     return found
 
 
-def similarity(prints, common=frozenset()):
+def similarity(prints: Dict[str, Fingerprint],
+               common: AbstractSet[Tuple[str, str]] = frozenset()) -> List[Pair]:
     """[(score, a, b, shared)] for every pair of @p prints ({name: shingle
     set}), best first; shingles in @p common (the starter's) do not count.
     The score is the Jaccard index of the two sets."""
@@ -186,7 +202,7 @@ def similarity(prints, common=frozenset()):
     return pairs
 
 
-def write_similarity(pairs, path_csv, path_txt, top=20):
+def write_similarity(pairs: List[Pair], path_csv: str, path_txt: str, top: int = 20) -> None:
     import csv
     with open(path_csv, "w", newline="") as f:
         w = csv.writer(f)
@@ -202,12 +218,12 @@ def write_similarity(pairs, path_csv, path_txt, top=20):
         f.write("\n".join(lines) + "\n")
 
 
-def save_fingerprint(out, prints):
+def save_fingerprint(out: str, prints: Fingerprint) -> None:
     with open(os.path.join(out, "fingerprint.json"), "w") as f:
         json.dump(sorted([p, s] for p, s in prints), f)
 
 
-def load_fingerprint(out):
+def load_fingerprint(out: str) -> Optional[Fingerprint]:
     try:
         with open(os.path.join(out, "fingerprint.json")) as f:
             return {(p, s) for p, s in json.load(f)}

@@ -12,12 +12,20 @@ import fcntl
 import os
 import shutil
 import subprocess
+from typing import Dict, Optional, Tuple
+
+from . import lab_safe
 
 # A private cache holds about 30 MB per version of the checkout; this bounds
 # it when one cache serves many labs and versions.
 CACHE_MAX_SIZE = "2G"
 CACHE_FOLDER = "toll-grade-ccache"
 SLOT_PREFIX = "toll-grade-slot"
+# Inside the cache folder: the reference's own cache (local, and the file
+# store the lab caches are filled from), which no submission ever reads, and
+# one cache per lab, filled from the lab's starter, which students read.
+REFERENCE_LOCAL = "reference"
+REFERENCE_STORE = "reference-store"
 
 
 class BuildTools:
@@ -28,11 +36,12 @@ class BuildTools:
     @p use_cache False builds without ccache even when it is installed.
     """
 
-    def __init__(self, work_root, cache_dir=None, use_cache=True):
+    def __init__(self, work_root: str, cache_dir: Optional[str] = None,
+                 use_cache: bool = True) -> None:
         self.work_root = os.path.abspath(work_root)
         self.ninja = shutil.which("ninja")
         self.ccache = shutil.which("ccache") if use_cache else None
-        self.cache_dir = None
+        self.cache_dir: Optional[str] = None
         self.note = ""  # what to tell the user once, if anything
         if use_cache and not self.ccache:
             self.note = ("ccache is not installed (tools/deps installs it): building every "
@@ -40,13 +49,30 @@ class BuildTools:
         if self.ccache:
             self.cache_dir = os.path.abspath(cache_dir or os.path.join(self.work_root,
                                                                        CACHE_FOLDER))
-            try:
-                os.makedirs(self.cache_dir, exist_ok=True)
-            except OSError as e:
-                self.note = f"cannot use the compiler cache {self.cache_dir} ({e}): building without it"
-                self.ccache = self.cache_dir = None
+            # Refused (SetupProblem) when another user could write it.
+            lab_safe.check_private_folder(self.cache_dir, "the compiler cache")
 
-    def cmake_args(self):
+    def reference_cache(self) -> Tuple[Optional[str], Optional[str]]:
+        """(the reference build's local cache, the store it fills), made if
+        missing and kept readable by the grading user alone: the dedicated
+        users of the fallback sandbox, which may read the lab caches beside
+        them, cannot enter these."""
+        if not self.cache_dir:
+            return None, None
+        paths = (os.path.join(self.cache_dir, REFERENCE_LOCAL),
+                 os.path.join(self.cache_dir, REFERENCE_STORE))
+        for path in paths:
+            lab_safe.check_private_folder(path, "the reference's compiler cache", mode=0o700)
+            os.chmod(path, 0o700)
+        return paths
+
+    def lab_cache(self, lab: str) -> Optional[str]:
+        """The cache students of @p lab read: objects of the lab's starter."""
+        if not self.cache_dir:
+            return None
+        return os.path.join(self.cache_dir, f"lab-{lab}")
+
+    def cmake_args(self) -> list:
         """Extra arguments for configuring a scratch tree."""
         args = ["-G", "Ninja"] if self.ninja else []
         if self.ccache:
@@ -55,27 +81,34 @@ class BuildTools:
             args.append(f"-DCMAKE_CXX_COMPILER_LAUNCHER={self.ccache}")
         return args
 
-    def env(self, base):
-        """@p base (a dict of the environment) with ccache's settings added."""
+    def env(self, base: Dict[str, str], cache_dir: Optional[str] = None,
+            store: Optional[str] = None, store_writable: bool = False) -> Dict[str, str]:
+        """@p base (a dict of the environment) with ccache's settings added:
+        @p cache_dir (default the cache folder itself) and, when given, the
+        file @p store consulted on a miss (read-only unless @p store_writable)."""
         env = dict(base)
         for key in [k for k in env if k.startswith("CCACHE_")]:
             del env[key]  # the user's own ccache settings must not change ours
         if self.ccache:
-            env.update(CCACHE_DIR=self.cache_dir, CCACHE_BASEDIR=self.work_root,
+            env.update(CCACHE_DIR=cache_dir or self.cache_dir or "", CCACHE_BASEDIR=self.work_root,
                        CCACHE_NOHASHDIR="1", CCACHE_MAXSIZE=CACHE_MAX_SIZE)
+            if store:
+                env["CCACHE_REMOTE_STORAGE"] = f"file:{store}" + (
+                    "" if store_writable else "|read-only")
         return env
 
-    def describe(self):
+    def describe(self) -> str:
         """One line on how trees are built, for logs."""
         gen = "Ninja" if self.ninja else "the default CMake generator"
         cache = f"ccache in {self.cache_dir}" if self.ccache else "no compiler cache"
         return f"building with {gen} and {cache}"
 
-    def counts(self):
+    def counts(self, cache_dir: Optional[str] = None) -> Dict[str, int]:
         """ccache's counters for the private cache ({name: number}), {} without one."""
         if not self.ccache:
             return {}
-        out = subprocess.run([self.ccache, "--print-stats"], env=self.env(os.environ),
+        out = subprocess.run([self.ccache, "--print-stats"],
+                             env=self.env(dict(os.environ), cache_dir),
                              capture_output=True, text=True).stdout
         counts = {}
         for line in out.splitlines():
@@ -84,11 +117,12 @@ class BuildTools:
                 counts[name] = int(value)
         return counts
 
-    def hits_since(self, before):
+    def hits_since(self, before: Dict[str, int],
+                   cache_dir: Optional[str] = None) -> Tuple[int, int]:
         """(hits, misses) of the cache since counts() returned @p before."""
-        now = self.counts()
+        now = self.counts(cache_dir)
 
-        def grown(*names):
+        def grown(*names: str) -> int:
             return sum(now.get(n, 0) - before.get(n, 0) for n in names)
         return (grown("direct_cache_hit", "preprocessed_cache_hit"), grown("cache_miss"))
 
@@ -103,13 +137,14 @@ class ScratchSlot:
     never share a slot; the folder is emptied when claimed and when released.
     """
 
-    def __init__(self, work_root):
+    def __init__(self, work_root: str) -> None:
         index = 0
         while True:
             path = os.path.join(work_root, f"{SLOT_PREFIX}{index}")
             index += 1
             try:
-                fd = os.open(path + ".lock", os.O_CREAT | os.O_RDWR, 0o600)
+                fd = os.open(path + ".lock", os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW |
+                             os.O_CLOEXEC, 0o600)
             except OSError:  # another user's slot
                 continue
             try:
@@ -122,9 +157,10 @@ class ScratchSlot:
                 break
             os.close(fd)  # it cannot be emptied: never build on leftovers
         self.path, self._fd = path, fd
-        os.makedirs(path)
+        os.makedirs(path, mode=0o711)
+        os.chmod(path, 0o711)  # enter, not list: other gradings see nothing here
 
-    def release(self):
+    def release(self) -> None:
         """Empties the folder and gives the slot back."""
         shutil.rmtree(self.path, ignore_errors=True)
         os.close(self._fd)

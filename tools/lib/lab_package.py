@@ -10,10 +10,12 @@ students never see it: Gradescope keeps the source out of their reach.
 
 import importlib.machinery
 import importlib.util
+import json
 import os
 import shlex
 import stat
 import zipfile
+from typing import Any, List, Union
 
 from . import lab_regions
 
@@ -54,8 +56,13 @@ fi
 
 RUN = """#!/usr/bin/env bash
 # run_autograder: Gradescope runs this for every submission of lab {lab}.
-# It grades /autograder/submission and writes /autograder/results/results.json
+# It grades /autograder/submission with the grader this package carries
+# (nothing of the submission is ever run outside the sandbox) and the grader
+# writes /autograder/results/results.json once, at the end
 # (TOLL_AUTOGRADER_ROOT replaces /autograder, for testing the package).
+# The whole script is one block, read by bash before any of it runs: a file
+# changed under it cannot change what it does.
+{{
 root=${{TOLL_AUTOGRADER_ROOT:-/autograder}}
 here="$root/source"
 python=$(cat "$here/python" 2>/dev/null || echo python3)
@@ -66,24 +73,29 @@ status=$?
 if [ ! -s "$root/results/results.json" ]; then
     # The grader could not even start: a result with no score, saying so.
     cat > "$root/results/results.json" <<'EOF'
-{{"output": "Grader error (please tell the staff; this is not a grade): the autograder did not run.", "tests": [], "extra_data": {{"grader_error": "run_autograder: tools/grade wrote no results"}}}}
+{{"output":
+   "Grader error (please tell the staff; this is not a grade): the autograder did not run.",
+ "tests": [],
+ "extra_data": {{"grader_error": "run_autograder: tools/grade wrote no results"}}}}
 EOF
 fi
 exit $status
+}}
 """
 
 
-def grading_packages(root):
+def grading_packages(root: str) -> List[str]:
     """The GRADING list of tools/deps, read from the script itself."""
     path = os.path.join(root, "tools", "deps")
     loader = importlib.machinery.SourceFileLoader("toll_deps", path)
     spec = importlib.util.spec_from_loader("toll_deps", loader)
+    assert spec is not None
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
     return list(module.GRADING)
 
 
-def _add(z, name, text, executable=False):
+def _add(z: zipfile.ZipFile, name: str, text: Union[str, bytes], executable: bool = False) -> None:
     info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
     mode = 0o755 if executable else 0o644
     info.external_attr = (stat.S_IFREG | mode) << 16
@@ -91,7 +103,7 @@ def _add(z, name, text, executable=False):
     z.writestr(info, text)
 
 
-def write_gradescope(root, rubric, out_zip):
+def write_gradescope(root: str, rubric: Any, out_zip: str) -> None:
     """Writes the autograder zip of @p rubric's lab to @p out_zip."""
     packages = " ".join(shlex.quote(p) for p in grading_packages(root))
     lab = shlex.quote(rubric.lab)
@@ -105,12 +117,16 @@ def write_gradescope(root, rubric, out_zip):
             _add(z, "toll/" + rel, data, os.access(path, os.X_OK))
 
 
-WORKFLOW = """# Grades lab {lab} on every push, the way the course's grader will: the
-# report is in the run's log and in the grade-report artifact. Written by
-# tools/mklab; it grades against this repository's own copy of the tests, so
-# keep them as they came.
+WORKFLOW = """# Grades lab {lab} on every push with the course's own grader: the
+# grader is fetched from the instructor's repository at a pinned commit, and
+# this repository is only the submission (its tools/ and tests are never
+# run). The report is in the run's log and in the grade-report artifact.
+# Written by tools/mklab.
 name: grade lab {lab}
 on: [push, workflow_dispatch]
+env:
+  GRADER_REPO: {repo}
+  GRADER_COMMIT: {commit}
 jobs:
   grade:
     runs-on: ubuntu-latest
@@ -118,12 +134,25 @@ jobs:
     timeout-minutes: 30
     steps:
       - name: Install git and Python
-        run: apt-get update && apt-get install -y --no-install-recommends git ca-certificates python3
+        run: |
+          apt-get update
+          apt-get install -y --no-install-recommends git ca-certificates python3
       - uses: actions/checkout@v4
+        with:
+          path: submission
+      - name: Fetch the course's grader at its pinned commit
+        run: |
+          git init -q /opt/toll-grader
+          git -C /opt/toll-grader fetch -q --depth 1 "$GRADER_REPO" "$GRADER_COMMIT"
+          git -C /opt/toll-grader checkout -q FETCH_HEAD
+          test "$(git -C /opt/toll-grader rev-parse HEAD)" = "$GRADER_COMMIT"
       - name: Install Toll's dependencies
-        run: python3 tools/deps
+        run: python3 /opt/toll-grader/tools/deps
       - name: Grade
-        run: python3 tools/grade --lab {lab} . --out grade-report
+        run: |
+          mkdir -p -m 0755 /var/tmp/toll-grade
+          python3 /opt/toll-grader/tools/grade --lab {lab} submission --out grade-report \\
+              --work /var/tmp/toll-grade
       - uses: actions/upload-artifact@v4
         if: always()
         with:
@@ -131,12 +160,28 @@ jobs:
           path: grade-report
 """
 WORKFLOW_PATH = ".github/workflows/grade.yml"
+HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def write_classroom_workflow(starter, lab):
-    """Puts the GitHub Classroom workflow of @p lab into the starter tree."""
+def grader_origin(root: str) -> "tuple[str, str]":
+    """(repository URL, commit) of the instructor's grader: TOLL_GRADER_REPO
+    and TOLL_GRADER_COMMIT, else the checkout's origin and HEAD."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        r = subprocess.run(["git", "-C", root, *args], capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 else ""
+    repo = os.environ.get("TOLL_GRADER_REPO") or git("remote", "get-url", "origin")
+    commit = os.environ.get("TOLL_GRADER_COMMIT") or git("rev-parse", "HEAD")
+    return repo or "SET-THE-INSTRUCTORS-GRADER-REPOSITORY-HERE", commit or "0" * 40
+
+
+def write_classroom_workflow(starter: str, lab: str, root: str = HERE) -> str:
+    """Puts the GitHub Classroom workflow of @p lab into the starter tree,
+    pinned to the grader of the checkout at @p root."""
+    repo, commit = grader_origin(root)
     path = os.path.join(starter, WORKFLOW_PATH)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
-        f.write(WORKFLOW.format(lab=lab))
+        f.write(WORKFLOW.format(lab=lab, repo=json.dumps(repo), commit=commit))
     return WORKFLOW_PATH

@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import subprocess
+from typing import Dict, List, Optional, Sequence
 
 # The comment prefix of a region marker, by file name ending.
 COMMENT_BY_SUFFIX = {
@@ -43,6 +44,21 @@ NOT_SOURCE = ("book/", "tests/grading/", "tools/lib/lab_")
 INSTRUCTOR_ONLY = ("book/instructor/",)
 
 
+# The record path: the test framework's output, the formatter it prints with,
+# the console and its drivers. The grader trusts what passes through them, so
+# no lab region may lie in them (tools/grade --check refuses one that does).
+RECORD_PATH = ("src/kernel/kern/ktest.cpp", "src/kernel/kern/ktest.h",
+               "src/kernel/kern/console.cpp", "src/kernel/kern/console.h",
+               "src/kernel/kern/panic.cpp", "src/lib/format.cpp", "src/lib/format.h",
+               "src/arch/i386/uart.cpp", "src/arch/i386/console_irq.cpp",
+               "src/arch/arm64/uart.cpp", "src/arch/arm64/console_irq.cpp")
+
+
+def on_record_path(regions: Sequence["Region"]) -> List["Region"]:
+    """The regions of @p regions that lie in a file of the record path."""
+    return [r for r in regions if r.path in RECORD_PATH]
+
+
 class RegionError(Exception):
     """A marker out of place: unmatched, nested, or in the wrong comment style."""
 
@@ -50,17 +66,18 @@ class RegionError(Exception):
 class Region:
     """One lab region of one file; line numbers count from 1."""
 
-    def __init__(self, path, lab, hint, begin, stub, end, indent, comment, hint_end=None):
+    def __init__(self, path: str, lab: str, hint: str, begin: int, stub: Optional[int], end: int,
+                 indent: str, comment: str, hint_end: Optional[int] = None) -> None:
         self.path, self.lab, self.hint = path, lab, hint
         self.begin, self.stub, self.end = begin, stub, end  # marker line numbers (stub may be None)
         self.hint_end = hint_end or begin  # the last line of the hint (BEGIN or its last HINT)
         self.indent, self.comment = indent, comment
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{self.path}:{self.begin}-{self.end} (lab {self.lab})"
 
 
-def comment_for(path):
+def comment_for(path: str) -> Optional[str]:
     """The marker comment prefix for @p path, or None when it cannot hold regions."""
     name = os.path.basename(path)
     if name in COMMENT_BY_NAME:
@@ -68,14 +85,16 @@ def comment_for(path):
     return COMMENT_BY_SUFFIX.get(os.path.splitext(name)[1])
 
 
-def may_hold_regions(path):
+def may_hold_regions(path: str) -> bool:
     return comment_for(path) is not None and not path.startswith(NOT_SOURCE)
 
 
-def parse_regions(path, text):
+def parse_regions(path: str, text: str) -> List["Region"]:
     """Returns the regions of one file's text; raises RegionError on bad markers."""
     want = comment_for(path)
     regions, open_marker, stub_line = [], None, None
+    open_line = hint_end = 0
+    hint = ""
     for number, line in enumerate(text.splitlines(), 1):
         m = MARKER.match(line)
         if not m:
@@ -115,7 +134,7 @@ def parse_regions(path, text):
     return regions
 
 
-def source_files(root):
+def source_files(root: str) -> List[str]:
     """The checkout's files: tracked or new but not ignored by git, relative to @p root.
 
     Falls back to walking the folder (skipping build*/ and .git) when @p root is
@@ -149,7 +168,7 @@ def source_files(root):
     return sorted(found)
 
 
-def find_regions(root, files=None):
+def find_regions(root: str, files: Optional[Sequence[str]] = None) -> List[Region]:
     """Every region in the checkout at @p root, in file order."""
     regions = []
     for rel in files if files is not None else source_files(root):
@@ -162,13 +181,14 @@ def find_regions(root, files=None):
     return regions
 
 
-def stub_text(text, regions):
+def stub_text(text: str, regions: Sequence[Region]) -> str:
     """Returns @p text with each of @p regions (all of this file) replaced by its stub."""
     lines = text.splitlines(keepends=True)
     out, cursor = [], 0
     for r in sorted(regions, key=lambda r: r.begin):
         out.extend(lines[cursor:r.hint_end])  # up to and including BEGIN and its HINT lines
-        out.append(f"{r.indent}{r.comment} TODO(lab {r.lab}): write this part, as the hint above says\n")
+        out.append(f"{r.indent}{r.comment} TODO(lab {r.lab}): write this part, as the hint "
+                   f"above says\n")
         if r.stub:
             for line in lines[r.stub:r.end - 1]:
                 out.append(uncomment(line, r.comment))
@@ -178,7 +198,7 @@ def stub_text(text, regions):
     return "".join(out)
 
 
-def uncomment(line, comment):
+def uncomment(line: str, comment: str) -> str:
     """Removes the first comment prefix of a stub line (and one space after it)."""
     m = re.match(r"^([ \t]*)" + re.escape(comment) + r" ?(.*)$", line, re.S)
     if not m:
@@ -186,7 +206,7 @@ def uncomment(line, comment):
     return m.group(1) + m.group(2)
 
 
-def write_starter(root, lab, out, also=()):
+def write_starter(root: str, lab: str, out: str, also: Sequence[str] = ()) -> List[Region]:
     """Copies the checkout at @p root to @p out with lab @p lab (and labs in
     @p also) replaced by stubs, and without the instructor's folders.
     Returns the regions replaced; raises RegionError when the lab has no
@@ -200,7 +220,7 @@ def write_starter(root, lab, out, also=()):
         known = sorted({r.lab for r in regions})
         raise RegionError(f"no region of lab(s) {', '.join(sorted(missing))} in {root} "
                           f"(labs with regions: {', '.join(known) or 'none'})")
-    by_file = {}
+    by_file: Dict[str, List[Region]] = {}
     for r in chosen:
         by_file.setdefault(r.path, []).append(r)
     for rel in files:

@@ -6,30 +6,54 @@ import json
 import os
 import re
 import xml.etree.ElementTree as ET
+from typing import Any, Dict, List, Sequence, Tuple
+
+from .lab_safe import printable
 
 STATUS_WORD = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP", "error": "ERROR"}
 # Characters XML 1.0 cannot hold.
 NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
-def _points(x):
+def _points(x: float) -> float:
     return int(x) if float(x).is_integer() else round(x, 2)
 
 
-def item_output(r):
+def item_output(r: Any) -> str:
     text = r.reason
     if r.output:
         text += "\n\n" + r.output
     return text
 
 
-def score_line(grade):
+HOLD = "ON HOLD"
+
+
+def score_line(grade: Any) -> str:
     if grade.error:
         return f"Score: none (max {_points(grade.max_score)}): the grader failed, see below"
+    if getattr(grade, "hold", None):
+        return (f"Score: {HOLD} for a person to decide (the tests gave "
+                f"{_points(grade.score)} / {_points(grade.max_score)}); see the audit below")
     return f"Score: {_points(grade.score)} / {_points(grade.max_score)}"
 
 
-def write_report(grade, out):
+def special_lines(grade: Any) -> List[str]:
+    """Tampering, disagreement with the machine, and why the grade is held."""
+    lines = []
+    if getattr(grade, "tampered", ""):
+        lines.append(f"TAMPERING: {grade.tampered} changed after the grader hashed it; every "
+                     f"item fails")
+    if getattr(grade, "disagree", None):
+        lines.append(f"The records disagree with the machine (items: "
+                     f"{', '.join(grade.disagree)}): what the kernel reported is not what the "
+                     f"grader's own check saw")
+    for why in getattr(grade, "hold", []):
+        lines.append(f"Hold: {why}")
+    return lines
+
+
+def write_report(grade: Any, out: str) -> None:
     rubric = grade.rubric
     lines = [f"Lab {rubric.lab}: {rubric.title}",
              f"Submission: {grade.submission} ({grade.form or 'unreadable'})",
@@ -50,6 +74,7 @@ def write_report(grade, out):
                      f"running after a step had ended")
     if grade.audit is not None:
         lines.append(grade.audit.line())
+    lines += special_lines(grade)
     b = grade.build
     lines.append(f"Build: {b.reason} ({b.seconds:.1f} s)")
     lines.append("")
@@ -64,13 +89,13 @@ def write_report(grade, out):
         if r.status in ("failed", "error") and r.output:
             lines += ["", f"--- {r.name}: last lines of output ---", r.output]
     with open(os.path.join(out, "report.txt"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+        f.write(printable("\n".join(lines)) + "\n")
 
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 
 
-def write_results_json(grade, out):
+def write_results_json(grade: Any, out: str) -> None:
     """Gradescope's autograder format (score, execution_time, output,
     visibility, tests[] with name, score, max_score, status, output,
     visibility). A grader error gives no score at all, so that nobody's
@@ -78,8 +103,9 @@ def write_results_json(grade, out):
     items = {i.name: i for i in grade.rubric.items}
     error = bool(grade.error)
 
-    def entry(r, name, visibility):
-        t = {"name": name, "output": item_output(r), "visibility": visibility}
+    def entry(r: Any, name: str, visibility: str) -> Dict[str, Any]:
+        t: Dict[str, Any] = {"name": name, "output": printable(item_output(r)),
+                             "visibility": visibility}
         if not error:
             t["score"] = _points(r.score)
             t["max_score"] = _points(r.max_score)
@@ -93,26 +119,31 @@ def write_results_json(grade, out):
     tests += [entry(r, r.name, getattr(items.get(r.name), "visibility", "visible"))
               for r in grade.results]
     lines = [score_line(grade)]
+    lines += special_lines(grade)
     lines += grade.notices
     if grade.ignored:
         lines.append(f"Changes outside your lab's files were ignored: "
                      f"{', '.join(grade.ignored[:12])}")
     if grade.error:
         lines.append(f"Grader error (please tell the staff; this is not a grade): {grade.error}")
-    data = {"output": "\n".join(lines), "execution_time": round(grade.seconds, 1),
+    data = {"output": printable("\n".join(lines)), "execution_time": round(grade.seconds, 1),
             "visibility": grade.rubric.visibility, "stdout_visibility": "hidden",
             "tests": tests,
             "extra_data": {"grader_error": grade.error or "", "protection": grade.protection,
-                           "audit": grade.audit.line() if grade.audit else ""}}
+                           "audit": grade.audit.line() if grade.audit else "",
+                           "hold": list(getattr(grade, "hold", [])),
+                           "tampered": getattr(grade, "tampered", ""),
+                           "records_disagree": list(getattr(grade, "disagree", []))}}
     if not error:
-        data["score"] = _points(grade.score)
+        # A held grade counts for nothing until a person has looked.
+        data["score"] = 0 if getattr(grade, "hold", None) else _points(grade.score)
         data["max_score"] = _points(grade.max_score)
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(data, f, indent=2)
         f.write("\n")
 
 
-def _testcase(parent, classname, name, r):
+def _testcase(parent: ET.Element, classname: str, name: str, r: Any) -> str:
     case = ET.SubElement(parent, "testcase", classname=classname, name=name,
                          time=f"{r.seconds:.2f}")
     props = ET.SubElement(case, "properties")
@@ -129,7 +160,7 @@ def _testcase(parent, classname, name, r):
     return r.status
 
 
-def junit_suite(record, prefix=""):
+def junit_suite(record: Dict[str, Any], prefix: str = "") -> ET.Element:
     """One <testsuite> for a graded submission (a record from grade_record());
     @p prefix (the student's name) makes every test name unique in a batch."""
     lab = record["lab"]
@@ -160,26 +191,26 @@ def junit_suite(record, prefix=""):
 
 
 class _Row:
-    def __init__(self, row):
+    def __init__(self, row: Dict[str, Any]) -> None:
         self.name, self.status = row["name"], row["status"]
         self.score, self.max_score = row["score"], row["max_score"]
         self.seconds, self.reason, self.output = row["seconds"], row["reason"], row["output"]
 
 
-def write_junit_file(suites, path):
+def write_junit_file(suites: Sequence[ET.Element], path: str) -> None:
     root = ET.Element("testsuites")
     for s in suites:
         root.append(s)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 
 
-def _result_row(r):
+def _result_row(r: Any) -> Dict[str, Any]:
     return {"name": r.name, "status": r.status, "score": _points(r.score),
             "max_score": _points(r.max_score), "seconds": round(r.seconds, 2),
             "reason": r.reason, "output": r.output}
 
 
-def grade_record(grade, digest=""):
+def grade_record(grade: Any, digest: str = "") -> Dict[str, Any]:
     """Everything the batch tools need about a grade, as plain data (grade.json)."""
     return {"lab": grade.rubric.lab, "submission": str(grade.submission), "digest": digest,
             "score": _points(grade.score), "max_score": _points(grade.max_score),
@@ -187,10 +218,13 @@ def grade_record(grade, digest=""):
             "build": _result_row(grade.build), "items": [_result_row(r) for r in grade.results],
             "notices": grade.notices, "audit": grade.audit.line() if grade.audit else "",
             "flagged": bool(grade.audit and grade.audit.flagged),
+            "hold": list(getattr(grade, "hold", [])),
+            "tampered": getattr(grade, "tampered", ""),
+            "disagree": list(getattr(grade, "disagree", [])),
             "protection": grade.protection}
 
 
-def write_all(grade, out, digest=""):
+def write_all(grade: Any, out: str, digest: str = "") -> Dict[str, Any]:
     os.makedirs(out, exist_ok=True)
     write_report(grade, out)
     write_results_json(grade, out)
@@ -205,7 +239,7 @@ def write_all(grade, out, digest=""):
     return record
 
 
-def write_summary(rows, rubric, path):
+def write_summary(rows: Sequence[Tuple[str, Dict[str, Any]]], rubric: Any, path: str) -> None:
     """One line per submission (@p rows: (name, grade record)): name, score,
     max_score, each item's score, the audit, reasons. A grader error leaves
     the score empty."""
@@ -221,8 +255,10 @@ def write_summary(rows, rubric, path):
             if rec["build"]["status"] != "passed":
                 problem = rec["build"]["reason"]
             error = rec["error"]
-            w.writerow([name, "" if error else rec["score"], rec["max_score"],
+            if rec.get("hold"):
+                problem = "ON HOLD: " + rec["hold"][0]
+            w.writerow([printable(name), "" if error else rec["score"], rec["max_score"],
                         "ok" if rec["build"]["status"] == "passed" else "failed", error] +
                        ["" if error else scores.get(n, 0) for n in names] +
                        [f"{rec['seconds']:.1f}", "yes" if rec.get("flagged") else "",
-                        problem[:300]])
+                        printable(problem)[:300]])

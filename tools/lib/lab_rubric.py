@@ -10,6 +10,7 @@ points away.
 import os
 import shlex
 import tomllib
+from typing import Any, Dict, List, Set
 
 # tools/run options the grader sets itself; a rubric may not.
 RESERVED_RUN_OPTIONS = ("--nonce", "--build", "--json", "--timeout", "--interactive", "--gdb",
@@ -22,7 +23,7 @@ ARCHES = ("i386", "arm64")
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 TEST_KEYS = {"name", "points", "timeout", "ctest", "run", "pass", "done", "console", "panic",
              "depends_on", "covers", "min_tests", "description", "console_from",
-             "visibility"}
+             "visibility", "oracle"}
 CONSOLE_FROM = ("nonce", "any")
 MEASUREMENT_KEYS = {"name", "points", "timeout", "metric", "run", "tolerance", "depends_on",
                     "covers", "description", "visibility"}
@@ -35,7 +36,7 @@ class RubricError(Exception):
 class Item:
     """A test or a measurement of the rubric (measurements have kind "measurement")."""
 
-    def __init__(self, table, kind):
+    def __init__(self, table: Dict[str, Any], kind: str) -> None:
         self.kind = kind  # "ctest", "run" or "measurement"
         self.name = table["name"]
         self.points = table.get("points", 0)
@@ -55,10 +56,12 @@ class Item:
         self.metric = table.get("metric")
         self.tolerance = table.get("tolerance", 0.0)
         self.visibility = table.get("visibility", "visible")
+        # The grader's own check of the mechanism (lab_oracle.ORACLES).
+        self.oracle = table.get("oracle")
 
 
 class Rubric:
-    def __init__(self, path, data):
+    def __init__(self, path: str, data: Dict[str, Any]) -> None:
         self.path = path
         self.dir = os.path.dirname(path)
         self.lab = data["lab"]
@@ -74,17 +77,17 @@ class Rubric:
         self.items += [Item(m, "measurement") for m in data.get("measurements", [])]
 
     @property
-    def max_score(self):
+    def max_score(self) -> float:
         return sum(i.points for i in self.items)
 
 
-def _check_keys(table, allowed, where):
+def _check_keys(table: Dict[str, Any], allowed: Set[str], where: str) -> None:
     unknown = set(table) - allowed
     if unknown:
         raise RubricError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
 
 
-def check(data, where):
+def check(data: Dict[str, Any], where: str) -> None:
     """Raises RubricError unless @p data is a complete, consistent rubric."""
     _check_keys(data, TOP_KEYS, where)
     for key in ("lab", "student_files"):
@@ -138,14 +141,15 @@ def check(data, where):
                 f"{here}: 'console' needs console_from = \"nonce\" (only lines the test "
                 f"framework printed with the run's nonce count) or console_from = \"any\" "
                 f"(any code, the student's included, could have printed the line: say so)")
-        if section == "tests" and "ctest" in table and not {"pass", "console", "panic"}.isdisjoint(table):
+        if section == "tests" and "ctest" in table and \
+                not {"pass", "console", "panic"}.isdisjoint(table):
             raise RubricError(f"{here}: pass/console/panic apply to 'run' tests only")
     ws = data.get("worksheet")
     if ws and ws not in data["student_files"]:
         raise RubricError(f"{where}: the worksheet {ws} must be one of the student_files")
 
 
-def load(path):
+def load(path: str) -> Rubric:
     """Reads and checks the rubric at @p path."""
     try:
         with open(path, "rb") as f:
@@ -156,7 +160,7 @@ def load(path):
     return Rubric(path, data)
 
 
-def find(root, lab):
+def find(root: str, lab: str) -> Rubric:
     """The rubric of lab @p lab under @p root/labs: the one whose `lab` key or
     folder name (with or without a `lab-`/`labN-` prefix) is @p lab."""
     labs_dir = os.path.join(root, "labs")
@@ -177,7 +181,7 @@ def find(root, lab):
                       f"(labs with a rubric: {', '.join(candidates) or 'none'})")
 
 
-def all_rubrics(root):
+def all_rubrics(root: str) -> List[Rubric]:
     """Every labs/*/rubric.toml under @p root, loaded and checked."""
     labs_dir = os.path.join(root, "labs")
     found = []

@@ -3,6 +3,7 @@
 #include "kernel/arch/cpu.h"
 #include "kernel/kern/ktest.h"
 #include "kernel/kern/param.h"
+#include "lib/cmdline.h"
 #include "lib/format.h"
 #include "lib/string.h"
 
@@ -34,6 +35,22 @@ KTEST("kern.format_in_kernel")
     char buf[48];
     lib::snformat(buf, sizeof buf, "%s|%5d|%-3x|%08llx|%c", "ok", -42, 0xa, 0x1234ull, 'z');
     KEXPECT(strcmp(buf, "ok|  -42|a  |00001234|z") == 0);
+}
+
+// The run= words the kernel hands to a program, split inside the kernel.
+KTEST("kern.split_in_kernel")
+{
+    char line[] = " prog  one 'two words' \"a'b\" x\"y z\"w ";
+    const char* argv[8] = {};
+    auto word = [&](size_t i, const char* want) { return argv[i] && strcmp(argv[i], want) == 0; };
+    KEXPECT_EQ(lib::split_arguments(line, argv, 8), 5u);
+    KEXPECT(word(0, "prog"));
+    KEXPECT(word(1, "one"));
+    KEXPECT(word(2, "two words"));
+    KEXPECT(word(3, "a'b"));
+    KEXPECT(word(4, "xy zw"));
+    char many[] = "a b c";
+    KEXPECT_EQ(lib::split_arguments(many, argv, 2), 3u);
 }
 
 // Times a fixed loop with the cycle counter. In deterministic mode the value is

@@ -6,9 +6,23 @@
 #include "arch/arm64/maintenance.h"
 #include "kernel/arch/cpu.h"
 #include "pmap_world.h"
+#include <cstdlib>
 #include <random>
 
 using namespace pmap_world;
+
+namespace {
+// The seed of the random-operation tests: TOLL_TEST_SEED when the grader
+// draws one of its own (lab_oracle), else a fixed one, so that a plain run is
+// the same every time.
+uint32_t test_seed()
+{
+    constexpr uint32_t k_fixed_seed = 12345;
+    const char* text = getenv("TOLL_TEST_SEED");
+    return text && *text ? static_cast<uint32_t>(strtoul(text, nullptr, 10)) : k_fixed_seed;
+}
+} // namespace
+
 using toll::Result;
 using toll::test::allocated;
 
@@ -426,7 +440,9 @@ TEST_CASE("arm64 pmap: random operations keep the tables well formed and agree w
     // window maps frame i unless an operation moved it.
     const uint64_t window = 2 * k_block, pages = window / k_page;
     std::map<uint64_t, std::pair<PhysAddr, unsigned>> model;
-    std::mt19937 rng(12345);
+    const uint32_t seed = test_seed();
+    INFO("seed " << seed);
+    std::mt19937 rng(seed);
     const unsigned prots[] = {k_prot_read, k_rw, k_rx, k_prot_none};
     for (int step = 0; step < 400; ++step) {
         uint64_t first = rng() % pages;
