@@ -57,10 +57,10 @@ foreach(granule 4K 16K)
   set_tests_properties(system.arm64.qemu.${tag}.user.suite PROPERTIES TIMEOUT 120)
 endforeach()
 
-# Superpages switched off at boot: the same program checks that nothing is
+# Superpages switched off at boot: the same programs check that nothing is
 # reserved or promoted and that memory still works.
 toll_system_test(arm64.qemu.user.superpages_off --arch arm64
-                 --cmdline "vm.superpages=0 run=/bin/ut_superpages off")
+                 --cmdline "vm.superpages=0 run=/bin/ut_superpages off,/bin/ut_superpages_regions off")
 
 # The FP/SIMD switch (arch/arm64/fpu.cpp). Lazy: a process that uses FP/SIMD
 # after every switch to it takes one FP access trap per hop (CPACR_EL1.FPEN)

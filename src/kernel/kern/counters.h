@@ -35,10 +35,14 @@ struct Counter {
 /// (TOLL_GAUGE_COMPUTED, as FreeBSD's sysctl handlers compute
 /// vm.reserv.fullpop), so that no bookkeeping can drift from the truth.
 struct Gauge : Counter {
+    /// Says the level is now @p amount (a size just measured).
     void set(uint64_t amount) { value = amount; }
+    /// The level went up by @p n (a page reserved, an object allocated).
     void raise(uint64_t n = 1) { value += n; }
+    /// The level went down by @p n; it must not fall below zero.
     void lower(uint64_t n = 1) { value -= n; }
-    void add(uint64_t) = delete; // a gauge counts no events
+    /// Deleted: a gauge counts no events, so Counter::add would mislead.
+    void add(uint64_t) = delete;
 };
 static_assert(sizeof(Gauge) == sizeof(Counter), "gauges share the counters' table");
 

@@ -18,7 +18,8 @@ TOLL_COUNTER(g_cow_reuses, "vm.cow.reuses");
 
 // A write to the page at @p page of region @p r, mapped read-only to @p pa
 // because fork shares it: the last sharer takes the page back writable in
-// place; any other gets a private copy. k_enomem when memory is short.
+// place; any other gets a private copy. Either may make the stretch around
+// it a superpage again. k_enomem when memory is short.
 Errno break_cow(VmSpace* space, uintptr_t page, PhysAddr pa, const Region* r)
 {
     if (pageref_get(pa).value_or(1) <= 1) { // outside the table: never shared
@@ -30,17 +31,23 @@ Errno break_cow(VmSpace* space, uintptr_t page, PhysAddr pa, const Region* r)
         reserv_repromote(space, page, page + k_page_size, r->start, r->end);
         return k_ok;
     }
-    Result<PhysAddr> page_copy = phys_allocator().alloc(0);
+    // From a reservation if one serves the stretch, so that the copy that
+    // completes it makes it a superpage again.
+    Optional<ReservedPage> reserved = reserv_alloc_copy(space, page, r->start, r->end);
+    Result<PhysAddr> page_copy =
+        reserved ? Result<PhysAddr>(reserved.value().pa) : phys_allocator().alloc(0);
     if (!page_copy)
         return page_copy.error();
     PhysAddr copy = page_copy.value();
     memcpy(phys_to_virt(copy), phys_to_virt(pa), k_page_size);
     if (Errno e = pmap_enter(space->pmap, page, copy, r->prot); e != k_ok) {
-        phys_allocator().free(copy, 0);
+        free_page(copy);
         return e;
     }
     pageref_set_one(copy);
     pageref_release(pa); // shared: at least one mapping is left
+    if (reserved)
+        reserv_mapped(space, reserved.value().from, page, r->start, r->end);
     g_cow_copies.add();
     return k_ok;
 }

@@ -144,7 +144,8 @@ VmSpace* vmspace_fork(VmSpace* parent)
     if (!child)
         return nullptr;
     bool share = fork_shares_pages();
-    // Only where superpages exist can a mapping be one (i386 skips the lookup).
+    // Only where reservations exist can a mapping be a superpage: without
+    // them the size lookup is skipped.
     bool superpages = share && reserv_enabled();
     child->brk_start = parent->brk_start;
     child->brk = parent->brk;

@@ -246,15 +246,20 @@ void PhysAllocator::reserve(PhysAddr base, uint64_t length)
 
 void PhysAllocator::cut_hole(PhysAddr lo, PhysAddr hi)
 {
-    for (size_t i = 0; i < m_range_count;) {
-        Range r = m_ranges[i];
+    // Each range the hole touches is replaced, where it stood, by what is
+    // left on either side (each piece gets a bitmap of its own): the ranges
+    // stay in the order they were added, and so does the build.
+    Range before[k_max_ranges];
+    size_t count = m_range_count;
+    for (size_t i = 0; i < count; ++i)
+        before[i] = m_ranges[i];
+    m_range_count = 0;
+    for (size_t i = 0; i < count; ++i) {
+        const Range& r = before[i];
         if (hi <= r.base || lo >= r.end) {
-            ++i;
+            m_ranges[m_range_count++] = r;
             continue;
         }
-        // Take the range out, then note again what is left on either side;
-        // the pieces get bitmaps of their own.
-        m_ranges[i] = m_ranges[--m_range_count];
         if (r.base < lo)
             note_range(r.base, lo);
         if (hi < r.end)

@@ -35,9 +35,10 @@ namespace toll::vm {
 /// small table inside the object (the ranges, with reserved holes cut out).
 /// The first alloc() or free() *builds* the allocator: it writes the bitmaps
 /// and the free-block headers. That is why reserve() may come after
-/// add_range(): the kernel image is reserved before anything is written over
-/// it. Exercise for the student: what would go wrong if add_range() wrote
-/// the bitmap at once?
+/// add_range(): the boot code (vm_init.cpp, add_usable_memory) adds every
+/// usable range and then reserves the kernel image and the extra ramdisk,
+/// before anything is written over them. Exercise for the student: what
+/// would go wrong if add_range() wrote the bitmap at once?
 ///
 /// Cost: alloc() is O(k_max_order) list operations; free() is O(k_max_order)
 /// bitmap probes plus a scan of 2^order bits for its double-free check.

@@ -5,6 +5,7 @@
 #include "kernel/vm/reserv.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/param.h"
+#include "kernel/vm/pageref.h"
 #include "kernel/vm/phys.h"
 #include "kernel/vm/vmspace.h"
 #include "lib/string.h"
@@ -60,6 +61,14 @@ struct Reservation {
     {
         for (unsigned i = first; i < first + count; ++i)
             if (!populated(i))
+                return false;
+        return true;
+    }
+    /// Whether none of the @p count pages from index @p first is handed out.
+    bool unused_range(unsigned first, unsigned count) const
+    {
+        for (unsigned i = first; i < first + count; ++i)
+            if (populated(i))
                 return false;
         return true;
     }
@@ -177,8 +186,30 @@ void free_whole(Reservation* r)
     unlink(r);
 }
 
-// Returns the unused pages of @p r to the allocator one by one; the pages
-// in use become ordinary pages, freed one by one when their time comes.
+// Returns the pages of @p r that are not handed out to the allocator, as
+// the largest aligned blocks holding no page in use: a few frees, not one
+// per page (a stack's reservation with three pages in use goes back in
+// about as many blocks as it has orders). Returns how many pages went back.
+size_t free_unused(const Reservation* r)
+{
+    size_t returned = 0;
+    for (unsigned i = 0; i < r->pages();) {
+        if (r->populated(i)) {
+            ++i;
+            continue;
+        }
+        unsigned order = 0;
+        while (order < r->order && i % (2u << order) == 0 && r->unused_range(i, 2u << order))
+            ++order;
+        phys_allocator().free(r->pa + PhysAddr(i) * k_page_size, order);
+        returned += size_t(1) << order;
+        i += 1u << order;
+    }
+    return returned;
+}
+
+// Returns the unused pages of @p r to the allocator; the pages in use
+// become ordinary pages, freed one by one when their time comes.
 size_t break_reservation(Reservation* r)
 {
     if (r->population == 0) {
@@ -186,12 +217,7 @@ size_t break_reservation(Reservation* r)
         free_whole(r);
         return pages;
     }
-    size_t returned = 0;
-    for (unsigned i = 0; i < r->pages(); ++i)
-        if (!r->populated(i)) {
-            phys_allocator().free(r->pa + PhysAddr(i) * k_page_size, 0);
-            ++returned;
-        }
+    size_t returned = free_unused(r);
     g_broken.add();
     unlink(r);
     return returned;
@@ -228,6 +254,38 @@ Reservation* make_reservation(VmSpace* space, uintptr_t base, unsigned psind)
     *link = r;
     index_set(r, uint8_t(r - g_pool + 1));
     return r;
+}
+
+// The index in @p r of its page for user address @p va.
+unsigned page_index(const Reservation* r, uintptr_t va)
+{
+    return unsigned((va - r->va) / k_page_size);
+}
+
+// Hands out @p r's page for @p va, unless it is in use already (it went
+// elsewhere: a copy-on-write copy made before this reservation).
+Optional<ReservedPage> hand_out(Reservation* r, uintptr_t va)
+{
+    unsigned i = page_index(r, va);
+    if (r->populated(i))
+        return {};
+    r->set(i, true);
+    ++r->population;
+    return ReservedPage{r->pa + PhysAddr(i) * k_page_size, r};
+}
+
+// Whether @p space maps every page of [start, end), each shared with
+// another mapping (copy-on-write after fork): a stretch that was full, and
+// that writes may copy page by page into a reservation of its own. A
+// stretch with a page missing (a stack's, mostly unused) gets none.
+bool all_shared(VmSpace* space, uintptr_t start, uintptr_t end)
+{
+    for (uintptr_t va = start; va < end; va += k_page_size) {
+        Optional<Mapping> m = pmap_extract(space->pmap, va);
+        if (!m || pageref_get(m.value().pa & ~PhysAddr(k_page_size - 1)).value_or(1) <= 1)
+            return false;
+    }
+    return true;
 }
 
 // Promotes the aligned stretch of size index @p psind at @p base of @p r's
@@ -291,14 +349,33 @@ Optional<ReservedPage> reserv_alloc_page(VmSpace* space, uintptr_t va, uintptr_t
             pmap_next_mapped(space->pmap, base, base + size) == base + size)
             r = make_reservation(space, base, psind);
     }
-    if (!r)
+    return r ? hand_out(r, va) : Optional<ReservedPage>{};
+}
+
+Optional<ReservedPage> reserv_alloc_copy(VmSpace* space, uintptr_t va, uintptr_t region_start,
+                                         uintptr_t region_end)
+{
+    if (!reserv_enabled())
         return {};
-    unsigned i = unsigned((va - r->va) / k_page_size);
-    if (r->populated(i))
-        return {}; // its page went elsewhere (a copy-on-write copy)
-    r->set(i, true);
-    ++r->population;
-    return ReservedPage{r->pa + PhysAddr(i) * k_page_size, r};
+    Reservation* r = find_va(space, va);
+    if (r && r->populated(page_index(r, va))) {
+        // Its page for va is the one being copied, still someone else's
+        // too: from r, this stretch can never be uniform again. If all of
+        // it is mapped and shared, every page may be copied in turn: into a
+        // new reservation, which the last copy fills.
+        if (!all_shared(space, r->va, r->va + r->bytes()))
+            return {};
+        break_reservation(r);
+        r = nullptr;
+    }
+    for (unsigned psind = largest_psind(); !r && psind > 0; --psind) {
+        size_t size = pmap_page_size(psind);
+        uintptr_t base = va & ~uintptr_t(size - 1);
+        if (base >= region_start && base + size <= region_end && base + size > base &&
+            all_shared(space, base, base + size))
+            r = make_reservation(space, base, psind);
+    }
+    return r ? hand_out(r, va) : Optional<ReservedPage>{};
 }
 
 void reserv_mapped(VmSpace* space, Reservation* r, uintptr_t va, uintptr_t region_start,

@@ -50,6 +50,21 @@ struct ReservedPage {
 Optional<ReservedPage> reserv_alloc_page(VmSpace* space, uintptr_t va, uintptr_t region_start,
                                          uintptr_t region_end);
 
+/// Returns the page to copy @p space's page at @p va into (a copy-on-write
+/// fault in the region [@p region_start, @p region_end)), taken from a
+/// reservation so that once every page of the stretch has been copied the
+/// stretch can be a superpage again, as FreeBSD's copy lands in the shadow
+/// object's reservation. The stretch's own reservation serves if its page
+/// for @p va is free; if that page is the one being copied (still shared),
+/// the reservation can never make the stretch uniform again and is broken.
+/// A new one, of the largest size that fits the region, is made only when
+/// every page of its stretch is mapped and shared (the stretch was full, and
+/// each page may be copied in turn); a stretch with pages missing, such as
+/// a stack's, gets none, so fork followed by exec pays nothing for it.
+/// Returns nothing when none applies; the caller allocates a page itself.
+Optional<ReservedPage> reserv_alloc_copy(VmSpace* space, uintptr_t va, uintptr_t region_start,
+                                         uintptr_t region_end);
+
 /// Tells reservation @p r that its page for @p va is now mapped, in the
 /// region [@p region_start, @p region_end). If that fills an aligned stretch
 /// of a superpage size, it asks the pmap to promote the largest such stretch
@@ -63,7 +78,8 @@ void reserv_mapped(VmSpace* space, Reservation* r, uintptr_t va, uintptr_t regio
 /// overlap [@p start, @p end), all inside the region [@p region_start,
 /// @p region_end): after an operation that may have made a demoted stretch
 /// uniform again (a copy-on-write fault that took its page back, an
-/// mprotect back to the old rights). As FreeBSD's pmap_enter does, only a
+/// mprotect back to the old rights; a copy-on-write copy goes through
+/// reserv_alloc_copy and reserv_mapped instead). As FreeBSD's pmap_enter does, only a
 /// stretch whose reservation pages are all populated is tried.
 void reserv_repromote(VmSpace* space, uintptr_t start, uintptr_t end, uintptr_t region_start,
                       uintptr_t region_end);

@@ -25,10 +25,12 @@ struct VmSpace {
 
 /// The lowest address a user mapping may cover (Linux's mmap_min_addr). The
 /// pages below it are never mapped, so a null pointer, and a null pointer
-/// plus any offset up to this much, always faults. 1 MB + 64 KB is also
-/// everything x86's virtual-8086 mode can address: a program that slips
-/// into that mode finds nothing to execute there.
-constexpr uintptr_t k_user_space_floor = 0x110000;
+/// plus any offset up to this much, always faults. The size is 1 MB + 64
+/// KB, just above the reach of a real-mode segment:offset address
+/// (0xffff:0xffff is 0x10ffef), so
+/// that on a port with such a mode a program that slips into it finds
+/// nothing of its own to execute there.
+constexpr uintptr_t k_user_space_floor = (uintptr_t(1) << 20) + (uintptr_t(64) << 10);
 
 /// Size of the user stack region created by exec.
 constexpr size_t k_user_stack_size = 8u << 20;

@@ -136,7 +136,7 @@ int main(int argc, char** argv)
 {
     long calls = 20000, only_child = -1;
     uint64_t seed = 1;
-    int verbose = 0;
+    int verbose = 0, exec_self = 0;
     for (int i = 1; i < argc; ++i) {
         if (strncmp(argv[i], "calls=", 6) == 0)
             calls = strtol(argv[i] + 6, NULL, 0);
@@ -146,8 +146,11 @@ int main(int argc, char** argv)
             only_child = strtol(argv[i] + 6, NULL, 0);
         else if (strcmp(argv[i], "verbose") == 0)
             verbose = 1;
+        else if (strcmp(argv[i], "exec-self") == 0)
+            exec_self = 1;
         else {
-            NOTE("usage: ut_fuzz [calls=N] [seed=S] [child=C] [verbose]; unknown word '%s'",
+            NOTE("usage: ut_fuzz [calls=N] [seed=S] [child=C] [verbose] [exec-self]; unknown "
+                 "word '%s'",
                  argv[i]);
             return 2;
         }
@@ -158,6 +161,21 @@ int main(int argc, char** argv)
         return utest_done();
     NOTE("seed %llu, %ld calls, %u implemented calls in the table", (unsigned long long)seed, calls,
          fuzz_call_count());
+
+    if (exec_self) { /* the child runs this driver again, as a fuzzed execve can */
+        NOTE("one child that execs %s: a watcher that makes no fuzzed call", argv[0]);
+        pid_t pid = fork();
+        if (pid == 0) {
+            char* again[] = {argv[0], NULL};
+            execv(argv[0], again);
+            _exit(127);
+        }
+        long killed = 0;
+        int status = watch(pid, 0, &killed);
+        CHECK_MSG(killed == 1, "the watch ends a child whose exec'd program makes no fuzzed call");
+        NOTE("child 0 %s (wait status 0x%x)", killed ? "was ended" : "ended", status);
+        return utest_done();
+    }
 
     if (only_child >= 0) { /* replay one child, watched like the rest */
         NOTE("replaying child %ld of seed %llu", only_child, (unsigned long long)seed);

@@ -103,6 +103,39 @@ TEST_CASE("vmspace: fork shares a filled superpage whole, and it comes back afte
     }
 }
 
+TEST_CASE("vmspace: a superpage copied page by page after fork is a superpage again",
+          "[arm64][vmspace]")
+{
+    // The parent rewrites every page while the child still shares them:
+    // every write copies, each copy comes from one new reservation, and
+    // the last one makes the stretch one mapping again. The child keeps
+    // the old data; once it exits, the old pages come back.
+    for (uint64_t size : stretch_sizes()) {
+        INFO("stretch " << size);
+        VmWorld w(world_bytes(size));
+        const uintptr_t start = k_start, end = start + size;
+        w.map(start, size);
+        VmWorld::fill(w.space, start, end);
+        REQUIRE(pmap_tlb_entries(w.space->pmap, start, end) == 1);
+        size_t before = w.available();
+        VmSpace* child = w.fork(w.space);
+        Counters c;
+        VmWorld::fill(w.space, start, end, 3);
+        CHECK(c.delta("vm.cow.copies") == pages(size));
+        CHECK(c.delta("vm.cow.reuses") == 0);
+        CHECK(c.delta("vm.reserv.broken") == 1); // the old one: its pages are the child's
+        CHECK(pmap_tlb_entries(w.space->pmap, start, end) == 1);
+        CHECK(VmWorld::holds(w.space, start, end, 3));
+        CHECK(VmWorld::holds(child, start, end));
+        w.check();
+        w.check(child);
+        w.destroy(child);
+        // The parent's copies replace its old pages, which go with the child.
+        CHECK(w.available() == before);
+        destroy_all(w);
+    }
+}
+
 TEST_CASE("vmspace: a reservation split by mprotect before it fills never spans two regions",
           "[arm64][vmspace]")
 {

@@ -27,7 +27,7 @@ constexpr unsigned k_jmp_short_size = 2;
 // (AMD, "FXSAVE/FXRSTOR behavior" in the SA-06:14 advisory; Intel SDM Vol. 1,
 // 8.1.8 for the pointers themselves.) Operands: %[dummy], the load's source;
 // it clobbers eax and the x87 registers, which FXRSTOR then replaces.
-// LAB fpu BEGIN: if an x87 exception is pending (FSW.ES) clear it, free ST(7), then load %[dummy] (fildl)
+// LAB fpu BEGIN: if an x87 exception is pending (FSW.ES) clear it, free ST(7), then make one x87 load from %[dummy]
 #define TOLL_FPU_CLEAN_SEQUENCE                                                                    \
     "fnstsw %%ax\n\t"                                                                              \
     "testb $0x80, %%al\n\t" /* FSW.ES: an unmasked exception is pending */                         \
