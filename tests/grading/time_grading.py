@@ -3,16 +3,15 @@
 batch of 20 at -j 2 (ten reference and ten starter submissions, each region
 with a comment of its own, so that each compiles its student file), with
 the machine's load before and after. Not a ctest: the numbers depend on the
-machine. Usage: tests/grading/time_grading.py [BUILD] (default build/)."""
+machine. Usage: PYTHONPATH=tools tests/grading/time_grading.py [BUILD]
+(default build/)."""
 import os
 import shutil
 import subprocess
 import sys
 import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, ROOT + "/tools")
-sys.path.insert(0, ROOT + "/tests/grading")
-import hostile  # noqa: E402
+import hostile  # noqa: E402  (this folder; it imports lib through PYTHONPATH=tools)
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build"))
 work = BUILD + "/time-grading"
 shutil.rmtree(work, ignore_errors=True)
