@@ -126,7 +126,7 @@ Result<uint8_t*> KernelWindow::map(uintptr_t address, bool write)
 // returns true to go on. Returns k_ok once @p step stopped or the range is
 // done, or why a page could not be had. Every slow copy goes through here.
 template <typename Step>
-[[gnu::noinline]] Errno for_each_user_page(uintptr_t user, size_t length, bool write, Step step)
+Errno for_each_user_page(uintptr_t user, size_t length, bool write, Step step)
 {
     g_slow_copies.add();
     KernelWindow window;
@@ -143,7 +143,7 @@ template <typename Step>
 
 // A slow copy: both sides are kernel addresses once the user page is in the
 // window, and the string-move copy of copy_user.S is the quickest way across.
-[[gnu::noinline]] Errno slow_copy(uint8_t* kernel, uintptr_t user, size_t length, bool to_user)
+Errno slow_copy(uint8_t* kernel, uintptr_t user, size_t length, bool to_user)
 {
     return for_each_user_page(user, length, to_user, [&](uint8_t* w, size_t n, size_t done) {
         if (to_user)
