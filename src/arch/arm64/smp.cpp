@@ -124,9 +124,10 @@ extern "C" [[noreturn]] void arm64_secondary_main(toll::Cpu* cpu)
                  : "memory");
     arm64::gic_init_cpu();
     kprintf("cpu%u: online, mpidr 0x%llx\n", cpu->id, (unsigned long long)cpu->hw_id);
-    uintptr_t stack_top = arm64::g_start.stack_top;
+    // The idle thread first: whoever sees this CPU online sees it too.
+    proc::sched_init_secondary(arm64::g_start.stack_top - proc::k_kstack_size);
     cpu_mark_online(*cpu); // from here the boot CPU may reuse g_start
-    proc::sched_start_secondary(stack_top - proc::k_kstack_size);
+    proc::sched_idle_secondary();
 }
 
 namespace toll::arch {

@@ -138,10 +138,10 @@ void sched_init()
     cpu.idle->state = ThreadState::runnable; // never on the run queue
 }
 
-void sched_start_secondary(uintptr_t stack_base)
+void sched_init_secondary(uintptr_t stack_base)
 {
     // The CPU's start-up flow becomes its idle thread, on the stack it
-    // was started with; nothing is ever queued here yet.
+    // was started with.
     Cpu& cpu = this_cpu();
     static Thread s_idle[k_max_cpus];
     Thread* idle = &s_idle[cpu.id];
@@ -149,6 +149,11 @@ void sched_start_secondary(uintptr_t stack_base)
     idle->kstack_base = stack_base;
     idle->state = ThreadState::running;
     cpu.idle = cpu.current = idle;
+}
+
+void sched_idle_secondary()
+{
+    // Nothing is ever queued here yet.
     arch::interrupts_disable();
     for (;;)
         arch::wait_for_interrupt();

@@ -68,10 +68,16 @@ inline Thread* current()
 /// first thread ("boot"), and creates the idle thread.
 void sched_init();
 
-/// Ends the start-up of a CPU other than the boot CPU, on its start-up
-/// stack (whose lowest address is @p stack_base): that flow becomes the
-/// CPU's idle thread and halts. Does not return.
-[[noreturn]] void sched_start_secondary(uintptr_t stack_base);
+/// Makes the start-up flow of a CPU other than the boot CPU, on its
+/// start-up stack (whose lowest address is @p stack_base), that CPU's idle
+/// and current thread. Call it before the CPU says it is online, so that
+/// whoever sees it online sees its idle thread too.
+void sched_init_secondary(uintptr_t stack_base);
+
+/// Ends the start-up of a CPU other than the boot CPU (after
+/// sched_init_secondary): its idle thread halts, with interrupts masked,
+/// since nothing is queued on it yet. Does not return.
+[[noreturn]] void sched_idle_secondary();
 
 /// Creates a runnable kernel thread running fn(arg). Returns nullptr when
 /// memory is short.
