@@ -8,6 +8,24 @@
 
 #include "arch/arm64/layout.h"
 
+// Leaves EL2 for EL1 at \target: AArch64 at EL1, EL1 may use the counters,
+// no virtual counter offset, EL1 starts with the MMU off and with every
+// interrupt masked. The boot CPU and every CPU PSCI starts take this road.
+.macro leave_el2 target
+    mov     x9, #HCR_EL2_RW
+    msr     hcr_el2, x9
+    mov     x9, #CNTHCTL_EL2_EL1_ACCESS
+    msr     cnthctl_el2, x9
+    msr     cntvoff_el2, xzr
+    ldr     x9, =SCTLR_EL1_MMU_OFF
+    msr     sctlr_el1, x9
+    mov     x9, #SPSR_EL1H_DAIF_MASKED
+    msr     spsr_el2, x9
+    adr     x9, \target
+    msr     elr_el2, x9
+    eret
+.endm
+
     .section .boot.text, "ax"
     .globl _start
 _start:
@@ -26,20 +44,7 @@ _start:
     b       1b
 
 from_el2:
-    // Leave EL2 for EL1: AArch64 at EL1, EL1 may use the counters, no
-    // virtual counter offset, EL1 starts with the MMU off.
-    mov     x9, #HCR_EL2_RW
-    msr     hcr_el2, x9
-    mov     x9, #CNTHCTL_EL2_EL1_ACCESS
-    msr     cnthctl_el2, x9
-    msr     cntvoff_el2, xzr
-    ldr     x9, =SCTLR_EL1_MMU_OFF
-    msr     sctlr_el1, x9
-    mov     x9, #SPSR_EL1H_DAIF_MASKED
-    msr     spsr_el2, x9
-    adr     x9, at_el1
-    msr     elr_el2, x9
-    eret
+    leave_el2 at_el1
 
 at_el1:
     // Zero .bss with 8-byte stores (the linker script aligns both ends).
@@ -89,18 +94,7 @@ arm64_secondary_entry:
     lsr     x9, x9, #2
     cmp     x9, #2
     b.ne    5f
-    mov     x9, #HCR_EL2_RW
-    msr     hcr_el2, x9
-    mov     x9, #CNTHCTL_EL2_EL1_ACCESS
-    msr     cnthctl_el2, x9
-    msr     cntvoff_el2, xzr
-    ldr     x9, =SCTLR_EL1_MMU_OFF
-    msr     sctlr_el1, x9
-    mov     x9, #SPSR_EL1H_DAIF_MASKED
-    msr     spsr_el2, x9
-    adr     x9, 5f
-    msr     elr_el2, x9
-    eret
+    leave_el2 5f
 5:  ldr     x9, [x19, #SS_MAIR]
     msr     mair_el1, x9
     ldr     x9, [x19, #SS_TCR]
