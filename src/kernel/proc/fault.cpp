@@ -14,7 +14,7 @@ void page_fault(const UserFault& f, Errno e)
     vm::VmSpace* space = current_vm();
     if (e == k_enomem)
         terminate_by_fault(k_sigkill, f.vector, "out of memory", f.pc, f.address);
-    bool region = f.present || (space && f.address < vm::user_space_limit() &&
+    bool region = f.present || (space && f.address < arch::user_space_limit() &&
                                 vm::vmspace_find(space, f.address));
     force_signal(k_sigsegv, region ? k_segv_accerr : k_segv_maperr, f.vector, f.what, f.pc,
                  f.address);
