@@ -1,9 +1,11 @@
-// Linux's signal ABI as the kernel sees it: signal numbers, the si_code
-// values, sigaction's and sigaltstack's shapes, and what one handler
-// invocation hands the port's signal frame (kernel/arch/signal.h). The core
-// keeps the signal state (kernel/proc/signal.h); these are the words it and
-// the ports both speak, so they live below both.
+// Linux's signal ABI as the kernel sees it: the signal numbers and si_code
+// values (toll/signals.h, which user space shares), sigaction's and
+// sigaltstack's shapes, and what one handler invocation hands the port's
+// signal frame (kernel/arch/signal.h). The core keeps the signal state
+// (kernel/proc/signal.h); these are the words it and the ports both speak,
+// so they live below both.
 #pragma once
+#include "user/include/toll/signals.h" // the numbers and si_codes, shared with user space
 #include <stddef.h>
 #include <stdint.h>
 
@@ -11,42 +13,6 @@ namespace toll {
 
 /// Signals are numbered 1 to 64 (Linux's _NSIG); 32 and up are real-time.
 constexpr int k_nsig = 64;
-
-// Linux's signal numbers (include/uapi/asm-generic/signal.h; the same on
-// i386 and arm64).
-enum Signal : int {
-    k_sighup = 1,
-    k_sigint = 2,
-    k_sigquit = 3,
-    k_sigill = 4,
-    k_sigtrap = 5,
-    k_sigabrt = 6,
-    k_sigbus = 7,
-    k_sigfpe = 8,
-    k_sigkill = 9,
-    k_sigusr1 = 10,
-    k_sigsegv = 11,
-    k_sigusr2 = 12,
-    k_sigpipe = 13,
-    k_sigalrm = 14,
-    k_sigterm = 15,
-    k_sigstkflt = 16,
-    k_sigchld = 17,
-    k_sigcont = 18,
-    k_sigstop = 19,
-    k_sigtstp = 20,
-    k_sigttin = 21,
-    k_sigttou = 22,
-    k_sigurg = 23,
-    k_sigxcpu = 24,
-    k_sigxfsz = 25,
-    k_sigvtalrm = 26,
-    k_sigprof = 27,
-    k_sigwinch = 28,
-    k_sigio = 29,
-    k_sigpwr = 30,
-    k_sigsys = 31,
-};
 
 /// A set of signals: bit n-1 stands for signal n (Linux's sigset_t, 8 bytes).
 using SigSet = uint64_t;
@@ -70,16 +36,9 @@ struct SigAction {
     SigSet mask = 0;               ///< blocked while the handler runs
 };
 
-// siginfo_t's si_code values Toll produces (Linux, include/uapi/asm-generic/siginfo.h).
-constexpr int k_si_user = 0, k_si_kernel = 0x80, k_si_tkill = -6;
-constexpr int k_segv_maperr = 1, k_segv_accerr = 2;                 // SIGSEGV
-constexpr int k_bus_adraln = 1, k_bus_objerr = 3;                   // SIGBUS
-constexpr int k_ill_illopc = 1, k_trap_brkpt = 1, k_fpe_intdiv = 1; // SIGILL, SIGTRAP, SIGFPE
-constexpr int k_cld_exited = 1, k_cld_killed = 2, k_cld_stopped = 5, k_cld_continued = 6;
-
 /// Why a signal was sent: the fields of siginfo_t a handler may read.
 struct SigInfo {
-    int code = k_si_user;
+    int code = TOLL_SI_USER;
     int pid = 0;        ///< the sender (kill) or the child (SIGCHLD)
     int status = 0;     ///< SIGCHLD: exit code or signal
     uintptr_t addr = 0; ///< faults: the address

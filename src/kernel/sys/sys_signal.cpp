@@ -25,7 +25,7 @@ struct LinuxSigaction {
 static_assert(sizeof(LinuxSigaction) == 3 * sizeof(uintptr_t) + 8);
 
 constexpr uintptr_t k_sigset_size = sizeof(SigSet); // rt_*'s sigsetsize argument
-constexpr SigSet k_unblockable = sig_bit(k_sigkill) | sig_bit(k_sigstop);
+constexpr SigSet k_unblockable = sig_bit(TOLL_SIGKILL) | sig_bit(TOLL_SIGSTOP);
 
 SigSet set_from(const uint32_t words[2])
 {
@@ -39,7 +39,7 @@ long sys_tkill(const SyscallArgs& a)
     // Toll's processes have one thread each, whose id is the pid.
     if (static_cast<long>(a.a[0]) <= 0)
         return -k_einval;
-    return -proc::kill(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]), k_si_tkill);
+    return -proc::kill(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]), TOLL_SI_TKILL);
 }
 
 long sys_tgkill(const SyscallArgs& a)
@@ -48,7 +48,7 @@ long sys_tgkill(const SyscallArgs& a)
         return -k_einval;
     if (a.a[0] != a.a[1])
         return -k_esrch; // no thread of that group has that id
-    return -proc::kill(static_cast<int>(a.a[1]), static_cast<int>(a.a[2]), k_si_tkill);
+    return -proc::kill(static_cast<int>(a.a[1]), static_cast<int>(a.a[2]), TOLL_SI_TKILL);
 }
 
 long syscall_interrupted(SyscallHandler handler, uintptr_t overwritten)
@@ -71,7 +71,7 @@ long sys_rt_sigaction(const SyscallArgs& a)
     if (a.a[1]) {
         if (Errno e = copyin(&in, a.a[1], sizeof in); e != k_ok)
             return -e;
-        if (sig == k_sigkill || sig == k_sigstop)
+        if (sig == TOLL_SIGKILL || sig == TOLL_SIGSTOP)
             return -k_einval;
     }
     if (a.a[2]) {
@@ -93,7 +93,8 @@ long sys_rt_sigaction(const SyscallArgs& a)
                         set_from(in.mask) & ~k_unblockable};
         // Setting SIG_IGN (or a default that ignores) drops what is pending.
         if (in.handler == k_sig_ign ||
-            (in.handler == k_sig_dfl && (sig == k_sigchld || sig == k_sigurg || sig == k_sigwinch)))
+            (in.handler == k_sig_dfl &&
+             (sig == TOLL_SIGCHLD || sig == TOLL_SIGURG || sig == TOLL_SIGWINCH)))
             p->signals.pending &= ~sig_bit(sig);
     }
     return 0;
@@ -209,7 +210,8 @@ long do_sigreturn(const SyscallArgs& a, bool rt)
     SigSet mask;
     proc::Thread* t = proc::current();
     if (!arch::signal_frame_pop(*a.frame, t->context, rt, &mask))
-        proc::terminate_by_fault(k_sigsegv, 0, "bad signal frame at sigreturn", a.frame->pc(), 0);
+        proc::terminate_by_fault(TOLL_SIGSEGV, 0, "bad signal frame at sigreturn", a.frame->pc(),
+                                 0);
     t->exit_work |= proc::k_exit_check_frame; // every value came from the program
     proc::current_process()->signals.blocked = mask & ~k_unblockable;
     return arch::syscall_return_value(*a.frame); // the restored register, unchanged
