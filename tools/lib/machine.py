@@ -57,6 +57,9 @@ class RunOptions:
     quiet: bool = True
     timeout: float = 60
     max_output: int = 4 << 20
+    # A raw disk image the guest sees as its second disk (ATA under i386,
+    # virtio-blk under arm64); the kernel mounts an ext2 file system on it at /mnt.
+    disk: str | None = None
     # End the run (outcome "stopped") as soon as the console shows these bytes.
     stop_at: bytes | None = None
 
@@ -66,6 +69,16 @@ def find_tool(name: str) -> str:
     if not path:
         raise SetupError(f"{name} is not installed: install the Debian package "
                          f"{PACKAGES.get(name, name)} (tools/deps does it for you)")
+    return path
+
+
+def disk_image(args: RunOptions) -> str:
+    """The --disk image's absolute path, or a SetupError naming the missing file."""
+    assert args.disk is not None
+    path = os.path.abspath(args.disk)
+    if not os.path.isfile(path):
+        raise SetupError(f"--disk {args.disk}: no such disk image (make one with "
+                         f"mke2fs -t ext2 -d DIR IMAGE SIZE)")
     return path
 
 

@@ -151,6 +151,24 @@ constexpr SyscallEntry k_linux_calls[] = {
     {147, sys_getsid},
     {186, sys_sigaltstack},
     {309, sys_ppoll},
+    // Linux, arch/x86/entry/syscalls/syscall_32.tbl: the calls on names and disks.
+    {9, sys_link},
+    {10, sys_unlink},
+    {36, sys_sync},
+    {38, sys_rename},
+    {39, sys_mkdir},
+    {40, sys_rmdir},
+    {83, sys_symlink},
+    {85, sys_readlink},
+    {93, sys_ftruncate},
+    {118, sys_fsync},
+    {148, sys_fsync},
+    {296, sys_mkdirat},
+    {301, sys_unlinkat},
+    {302, sys_renameat},
+    {303, sys_linkat},
+    {304, sys_symlinkat},
+    {305, sys_readlinkat},
 };
 
 // Toll's own calls that only i386 has (the rest: k_toll_calls).

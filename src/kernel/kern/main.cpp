@@ -2,6 +2,7 @@
 // in-kernel tests (test=<glob>) or the first user program.
 #include "kernel/arch/console.h"
 #include "kernel/arch/cpu.h"
+#include "kernel/fs/mount.h"
 #include "kernel/kern/boot.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/cpu.h"
@@ -153,6 +154,7 @@ void kernel_main(BootInfo& info)
     arch::console_input_init();
     size_t programs = proc::initrd_init(info.extra_ramdisk, info.extra_ramdisk_size);
     kprintf("ramdisk: %zu files\n", programs);
+    fs::mount_init();
 
     char glob[64];
     bool testing = param_get("test", glob, sizeof glob);

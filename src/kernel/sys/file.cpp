@@ -1,5 +1,6 @@
 // Files and descriptor tables, plus open() by path.
 #include "kernel/sys/file.h"
+#include "kernel/fs/mount.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
 #include "kernel/proc/initrd.h"
@@ -66,6 +67,8 @@ void FileRef::unref(File* file)
 
 Result<FileRef> file_open(const char* path, int flags)
 {
+    if (fs::mount_owns(path))
+        return fs::mount_open(path, flags);
     if (const FileOps* dev = device_lookup(path)) {
         if (flags & k_o_directory)
             return k_enotdir;
