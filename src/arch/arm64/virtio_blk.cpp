@@ -33,8 +33,7 @@ constexpr uint32_t k_magic_value = 0x74726976, k_modern_version = 2;
 // VIRTIO 1.1 5: device ID 2 is a block device.
 constexpr uint32_t k_id_block = 2;
 // VIRTIO 1.1 2.1: device status bits.
-constexpr uint32_t k_st_acknowledge = 1, k_st_driver = 2, k_st_driver_ok = 4,
-                   k_st_features_ok = 8;
+constexpr uint32_t k_st_acknowledge = 1, k_st_driver = 2, k_st_driver_ok = 4, k_st_features_ok = 8;
 // VIRTIO 1.1 6: VIRTIO_F_VERSION_1 is feature bit 32 (bit 0 of word 1).
 constexpr uint32_t k_feature_version_1 = 1;
 // VIRTIO 1.1 2.6.5: descriptor flags.
@@ -189,7 +188,8 @@ class TransportFinder {
     {
         if (depth != 1)
             return;
-        if (strcmp(name, "compatible") == 0 && length >= 12 && memcmp(value, "virtio,mmio", 12) == 0)
+        if (strcmp(name, "compatible") == 0 && length >= 12 &&
+            memcmp(value, "virtio,mmio", 12) == 0)
             m_virtio = true;
         else if (strcmp(name, "reg") == 0 && length >= 8)
             m_base = fdt_cells(value, length >= 16 ? 2 : 1);
@@ -240,8 +240,7 @@ bool init_disk(VirtioDisk& d, const TransportFinder::Transport& t)
     if (!d.queue)
         return false;
     wr(d, k_queue_num, k_queue_size);
-    uint64_t desc = phys(d.queue->desc), avail = phys(&d.queue->avail),
-             used = phys(&d.queue->used);
+    uint64_t desc = phys(d.queue->desc), avail = phys(&d.queue->avail), used = phys(&d.queue->used);
     wr(d, k_queue_desc_low, static_cast<uint32_t>(desc));
     wr(d, k_queue_desc_high, static_cast<uint32_t>(desc >> 32));
     wr(d, k_queue_driver_low, static_cast<uint32_t>(avail));

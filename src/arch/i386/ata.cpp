@@ -17,9 +17,8 @@ namespace {
 // The primary channel's command block and control block (PC/AT ports).
 constexpr uint16_t k_base = 0x1F0, k_control = 0x3F6;
 // ATA-6 7.1: command block register offsets.
-constexpr uint16_t k_reg_data = 0, k_reg_error = 1, k_reg_count = 2, k_reg_lba0 = 3,
-                   k_reg_lba1 = 4, k_reg_lba2 = 5, k_reg_device = 6, k_reg_status = 7,
-                   k_reg_command = 7;
+constexpr uint16_t k_reg_data = 0, k_reg_error = 1, k_reg_count = 2, k_reg_lba0 = 3, k_reg_lba1 = 4,
+                   k_reg_lba2 = 5, k_reg_device = 6, k_reg_status = 7, k_reg_command = 7;
 // ATA-6 7.15: status bits.
 constexpr uint8_t k_st_err = 0x01, k_st_drq = 0x08, k_st_df = 0x20, k_st_bsy = 0x80;
 // ATA-6 7.10: Device register: bit 6 LBA, bit 4 DEV (the slave), bits 7 and
@@ -41,8 +40,8 @@ TOLL_COUNTER(g_ata_irqs, "cpu.irq.ata");
 struct AtaDisk {
     fs::BlockDevice device;
     bool slave = false;
-    uint32_t left = 0;          ///< sectors of the request in flight still to move
-    uint8_t* at = nullptr;      ///< where the next sector goes (or comes from)
+    uint32_t left = 0;     ///< sectors of the request in flight still to move
+    uint8_t* at = nullptr; ///< where the next sector goes (or comes from)
 };
 
 AtaDisk g_disks[2];

@@ -3,8 +3,8 @@
 // indirect pointers, and taking and giving back blocks and inodes in the
 // bitmaps with the group and superblock free counts kept right.
 // Directories and names are in ext2_dir.cpp.
-#include "kernel/fs/ext2_internal.h"
 #include "kernel/arch/cpu.h"
+#include "kernel/fs/ext2_internal.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
 #include "kernel/proc/thread.h"
@@ -500,8 +500,8 @@ long ext2_write(Ext2Fs& fs, uint32_t ino, uint64_t offset, uintptr_t buffer, siz
         if (e != k_ok)
             break;
         bool whole = within == 0 && n == fs.block_size;
-        Buffer* b = whole ? bget_zeroed(*fs.device, pblock, fs.block_size, &e)
-                          : fs_bread(fs, pblock, &e);
+        Buffer* b =
+            whole ? bget_zeroed(*fs.device, pblock, fs.block_size, &e) : fs_bread(fs, pblock, &e);
         if (!b)
             break;
         e = sys::copyin(b->data + within, buffer + done, n);
@@ -513,7 +513,8 @@ long ext2_write(Ext2Fs& fs, uint32_t ino, uint64_t offset, uintptr_t buffer, siz
     }
     if (offset + done > inode_size(in)) {
         inode_set_size(in, offset + done);
-        if (offset + done > 0x7FFFFFFFull && !(fs.sb.s_feature_ro_compat & k_ro_compat_large_file)) {
+        if (offset + done > 0x7FFFFFFFull &&
+            !(fs.sb.s_feature_ro_compat & k_ro_compat_large_file)) {
             fs.sb.s_feature_ro_compat |= k_ro_compat_large_file;
             super_dirty(fs);
         }
@@ -669,12 +670,12 @@ Result<Ext2Fs*> ext2_mount(BlockDevice& device)
     }
     for (uint32_t g = 0; g < groups; ++g) {
         const GroupDesc& d = fs->groups[g];
-        uint32_t itable_blocks = (sb.s_inodes_per_group * fs->inode_size + fs->block_size - 1) /
-                                 fs->block_size;
+        uint32_t itable_blocks =
+            (sb.s_inodes_per_group * fs->inode_size + fs->block_size - 1) / fs->block_size;
         if (d.bg_block_bitmap >= sb.s_blocks_count || d.bg_inode_bitmap >= sb.s_blocks_count ||
             d.bg_inode_table + itable_blocks > sb.s_blocks_count ||
-            d.bg_block_bitmap < sb.s_first_data_block || d.bg_inode_bitmap < sb.s_first_data_block ||
-            d.bg_inode_table < sb.s_first_data_block)
+            d.bg_block_bitmap < sb.s_first_data_block ||
+            d.bg_inode_bitmap < sb.s_first_data_block || d.bg_inode_table < sb.s_first_data_block)
             return refuse(device, "a group descriptor points past the end");
     }
     Inode root;

@@ -98,7 +98,8 @@ Errno dir_find(Ext2Fs& fs, uint32_t dir_ino, const char* name, size_t length, ui
     TRY(dir_each(
         fs, dir_ino, dir, 0,
         [&](Buffer*, DirEntryHeader* e, DirEntryHeader*, uint64_t) {
-            if (e->inode != 0 && e->name_len == length && memcmp(entry_name(e), name, length) == 0) {
+            if (e->inode != 0 && e->name_len == length &&
+                memcmp(entry_name(e), name, length) == 0) {
                 *out = e->inode;
                 return true;
             }
@@ -138,7 +139,8 @@ Errno dir_add(Ext2Fs& fs, uint32_t dir_ino, const char* name, size_t length, uin
             if (used == 0) {
                 fill(e, e->rec_len);
             } else {
-                auto* next = reinterpret_cast<DirEntryHeader*>(reinterpret_cast<uint8_t*>(e) + used);
+                auto* next =
+                    reinterpret_cast<DirEntryHeader*>(reinterpret_cast<uint8_t*>(e) + used);
                 fill(next, static_cast<uint16_t>(e->rec_len - used));
                 e->rec_len = static_cast<uint16_t>(used);
             }

@@ -20,7 +20,7 @@ struct OpenInode {
 
 struct Ext2Fs {
     BlockDevice* device = nullptr;
-    ext2::Superblock sb{};   ///< the superblock as it is now (written back at sync)
+    ext2::Superblock sb{};          ///< the superblock as it is now (written back at sync)
     Buffer* super_buffer = nullptr; ///< held while mounted
     uint32_t super_offset = 0;      ///< where the superblock sits in it
     ext2::GroupDesc* groups = nullptr;

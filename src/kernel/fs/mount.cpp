@@ -144,6 +144,12 @@ void mount_init()
     }
 }
 
+void mount_sync()
+{
+    if (g_fs)
+        (void)ext2_sync(*g_fs);
+}
+
 bool mount_owns(const char* path)
 {
     size_t n = sizeof k_mount_point - 1;
@@ -174,8 +180,9 @@ Result<sys::FileRef> mount_open(const char* path, int flags)
     if (!mf)
         return k_enomem;
     mf->ino = ino.value();
-    sys::FileRef f = sys::file_new(directory ? &k_dir_ops : &k_file_ops,
-                                   flags & (sys::k_o_accmode | sys::k_o_nonblock | sys::k_o_append));
+    sys::FileRef f =
+        sys::file_new(directory ? &k_dir_ops : &k_file_ops,
+                      flags & (sys::k_o_accmode | sys::k_o_nonblock | sys::k_o_append));
     if (!f) {
         destroy(mf);
         return k_enomem;
@@ -204,13 +211,15 @@ using namespace toll::fs;
 
 long sys_mkdir(const SyscallArgs& a)
 {
-    return one_path(a.a[0], [&](const char* p) { return ext2_mkdir(*g_fs, p, static_cast<uint16_t>(a.a[1])); });
+    return one_path(
+        a.a[0], [&](const char* p) { return ext2_mkdir(*g_fs, p, static_cast<uint16_t>(a.a[1])); });
 }
 
 long sys_mkdirat(const SyscallArgs& a)
 {
     (void)check_dirfd(a.a[0]);
-    return one_path(a.a[1], [&](const char* p) { return ext2_mkdir(*g_fs, p, static_cast<uint16_t>(a.a[2])); });
+    return one_path(
+        a.a[1], [&](const char* p) { return ext2_mkdir(*g_fs, p, static_cast<uint16_t>(a.a[2])); });
 }
 
 long sys_rmdir(const SyscallArgs& a)
@@ -235,22 +244,26 @@ long sys_unlinkat(const SyscallArgs& a)
 
 long sys_link(const SyscallArgs& a)
 {
-    return two_paths(a.a[0], a.a[1], [](const char* x, const char* y) { return ext2_link(*g_fs, x, y); });
+    return two_paths(a.a[0], a.a[1],
+                     [](const char* x, const char* y) { return ext2_link(*g_fs, x, y); });
 }
 
 long sys_linkat(const SyscallArgs& a)
 {
-    return two_paths(a.a[1], a.a[3], [](const char* x, const char* y) { return ext2_link(*g_fs, x, y); });
+    return two_paths(a.a[1], a.a[3],
+                     [](const char* x, const char* y) { return ext2_link(*g_fs, x, y); });
 }
 
 long sys_rename(const SyscallArgs& a)
 {
-    return two_paths(a.a[0], a.a[1], [](const char* x, const char* y) { return ext2_rename(*g_fs, x, y); });
+    return two_paths(a.a[0], a.a[1],
+                     [](const char* x, const char* y) { return ext2_rename(*g_fs, x, y); });
 }
 
 long sys_renameat(const SyscallArgs& a)
 {
-    return two_paths(a.a[1], a.a[3], [](const char* x, const char* y) { return ext2_rename(*g_fs, x, y); });
+    return two_paths(a.a[1], a.a[3],
+                     [](const char* x, const char* y) { return ext2_rename(*g_fs, x, y); });
 }
 
 namespace {

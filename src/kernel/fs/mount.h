@@ -17,6 +17,10 @@ constexpr char k_mount_point[] = "/mnt";
 /// ext2 file system at /mnt; a disk that is refused says why on the console.
 void mount_init();
 
+/// Writes what the mounted file system holds changed to its disk (the
+/// kernel calls it before powering off).
+void mount_sync();
+
 /// True if @p path (absolute) lies under /mnt and a disk is mounted there.
 bool mount_owns(const char* path);
 

@@ -120,6 +120,7 @@ void run_program(const char* command)
     }
     int status = proc::wait_for(pid.value());
     kprintf("init exited (status 0x%x); powering off\n", status);
+    fs::mount_sync();
     arch::poweroff(status == 0);
 }
 
@@ -167,6 +168,8 @@ void kernel_main(BootInfo& info)
     char* cursor = running ? command : nullptr;
     while (char* program = lib::next_program(cursor))
         run_program(program);
+    // What the programs wrote reaches the disk before the power goes.
+    fs::mount_sync();
     if (testing || running)
         ktest::finish();
     run_init();
