@@ -79,22 +79,22 @@ struct RequestHeader {
     uint64_t sector;
 };
 
-// The page the queue lives in: rings, the request header and status, and a
-// bounce buffer for the data (so that the device sees physically contiguous
-// memory whatever the caller's buffer is).
+// The page the queue lives in: rings, the request header and status.
 struct QueuePage {
     Desc desc[k_queue_size]; // 16-byte aligned (offset 0)
     Avail avail;
     alignas(4) Used used;
     RequestHeader header;
     uint8_t status;
-    alignas(64) uint8_t data[1]; // to the end of the page
 };
 
 struct VirtioDisk {
     fs::BlockDevice device;
     uintptr_t regs = 0; // kernel address of the transport
     QueuePage* queue = nullptr;
+    // A page the data goes through, so that the device sees physically
+    // contiguous memory whatever the caller's buffer is.
+    uint8_t* bounce = nullptr;
     uint16_t used_seen = 0;
     bool reading = false;
     uint8_t* target = nullptr; // the caller's buffer of the request in flight
@@ -134,11 +134,11 @@ void start(fs::BlockDevice& device, fs::BlockRequest& r)
     d.reading = !r.write;
     d.target = r.buffer;
     if (r.write)
-        memcpy(q.data, r.buffer, d.bytes);
+        memcpy(d.bounce, r.buffer, d.bytes);
     q.header = {r.write ? k_blk_out : k_blk_in, 0, r.sector};
     q.status = 0xFF;
     q.desc[0] = {phys(&q.header), sizeof q.header, k_desc_next, 1};
-    q.desc[1] = {phys(q.data), static_cast<uint32_t>(d.bytes),
+    q.desc[1] = {phys(d.bounce), static_cast<uint32_t>(d.bytes),
                  static_cast<uint16_t>(k_desc_next | (r.write ? 0 : k_desc_write)), 2};
     q.desc[2] = {phys(&q.status), 1, k_desc_write, 0};
     q.avail.ring[q.avail.idx % k_queue_size] = 0;
@@ -163,7 +163,7 @@ void interrupt()
             continue;
         bool ok = q.status == k_blk_ok;
         if (ok && d.reading)
-            memcpy(d.target, q.data, d.bytes);
+            memcpy(d.target, d.bounce, d.bytes);
         fs::block_complete(d.device, ok ? k_ok : k_eio);
     }
 }
@@ -237,7 +237,8 @@ bool init_disk(VirtioDisk& d, const TransportFinder::Transport& t)
     if (rd(d, k_queue_num_max) < k_queue_size)
         return false;
     d.queue = static_cast<QueuePage*>(vm::alloc_page());
-    if (!d.queue)
+    d.bounce = static_cast<uint8_t*>(vm::alloc_page());
+    if (!d.queue || !d.bounce)
         return false;
     wr(d, k_queue_num, k_queue_size);
     uint64_t desc = phys(d.queue->desc), avail = phys(&d.queue->avail), used = phys(&d.queue->used);
@@ -251,10 +252,10 @@ bool init_disk(VirtioDisk& d, const TransportFinder::Transport& t)
     wr(d, k_status, k_st_acknowledge | k_st_driver | k_st_features_ok | k_st_driver_ok);
     // VIRTIO 1.1 5.2.4: the configuration starts with capacity, in 512-byte sectors.
     uint64_t capacity = rd(d, k_config) | uint64_t(rd(d, k_config + 4)) << 32;
-    size_t room = arch::k_page_size - __builtin_offsetof(QueuePage, data);
+    static_assert(sizeof(QueuePage) <= arch::k_page_size);
     d.device.name = "virtio0";
     d.device.sectors = capacity;
-    d.device.max_sectors = static_cast<uint32_t>(room / fs::k_sector_size);
+    d.device.max_sectors = static_cast<uint32_t>(arch::k_page_size / fs::k_sector_size);
     d.device.ops = &k_virtio_ops;
     d.device.driver = &d;
     gic_set_handler(t.intid, interrupt);

@@ -649,7 +649,7 @@ Result<Ext2Fs*> ext2_mount(BlockDevice& device)
     uint32_t per_block = fs->block_size / sizeof(GroupDesc);
     uint32_t gdt_blocks = (groups + per_block - 1) / per_block;
     fs->groups = static_cast<GroupDesc*>(vm::kmalloc(gdt_blocks * fs->block_size));
-    fs->gdt_buffers = static_cast<Buffer**>(vm::kmalloc(gdt_blocks * sizeof(Buffer*)));
+    fs->gdt_buffers = static_cast<Buffer**>(vm::kmalloc(gdt_blocks * sizeof *fs->gdt_buffers));
     if (!fs->super_buffer || !fs->groups || !fs->gdt_buffers || gdt_blocks > 64) {
         if (fs->super_buffer)
             brelse(fs->super_buffer);

@@ -74,10 +74,12 @@ static int count_entries(const char* path)
     if (!d)
         return -1;
     int n = 0;
+    errno = 0;
     while (readdir(d))
         ++n;
+    int failed = errno != 0; /* readdir's NULL is an error, not the end */
     closedir(d);
-    return n;
+    return failed ? -1 : n;
 }
 
 static int workload(void)
@@ -218,6 +220,14 @@ static int hostile(void)
     CHECK_ERR(open("/mnt/looped/anything", O_RDONLY), EIO);
     CHECK(count_entries("/mnt/looped") < 0);
     CHECK_ERR(open("/mnt/looped/x", O_WRONLY | O_CREAT, 0644), EIO);
+    /* A directory linked into itself: paths through it end; moving it
+     * under itself is refused. */
+    fd = open("/mnt/cycle/self/self/self/f", O_RDONLY);
+    CHECK_MSG(fd >= 0, "a path through a directory cycle resolves");
+    close(fd);
+    CHECK_ERR(rename("/mnt/cycle", "/mnt/cycle/self/moved"), EINVAL);
+    /* Climbing a ".." that names itself ends with an error. */
+    CHECK_ERR(rename("/mnt/elsewhere", "/mnt/dotdot/moved"), EIO);
     /* An undamaged file beside them still reads. */
     fd = open("/mnt/hello", O_RDONLY);
     CHECK(fd >= 0);
