@@ -649,7 +649,8 @@ Result<Ext2Fs*> ext2_mount(BlockDevice& device)
     uint32_t per_block = fs->block_size / sizeof(GroupDesc);
     uint32_t gdt_blocks = (groups + per_block - 1) / per_block;
     fs->groups = static_cast<GroupDesc*>(vm::kmalloc(gdt_blocks * fs->block_size));
-    fs->gdt_buffers = static_cast<Buffer**>(vm::kmalloc(gdt_blocks * sizeof *fs->gdt_buffers));
+    constexpr size_t k_pointer_size = sizeof(uintptr_t); // one Buffer* per descriptor block
+    fs->gdt_buffers = static_cast<Buffer**>(vm::kmalloc(gdt_blocks * k_pointer_size));
     if (!fs->super_buffer || !fs->groups || !fs->gdt_buffers || gdt_blocks > 64) {
         if (fs->super_buffer)
             brelse(fs->super_buffer);
