@@ -13,8 +13,7 @@
 namespace toll::fs {
 namespace {
 
-constexpr size_t k_buffers = 512;
-Buffer g_buffers[k_buffers];
+Buffer g_buffers[k_bcache_buffers];
 uint64_t g_clock;
 
 TOLL_COUNTER(g_hits, "bcache.hits");
@@ -125,7 +124,11 @@ Errno bwrite(Buffer* b)
     return b->dirty ? write_out(b) : k_ok;
 }
 
-Errno bsync(BlockDevice& device)
+namespace {
+
+// Writes the dirty buffers of @p device (those of the journal's running
+// transaction only if @p journaled_too).
+Errno sync_blocks(BlockDevice& device, bool journaled_too)
 {
     // Repeatedly the lowest dirty block, then the run of dirty blocks after
     // it, gathered into one transfer of at most the driver's request size.
@@ -134,7 +137,8 @@ Errno bsync(BlockDevice& device)
     for (;;) {
         Buffer* first = nullptr;
         for (Buffer& b : g_buffers)
-            if (b.device == &device && b.dirty && (!first || b.block < first->block))
+            if (b.device == &device && b.dirty && (journaled_too || !b.journaled) &&
+                (!first || b.block < first->block))
                 first = &b;
         if (!first)
             return k_ok;
@@ -150,8 +154,8 @@ Errno bsync(BlockDevice& device)
         while (s_run && n < 64 && (n + 1) * first->size <= max) {
             Buffer* next = nullptr;
             for (Buffer& b : g_buffers)
-                if (b.device == &device && b.dirty && b.size == first->size &&
-                    b.block == first->block + n)
+                if (b.device == &device && b.dirty && (journaled_too || !b.journaled) &&
+                    b.size == first->size && b.block == first->block + n)
                     next = &b;
             if (!next)
                 break;
@@ -171,6 +175,18 @@ Errno bsync(BlockDevice& device)
             g_writebacks.add();
         }
     }
+}
+
+} // namespace
+
+Errno bsync(BlockDevice& device)
+{
+    return sync_blocks(device, true);
+}
+
+Errno bsync_data(BlockDevice& device)
+{
+    return sync_blocks(device, false);
 }
 
 void binvalidate(BlockDevice& device)

@@ -15,10 +15,11 @@ struct Buffer {
     uint32_t block = 0; ///< block number, in units of size
     uint32_t size = 0;  ///< bytes (the file system's block size)
     uint8_t* data = nullptr;
-    bool valid = false; ///< data holds the disk's contents (or newer)
-    bool dirty = false; ///< data is newer than the disk's
-    int refs = 0;       ///< bread()s not yet brelse()d
-    uint64_t used = 0;  ///< the LRU clock: when it was last handed out
+    bool valid = false;     ///< data holds the disk's contents (or newer)
+    bool dirty = false;     ///< data is newer than the disk's
+    bool journaled = false; ///< in the journal's running transaction (it holds a reference)
+    int refs = 0;           ///< bread()s not yet brelse()d
+    uint64_t used = 0;      ///< the LRU clock: when it was last handed out
 };
 
 /// The block @p block (of @p size bytes) of @p device, read from the disk
@@ -46,6 +47,14 @@ Errno bwrite(Buffer* b);
 /// of neighbouring blocks gathered into one request (counted in
 /// blk.merges). Counts bcache.writebacks.
 Errno bsync(BlockDevice& device);
+
+/// bsync for the blocks outside the journal's running transaction only:
+/// ordered mode's file data, written before the metadata that names it.
+Errno bsync_data(BlockDevice& device);
+
+/// How many buffers the cache has (a journal's transaction holds at most a
+/// fraction of them).
+constexpr size_t k_bcache_buffers = 512;
 
 /// Forgets every clean, unreferenced buffer of @p device (unmount).
 void binvalidate(BlockDevice& device);

@@ -46,7 +46,7 @@ Buffer* fs_bread(Ext2Fs& fs, uint32_t block, Errno* e)
 void super_dirty(Ext2Fs& fs)
 {
     memcpy(fs.super_buffer->data + fs.super_offset, &fs.sb, sizeof fs.sb);
-    bdirty(fs.super_buffer);
+    mdirty(fs, fs.super_buffer);
 }
 
 GroupDesc& group(Ext2Fs& fs, uint32_t g)
@@ -59,7 +59,7 @@ void group_dirty(Ext2Fs& fs, uint32_t g)
     uint32_t per_block = fs.block_size / sizeof(GroupDesc);
     Buffer* b = fs.gdt_buffers[g / per_block];
     memcpy(b->data + (g % per_block) * sizeof(GroupDesc), &fs.groups[g], sizeof(GroupDesc));
-    bdirty(b);
+    mdirty(fs, b);
 }
 
 // --- inodes ----------------------------------------------------------------
@@ -98,7 +98,7 @@ Errno inode_write(Ext2Fs& fs, uint32_t ino, const Inode& in)
     if (!b)
         return e;
     memcpy(b->data + offset, &in, sizeof in);
-    bdirty(b);
+    mdirty(fs, b);
     brelse(b);
     return k_ok;
 }
@@ -121,7 +121,7 @@ Errno inode_write_new(Ext2Fs& fs, uint32_t ino, const Inode& in)
             extra = 0;
         memcpy(b->data + offset + k_extra_isize_offset, &extra, sizeof extra);
     }
-    bdirty(b);
+    mdirty(fs, b);
     brelse(b);
     return k_ok;
 }
@@ -153,7 +153,7 @@ long bitmap_take(Ext2Fs& fs, uint32_t block, uint32_t bits, Errno* e)
     for (uint32_t i = 0; i < bits; ++i)
         if (!(b->data[i / 8] & (1u << (i % 8)))) {
             b->data[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
-            bdirty(b);
+            mdirty(fs, b);
             brelse(b);
             return static_cast<long>(i);
         }
@@ -169,7 +169,7 @@ bool bitmap_give(Ext2Fs& fs, uint32_t block, uint32_t i, Errno* e)
         return false;
     bool was = b->data[i / 8] & (1u << (i % 8));
     b->data[i / 8] &= static_cast<uint8_t>(~(1u << (i % 8)));
-    bdirty(b);
+    mdirty(fs, b);
     brelse(b);
     return was;
 }
@@ -296,10 +296,10 @@ Errno indirect_entry(Ext2Fs& fs, Inode& in, uint32_t ino, uint32_t block, uint32
             brelse(b);
             return e;
         }
-        bdirty(z);
+        mdirty(fs, z);
         brelse(z);
         slots[index] = v;
-        bdirty(b);
+        mdirty(fs, b);
         in.i_blocks += fs.block_size / k_sector_size;
     }
     brelse(b);
@@ -347,7 +347,7 @@ Errno bmap(Ext2Fs& fs, Inode& in, uint32_t ino, uint32_t lblock, bool create, ui
             Buffer* z = bget_zeroed(*fs.device, v, fs.block_size, &e);
             if (!z)
                 return e;
-            bdirty(z);
+            mdirty(fs, z);
             brelse(z);
         }
         in.i_block[path[0]] = v;
@@ -397,7 +397,7 @@ Errno free_tree(Ext2Fs& fs, Inode& in, uint32_t block, unsigned level, uint64_t 
             }
             if (gone) {
                 slots[i] = 0;
-                bdirty(b);
+                mdirty(fs, b);
             }
         }
         brelse(b);
@@ -492,6 +492,14 @@ long ext2_write(Ext2Fs& fs, uint32_t ino, uint64_t offset, uintptr_t buffer, siz
     size_t done = 0;
     Errno e = k_ok;
     while (done < count) {
+        if (journal_wants_commit(fs, 2)) {
+            // A long write: its blocks so far become a transaction of their
+            // own, with the inode that names them.
+            if (offset + done > inode_size(in))
+                inode_set_size(in, offset + done);
+            if ((e = inode_write(fs, ino, in)) != k_ok || (e = journal_commit(fs)) != k_ok)
+                break;
+        }
         uint32_t lblock = static_cast<uint32_t>((offset + done) / fs.block_size);
         uint32_t within = static_cast<uint32_t>((offset + done) % fs.block_size);
         size_t n = fs.block_size - within < count - done ? fs.block_size - within : count - done;
@@ -561,7 +569,18 @@ Errno ext2_stat(Ext2Fs& fs, uint32_t ino, Ext2Stat* out)
 Errno ext2_sync(Ext2Fs& fs)
 {
     FsLock lock(fs);
-    return bsync(*fs.device);
+    return journal_commit(fs);
+}
+
+bool ext2_journaled(const Ext2Fs& fs)
+{
+    return fs.journal != nullptr;
+}
+
+Errno ext2_shutdown(Ext2Fs& fs)
+{
+    FsLock lock(fs);
+    return journal_close(fs);
 }
 
 // --- mounting ------------------------------------------------------------------------
@@ -682,6 +701,8 @@ Result<Ext2Fs*> ext2_mount(BlockDevice& device)
     Inode root;
     if (inode_read(*fs, k_root_ino, &root) != k_ok || (root.i_mode & k_mode_type) != k_mode_dir)
         return refuse(device, "the root inode is no directory");
+    if (sb.s_feature_compat & k_compat_has_journal)
+        TRY(journal_open(*fs));
     kprintf("ext2: %s: %u blocks of %u bytes, %u inodes, %u groups, %u blocks and %u inodes free\n",
             device.name, sb.s_blocks_count, fs->block_size, sb.s_inodes_count, groups,
             sb.s_free_blocks_count, sb.s_free_inodes_count);

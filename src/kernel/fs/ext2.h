@@ -67,7 +67,15 @@ Errno ext2_stat(Ext2Fs& fs, uint32_t ino, Ext2Stat* out);
 /// while open is freed at its last close.
 void ext2_open_count(Ext2Fs& fs, uint32_t ino, int delta);
 
-/// Writes every changed block to the disk (sync, fsync).
+/// Writes every changed block to the disk (sync, fsync): with a journal,
+/// commits the running transaction.
 Errno ext2_sync(Ext2Fs& fs);
+
+/// ext2_sync, and leaves the file system clean (no recovery needed): the
+/// last call before the power goes.
+Errno ext2_shutdown(Ext2Fs& fs);
+
+/// True if @p fs has an ext3 journal (and writes through it).
+bool ext2_journaled(const Ext2Fs& fs);
 
 } // namespace toll::fs

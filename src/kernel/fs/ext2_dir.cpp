@@ -144,7 +144,7 @@ Errno dir_add(Ext2Fs& fs, uint32_t dir_ino, const char* name, size_t length, uin
                 fill(next, static_cast<uint16_t>(e->rec_len - used));
                 e->rec_len = static_cast<uint16_t>(used);
             }
-            bdirty(b);
+            mdirty(fs, b);
             return true;
         },
         &placed));
@@ -158,7 +158,7 @@ Errno dir_add(Ext2Fs& fs, uint32_t dir_ino, const char* name, size_t length, uin
         if (!b)
             return e;
         fill(reinterpret_cast<DirEntryHeader*>(b->data), static_cast<uint16_t>(fs.block_size));
-        bdirty(b);
+        mdirty(fs, b);
         brelse(b);
         inode_set_size(dir, size + fs.block_size);
     }
@@ -182,7 +182,7 @@ Errno dir_remove(Ext2Fs& fs, uint32_t dir_ino, const char* name, size_t length)
                 prev->rec_len = static_cast<uint16_t>(prev->rec_len + e->rec_len);
             else
                 e->inode = 0;
-            bdirty(b);
+            mdirty(fs, b);
             return true;
         },
         &removed));
@@ -224,7 +224,7 @@ Errno dir_set_dotdot(Ext2Fs& fs, uint32_t ino, uint32_t parent)
         [&](Buffer* b, DirEntryHeader* e, DirEntryHeader*, uint64_t) {
             if (e->name_len == 2 && memcmp(entry_name(e), "..", 2) == 0) {
                 e->inode = parent;
-                bdirty(b);
+                mdirty(fs, b);
                 return true;
             }
             return false;
@@ -501,7 +501,7 @@ Errno ext2_mkdir(Ext2Fs& fs, const char* path, uint16_t mode)
     *dotdot = {p.dir, static_cast<uint16_t>(fs.block_size - dir_rec_len(1)), 2,
                static_cast<uint8_t>(fs.filetype ? k_ft_dir : 0)};
     memcpy(dotdot + 1, "..", 2);
-    bdirty(b);
+    mdirty(fs, b);
     brelse(b);
     inode_set_size(in, fs.block_size);
     TRY(inode_write_new(fs, ino.value(), in));
@@ -610,7 +610,7 @@ Errno ext2_symlink(Ext2Fs& fs, const char* target, const char* path)
         if (!b)
             return e;
         memcpy(b->data, target, n);
-        bdirty(b);
+        mdirty(fs, b);
         brelse(b);
     }
     inode_set_size(in, n);

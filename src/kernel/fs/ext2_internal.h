@@ -4,6 +4,7 @@
 #include "kernel/fs/bcache.h"
 #include "kernel/fs/ext2.h"
 #include "kernel/fs/ext2_format.h"
+#include "kernel/fs/journal.h"
 #include "kernel/proc/thread.h"
 
 namespace toll::fs {
@@ -26,9 +27,10 @@ struct Ext2Fs {
     ext2::GroupDesc* groups = nullptr;
     Buffer** gdt_buffers = nullptr; ///< the descriptor blocks, held
     uint32_t block_size = 0, group_count = 0, inode_size = 0, first_ino = 0;
-    uint32_t time_base = 0; ///< the image's last write: the clock starts there
-    bool filetype = false;  ///< directory entries carry a file type
-    bool busy = false;      ///< the file system lock (FsLock)
+    uint32_t time_base = 0;     ///< the image's last write: the clock starts there
+    bool filetype = false;      ///< directory entries carry a file type
+    bool busy = false;          ///< the file system lock (FsLock)
+    Journal* journal = nullptr; ///< ext3's journal, or nullptr (plain ext2)
     static constexpr size_t k_max_open = 64;
     OpenInode open[k_max_open];
 };
@@ -43,6 +45,10 @@ class [[nodiscard]] FsLock {
         while (m_fs.busy)
             proc::sleep_on(&m_fs.busy);
         m_fs.busy = true;
+        // Between operations the metadata is consistent: a transaction
+        // grown past half its room is committed before this one adds more.
+        if (journal_wants_commit(m_fs, 2))
+            (void)journal_commit(m_fs);
     }
     ~FsLock()
     {

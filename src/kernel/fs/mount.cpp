@@ -138,7 +138,8 @@ void mount_init()
         Result<Ext2Fs*> fs = ext2_mount(*d);
         if (fs) {
             g_fs = fs.value();
-            kprintf("mounted %s (ext2) on %s\n", d->name, k_mount_point);
+            kprintf("mounted %s (%s) on %s\n", d->name, ext2_journaled(*g_fs) ? "ext3" : "ext2",
+                    k_mount_point);
             return;
         }
     }
@@ -147,7 +148,7 @@ void mount_init()
 void mount_sync()
 {
     if (g_fs)
-        (void)ext2_sync(*g_fs);
+        (void)ext2_shutdown(*g_fs);
 }
 
 bool mount_owns(const char* path)
