@@ -2,8 +2,10 @@
 // the driver's interrupt completes it and starts the next one.
 #include "kernel/fs/block.h"
 #include "kernel/arch/cpu.h"
+#include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
+#include "kernel/kern/param.h"
 #include "kernel/proc/thread.h"
 #include "lib/string.h"
 
@@ -14,7 +16,12 @@ constexpr size_t k_max_devices = 4;
 BlockDevice* g_devices[k_max_devices];
 size_t g_device_count;
 
+TOLL_PARAM(param_blk_cut, "blk.cut",
+           "crash testing: the power goes just before the Nth write request reaches a disk");
+unsigned long g_cut, g_writes; // blk.cut=, and the write calls so far
+bool g_cut_read;
 TOLL_COUNTER(g_requests, "blk.requests");
+TOLL_COUNTER(g_write_calls, "blk.write_calls"); // block_io calls that write (blk.cut counts these)
 TOLL_COUNTER(g_sectors, "blk.sectors");
 TOLL_COUNTER(g_waits, "blk.waits");
 TOLL_COUNTER(g_errors, "blk.errors");
@@ -59,6 +66,18 @@ Errno block_io(BlockDevice& device, uint64_t sector, uint32_t count, void* buffe
     if (sector > device.sectors || count > device.sectors - sector)
         return k_einval;
     auto* bytes = static_cast<uint8_t*>(buffer);
+    // blk.cut=N: a power cut at a chosen point, for the crash tests: the
+    // Nth write and all after it never happen.
+    if (!g_cut_read) {
+        g_cut = param_get_ulong("blk.cut", 0);
+        g_cut_read = true;
+    }
+    if (write)
+        g_write_calls.add();
+    if (write && g_cut != 0 && ++g_writes >= g_cut) {
+        kprintf("blk: power cut before write %lu (blk.cut)\n", g_writes);
+        arch::poweroff(false);
+    }
     while (count > 0) {
         uint32_t n = count < device.max_sectors ? count : device.max_sectors;
         BlockRequest r;

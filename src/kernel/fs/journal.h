@@ -46,7 +46,7 @@ struct Journal {
     uint32_t sequence = 0;   ///< the next transaction's number
     uint8_t uuid[jbd2::k_uuid_size] = {};
     size_t tag_size = jbd2::k_tag_size;
-    uint8_t* super = nullptr; ///< the journal superblock as on disk
+    uint8_t* super = nullptr;   ///< the journal superblock as on disk
     uint8_t* scratch = nullptr; ///< one block for descriptors and escaped copies
     Buffer** tx = nullptr;      ///< the running transaction's metadata buffers
     size_t count = 0, capacity = 0;

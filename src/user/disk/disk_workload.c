@@ -7,6 +7,10 @@
  *   disk_workload hostile  on a damaged image: every read of damage fails
  *                          with an error, and the kernel lives on
  *   disk_workload absent   on an image the kernel refused: /mnt is not there
+ *   disk_workload crash N  N files, each written, fsynced, renamed into place
+ *                          and fsynced again, then announced on a line
+ *                          "SYNCED name size" (the crash tests cut the power
+ *                          at some point and check every announced file)
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -243,8 +247,36 @@ static int absent(void)
     return utest_done();
 }
 
+static int crash(int files)
+{
+    char tmp[64], name[64], line[96];
+    if (mkdir("/mnt/c", 0755) != 0)
+        return 1;
+    for (int i = 0; i < files; ++i) {
+        size_t size = 1000 + (size_t)(i * 2749) % 30000;
+        snprintf(tmp, sizeof tmp, "/mnt/c/f%d.tmp", i);
+        snprintf(name, sizeof name, "/mnt/c/f%d", i);
+        if (write_file(tmp, i, size) != 0 || rename(tmp, name) != 0)
+            return 1;
+        int fd = open(name, O_RDONLY);
+        if (fd < 0 || fsync(fd) != 0)
+            return 1;
+        close(fd);
+        int n = snprintf(line, sizeof line, "SYNCED f%d %zu\n", i, size);
+        if (write(1, line, (size_t)n) != n)
+            return 1;
+        /* Churn that no fsync covers: a file made and removed again. */
+        if (write_file("/mnt/c/scratch", i + 1000, 5000) != 0 || unlink("/mnt/c/scratch") != 0)
+            return 1;
+    }
+    utest_line("crash workload done");
+    return 0;
+}
+
 int main(int argc, char** argv)
 {
+    if (argc > 2 && strcmp(argv[1], "crash") == 0)
+        return crash(atoi(argv[2]));
     if (argc > 1 && strcmp(argv[1], "hostile") == 0)
         return hostile();
     if (argc > 1 && strcmp(argv[1], "absent") == 0)
