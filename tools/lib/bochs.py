@@ -96,7 +96,7 @@ class Bochs(Machine):
             "boot: disk",
         ] + ([
             # The boot disk is ata0-master: the data disk is its slave.
-            f"ata0-slave: type=disk, mode=flat, path={quoted(disk_image(args))}",
+            f"ata0-slave: type=disk, mode=flat, path={quoted(disk_image(args, self.scratch))}",
         ] if args.disk else []) + [
             com1,
             # Debian's Bochs has no "nogui"; VNC that never waits for a viewer

@@ -59,7 +59,7 @@ class QemuI386(Qemu):
         if args.disk:
             # The PIIX IDE controller's primary channel, master: the kernel's ata0-master
             # (the loaderless boot's own disk is virtio, so the channel is free).
-            cmd += ["-drive", f"file={disk_image(args)},format=raw,if=ide,index=0"]
+            cmd += ["-drive", f"file={disk_image(args, self.scratch)},format=raw,if=ide,index=0"]
         if args.cpu:
             cmd += ["-cpu", args.cpu]
         if args.deterministic:
@@ -119,7 +119,7 @@ class QemuArm64(Qemu):
             # virtio-blk on a virtio-mmio transport of the virt board, in the modern
             # (version 2) interface the kernel drives, not QEMU's legacy default.
             cmd += ["-global", "virtio-mmio.force-legacy=false",
-                    "-drive", f"file={disk_image(args)},format=raw,if=none,id=disk0",
+                    "-drive", f"file={disk_image(args, self.scratch)},format=raw,if=none,id=disk0",
                     "-device", "virtio-blk-device,drive=disk0"]
         if args.deterministic:
             cmd += ["-icount", "shift=0,sleep=off,align=off"]
