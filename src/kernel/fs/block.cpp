@@ -24,7 +24,6 @@ TOLL_COUNTER(g_requests, "blk.requests");
 TOLL_COUNTER(g_write_calls, "blk.write_calls"); // block_io calls that write (blk.cut counts these)
 TOLL_COUNTER(g_sectors, "blk.sectors");
 TOLL_COUNTER(g_waits, "blk.waits");
-TOLL_COUNTER(g_errors, "blk.errors");
 
 // Appends @p r to the queue, starting it if the disk is idle. Interrupts
 // are off.
@@ -96,10 +95,8 @@ Errno block_io(BlockDevice& device, uint64_t sector, uint32_t count, void* buffe
             while (!r.done)
                 proc::sleep_on(&r);
         }
-        if (r.error != k_ok) {
-            g_errors.add();
+        if (r.error != k_ok)
             return r.error;
-        }
         sector += n;
         count -= n;
         bytes += n * k_sector_size;

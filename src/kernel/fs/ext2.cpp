@@ -17,9 +17,7 @@ namespace toll::fs {
 using namespace ext2;
 
 TOLL_COUNTER(g_blocks_allocated, "ext2.blocks_allocated");
-TOLL_COUNTER(g_blocks_freed, "ext2.blocks_freed");
 TOLL_COUNTER(g_inodes_allocated, "ext2.inodes_allocated");
-TOLL_COUNTER(g_inodes_freed, "ext2.inodes_freed");
 
 Errno corrupt(Ext2Fs& fs, const char* what, uint32_t number)
 {
@@ -216,7 +214,6 @@ Errno block_free(Ext2Fs& fs, uint32_t block)
     group_dirty(fs, g);
     ++fs.sb.s_free_blocks_count;
     super_dirty(fs);
-    g_blocks_freed.add();
     return k_ok;
 }
 
@@ -260,7 +257,6 @@ Errno inode_free(Ext2Fs& fs, uint32_t ino, bool directory)
     group_dirty(fs, g);
     ++fs.sb.s_free_inodes_count;
     super_dirty(fs);
-    g_inodes_freed.add();
     return k_ok;
 }
 
