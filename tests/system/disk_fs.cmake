@@ -42,3 +42,8 @@ foreach(arch ${TOLL_ARCHES})
                    -- --build ${CMAKE_BINARY_DIR} --arch ${arch})
   set_tests_properties(${name} PROPERTIES TIMEOUT 300 PASS_REGULAR_EXPRESSION "crash_sweep: PASS")
 endforeach()
+
+# The loaderless boot from its virtio disk with a data disk on IDE: the boot
+# order must still pick the boot disk, and the kernel mounts the data disk.
+toll_system_test(i386.qemu.disk.boot_with_data_disk --arch i386 --boot disk --disk new:ext2
+                 --cmdline "run=/bin/ls /mnt" --expect-output "lost+found")

@@ -55,7 +55,13 @@ class QemuI386(Qemu):
             disk = images.private_disk(args, self.scratch)
             # virtio-blk: SeaBIOS reads it by DMA; IDE PIO costs about 0.2 s per MB
             # of kernel under TCG.
-            cmd += ["-drive", f"file={disk},format=raw,if=virtio", "-boot", "c"]
+            if args.disk:
+                # The data disk on IDE would come first in SeaBIOS' boot order:
+                # name the virtio boot disk first explicitly.
+                cmd += ["-drive", f"file={disk},format=raw,if=none,id=boot",
+                        "-device", "virtio-blk-pci,drive=boot,bootindex=0"]
+            else:
+                cmd += ["-drive", f"file={disk},format=raw,if=virtio", "-boot", "c"]
         if args.disk:
             # The PIIX IDE controller's primary channel, master: the kernel's ata0-master
             # (the loaderless boot's own disk is virtio, so the channel is free).
