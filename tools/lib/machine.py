@@ -89,7 +89,7 @@ def disk_image(args: RunOptions, scratch: str) -> str:
             raise SetupError(f"--disk {args.disk}: say new:ext2 or new:ext3, optionally "
                              f"with :KB (default {NEW_DISK_KB})")
         kb = parts[2] if len(parts) == 3 else str(NEW_DISK_KB)
-        path = os.path.join(scratch, "disk.img")
+        path = os.path.join(scratch, "data-disk.img")  # (disk.img is the boot disk)
         mke2fs = shutil.which("mke2fs") or "/usr/sbin/mke2fs"
         if not os.path.exists(mke2fs):
             raise SetupError("--disk new:...: mke2fs is not installed: install the Debian "
