@@ -1,8 +1,7 @@
 // The buffer cache: a fixed table of buffers searched linearly (small: a
 // teaching kernel's disk is a few megabytes), LRU replacement among the
-// unreferenced ones. Lock: the file system's lock held by every caller
-// (until the locks helper's sleeping lock exists, one mounted file system
-// is the only user).
+// unreferenced ones. Lock: the file system's (ext2) lock, held by every
+// caller: one mounted file system is the only user.
 #include "kernel/fs/bcache.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"

@@ -36,8 +36,9 @@ struct Ext2Fs {
 };
 
 /// The file system's lock, held across every operation (they sleep on the
-/// disk). Lock: ext2 (a sleeping lock; replace with the locks helper's
-/// sleeping lock once it lands: this one is correct on one CPU only).
+/// disk). Lock: ext2, a sleeping lock made of a flag and sleep_on, correct
+/// while threads run on one CPU; a kernel with sleeping locks and wait
+/// queues takes one of those here.
 class [[nodiscard]] FsLock {
   public:
     explicit FsLock(Ext2Fs& fs) : m_fs(fs)
