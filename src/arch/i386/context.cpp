@@ -1,6 +1,7 @@
 // Threads on i386: building the first kernel-stack frames of new threads, and
 // switching kernel stacks (context_switch_stacks in switch.S).
 #include "kernel/arch/context.h"
+#include "arch/i386/apic.h"
 #include "arch/i386/cpu.h"
 #include "arch/i386/fpu/fpu.h"
 #include "arch/i386/layout.h"
@@ -68,8 +69,13 @@ void cpu_init(Cpu& boot)
         i386::tss_set_kernel_stack(reinterpret_cast<uint32_t>(trampoline_stack_top));
     i386::uaccess_init();
     i386::pic_init();
-    i386::pit_init(k_clock_hz);
-    i386::pic_enable(i386::k_irq_timer);
+    i386::pit_init(k_clock_hz); // runs on for pit_wait_us even when the APIC times
+    // The local APIC's timer is the clock where there is one (every CPU has
+    // its own); the PIT's IRQ 0 only on a CPU without.
+    if (i386::apic_init())
+        i386::apic_timer_start(k_clock_hz);
+    else
+        i386::pic_enable(i386::k_irq_timer);
     i386::fpu::init();
 }
 

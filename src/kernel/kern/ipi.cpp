@@ -1,0 +1,51 @@
+// Inter-processor interrupts (kernel/kern/ipi.h): the reason word and the
+// counters are the core's, the interrupt itself the port's.
+#include "kernel/kern/ipi.h"
+#include "kernel/arch/cpu.h"
+#include "kernel/kern/counters.h"
+#include "kernel/kern/cpu.h"
+#include "kernel/kern/panic.h"
+#include "kernel/proc/thread.h"
+
+namespace toll {
+namespace {
+TOLL_CPU_COUNTER(g_ipi_sent, "ipi.sent", CpuEvent::ipi_sent);
+TOLL_CPU_COUNTER(g_ipi_received, "ipi.received", CpuEvent::ipi_received);
+} // namespace
+
+void ipi_send(unsigned cpu_id, IpiReason why)
+{
+    Cpu& target = cpu_by_id(cpu_id);
+    TOLL_ASSERT(target.online);
+    // Release: whatever the sender wrote before asking (a thread put on the
+    // target's run queue) is visible to the handler that sees the bit.
+    __atomic_or_fetch(&target.ipi_pending, static_cast<unsigned>(why), __ATOMIC_RELEASE);
+    {
+        arch::InterruptsOff off; // the count lands on the CPU that sent it
+        cpu_count(CpuEvent::ipi_sent);
+    }
+    arch::send_ipi(target);
+}
+
+void ipi_received()
+{
+    Cpu& cpu = this_cpu();
+    cpu_count(CpuEvent::ipi_received);
+    unsigned pending = __atomic_exchange_n(&cpu.ipi_pending, 0u, __ATOMIC_ACQUIRE);
+    if (pending & static_cast<unsigned>(IpiReason::stop))
+        arch::halt();
+    if ((pending & static_cast<unsigned>(IpiReason::reschedule)) && cpu.current)
+        cpu.current->need_resched = true;
+}
+
+void ipi_stop_others()
+{
+    unsigned self = this_cpu().id;
+    for (unsigned i = 0; i < k_max_cpus; ++i) {
+        Cpu& cpu = cpu_by_id(i);
+        if (i != self && cpu.online)
+            ipi_send(i, IpiReason::stop);
+    }
+}
+
+} // namespace toll
