@@ -155,8 +155,8 @@ void apic_timer_start(unsigned hz)
         g_timer_count = static_cast<uint32_t>(uint64_t(counted) * 1'000'000 / k_calibrate_us / hz);
         if (!g_timer_count)
             g_timer_count = 1;
-        kprintf("apic: timer %u counts per %u Hz tick (measured against the PIT)\n",
-                g_timer_count, hz);
+        kprintf("apic: timer %u counts per %u Hz tick (measured against the PIT)\n", g_timer_count,
+                hz);
     }
     write(k_reg_lvt_timer, k_lvt_periodic | k_vec_apic_timer);
     write(k_reg_timer_initial, g_timer_count);

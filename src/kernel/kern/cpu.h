@@ -55,6 +55,8 @@ struct Cpu {
     /// The IpiReason bits other CPUs have asked this one for and it has not
     /// yet taken (kernel/kern/ipi.h); set and taken with atomic operations.
     unsigned ipi_pending = 0;
+    /// arch::cycle_counter() when this CPU last took an IPI (its cost, measured).
+    uint64_t ipi_received_at = 0;
     /// How many spinlocks this CPU holds; while > 0 its interrupts are masked.
     uintptr_t spin_depth = 0; // a word: the sleep check reads it in one load
     /// The interrupt state the outermost spinlock saved, restored by its release.

@@ -30,6 +30,7 @@ void ipi_send(unsigned cpu_id, IpiReason why)
 void ipi_received()
 {
     Cpu& cpu = this_cpu();
+    cpu.ipi_received_at = arch::cycle_counter();
     cpu_count(CpuEvent::ipi_received);
     unsigned pending = __atomic_exchange_n(&cpu.ipi_pending, 0u, __ATOMIC_ACQUIRE);
     if (pending & static_cast<unsigned>(IpiReason::stop))
