@@ -64,7 +64,7 @@ void cpu_init(Cpu& boot)
     i386::walks_init(); // before idt_init: it picks the entry path
     i386::gdt_init(boot);
     i386::idt_init();
-    i386::double_fault_init();
+    i386::double_fault_init(boot.id);
     if (i386::layout_isolated())
         i386::tss_set_kernel_stack(reinterpret_cast<uint32_t>(trampoline_stack_top));
     i386::uaccess_init();
@@ -77,14 +77,6 @@ void cpu_init(Cpu& boot)
     else
         i386::pic_enable(i386::k_irq_timer);
     i386::fpu::init();
-}
-
-void cpus_start()
-{
-    // Not yet on i386: the local APIC, the MADT and the INIT-SIPI-SIPI
-    // start-up are still to come, so the other CPUs QEMU or Bochs has stay
-    // halted where the BIOS left them and only the boot CPU runs.
-    kprintf("cpu0: online (boot CPU); i386 starts no other CPU yet\n");
 }
 
 void kernel_image_range(uint64_t* start, uint64_t* end)

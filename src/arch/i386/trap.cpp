@@ -143,6 +143,11 @@ void idt_init()
                      ? reinterpret_cast<uint32_t>(isolated_syscall_entry)
                      : trap_stub_address(k_vec_syscall),
                  true);
+    idt_load();
+}
+
+void idt_load()
+{
     TableRegister idtr{sizeof g_idt - 1, reinterpret_cast<uint32_t>(g_idt)};
     asm volatile("lidt %0" : : "m"(idtr));
 }
