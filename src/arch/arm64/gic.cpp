@@ -24,7 +24,9 @@ constexpr uint32_t k_lowest_priority_mask = 0xFF;
 constexpr uint32_t k_iar_id_mask = 0x3FF, k_spurious = 1023;
 // IHI 0048B, 4.3.15: GICD_SGIR. TargetListFilter [25:24] = 0 sends to the
 // CPUs named in CPUTargetList [23:16]; SGIINTID [3:0] is the interrupt.
+// TargetListFilter 0b10 sends to the requesting CPU alone.
 constexpr unsigned k_sgir_target_shift = 16;
+constexpr uint32_t k_sgir_to_self = 2u << 24;
 // IHI 0048B, 2.2.1: interrupts 0-15 are SGIs, 16-31 PPIs, both banked per CPU.
 constexpr unsigned k_gic_banked_irqs = 32;
 
@@ -34,7 +36,9 @@ uint8_t g_target_bit[k_max_cpus];
 TOLL_COUNTER(g_irqs, "arm64.gic.interrupts");
 
 // IHI 0048B, 4.3.12: each of GICD_ITARGETSR0-7 reads as the reading CPU's
-// own bit in every byte (they describe SGIs and PPIs, which only it gets).
+// own bit in every byte (they describe SGIs and PPIs, which only it gets);
+// in a uniprocessor GIC they read as zero (so an IPI to itself goes by the
+// filter instead, send_ipi).
 void record_target_bit()
 {
     g_target_bit[this_cpu().id] =
@@ -108,9 +112,10 @@ void send_ipi(const Cpu& target)
     // The pending bit the caller set must reach memory before the SGI
     // reaches the target (a device write is not ordered after it otherwise).
     asm volatile("dsb ishst" ::: "memory");
-    uint32_t targets = arm64::g_target_bit[target.id];
-    arm64::mmio_write32(arm64::k_gicd + arm64::k_gicd_sgir,
-                        targets << arm64::k_sgir_target_shift | arm64::k_ipi_sgi);
+    uint32_t route = &target == &this_cpu()
+                         ? arm64::k_sgir_to_self
+                         : uint32_t(arm64::g_target_bit[target.id]) << arm64::k_sgir_target_shift;
+    arm64::mmio_write32(arm64::k_gicd + arm64::k_gicd_sgir, route | arm64::k_ipi_sgi);
 }
 
 } // namespace toll::arch

@@ -162,8 +162,8 @@ bool from_mp_table(MachineCpus& m)
     if (uint32_t ebda = ebda_base())
         found = scan(ebda, ebda + k_ebda_search, "_MP_", sizeof(MpFloating));
     if (!found)
-        found = scan(k_base_memory_last_kb, k_base_memory_last_kb + 1024, "_MP_",
-                     sizeof(MpFloating));
+        found =
+            scan(k_base_memory_last_kb, k_base_memory_last_kb + 1024, "_MP_", sizeof(MpFloating));
     if (!found)
         found = scan(k_mp_bios_area, k_bios_area_end, "_MP_", sizeof(MpFloating));
     if (!found)
