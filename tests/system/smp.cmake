@@ -61,3 +61,11 @@ toll_system_test(i386.bochs.smp.cpus2.online --arch i386 --emu bochs --cpus 2
                  --expect-output "memory map (BIOS probe)"
                  --expect-output "cpu1: online, apic id 1"
                  --expect-output "smp: 2 of 2 CPUs online")
+
+# A panic on one CPU stops the others (a stop IPI each) before its record.
+foreach(arch i386 arm64)
+  toll_system_test(${arch}.qemu.smp.cpus2.panic_stops_others --arch ${arch} --cpus 2
+                   --cmdline "test=destructive.lock_order.inversion_panics"
+                   --expect-output "panic: cpu0 stopped 1 of 1 other CPUs"
+                   --expect-panic "lock order reversal")
+endforeach()

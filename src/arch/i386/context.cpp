@@ -144,9 +144,13 @@ void context_switch(ThreadContext& from, ThreadContext& to)
     // Under 3/1 a trap from user mode lands on the thread's kernel stack
     // directly; under the isolated layouts it lands on the trampoline stack
     // (TSS.esp0, fixed) and the entry code moves it to kstack_top.
-    if (i386::layout_isolated())
-        trampoline_vars.kstack_top = to.trap_stack;
-    else
+    // The trampoline's variables are one set for every CPU: only the boot
+    // CPU, the one that runs user threads under these layouts, may write them
+    // (a kernel thread on another CPU never enters from user mode).
+    if (i386::layout_isolated()) {
+        if (arch::cpu_local_word<offsetof(Cpu, id)>() == 0)
+            trampoline_vars.kstack_top = to.trap_stack;
+    } else
         i386::tss_set_kernel_stack(to.trap_stack);
     i386::gdt_set_user_tls(to.tls);
     // The user's gs selector comes back from its trap frame; until then hold

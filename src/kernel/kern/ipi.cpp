@@ -6,11 +6,14 @@
 #include "kernel/kern/cpu.h"
 #include "kernel/kern/panic.h"
 #include "kernel/proc/thread.h"
+#include <stdint.h>
 
 namespace toll {
 namespace {
 TOLL_CPU_COUNTER(g_ipi_sent, "ipi.sent", CpuEvent::ipi_sent);
 TOLL_CPU_COUNTER(g_ipi_received, "ipi.received", CpuEvent::ipi_received);
+// How long ipi_stop_others waits for each CPU to take its stop, in spins.
+constexpr uint64_t k_stop_wait_spins = 10'000'000;
 } // namespace
 
 void ipi_send(unsigned cpu_id, IpiReason why)
@@ -39,14 +42,29 @@ void ipi_received()
         cpu.current->need_resched = true;
 }
 
-void ipi_stop_others()
+unsigned ipi_stop_others()
 {
     unsigned self = this_cpu().id;
+    for (unsigned i = 0; i < k_max_cpus; ++i)
+        if (i != self && cpu_by_id(i).online)
+            ipi_send(i, IpiReason::stop);
+    // Each takes its pending bits in ipi_received before it halts; one that
+    // spins with interrupts masked never does, and is not waited for long.
+    unsigned stopped = 0;
     for (unsigned i = 0; i < k_max_cpus; ++i) {
         Cpu& cpu = cpu_by_id(i);
-        if (i != self && cpu.online)
-            ipi_send(i, IpiReason::stop);
+        if (i == self || !cpu.online)
+            continue;
+        for (uint64_t spin = 0; spin < k_stop_wait_spins; ++spin) {
+            if (!(__atomic_load_n(&cpu.ipi_pending, __ATOMIC_ACQUIRE) &
+                  static_cast<unsigned>(IpiReason::stop))) {
+                ++stopped;
+                break;
+            }
+            arch::cpu_relax();
+        }
     }
+    return stopped;
 }
 
 } // namespace toll

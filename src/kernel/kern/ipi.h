@@ -23,7 +23,9 @@ void ipi_send(unsigned cpu_id, IpiReason why);
 /// ipi.received here.
 void ipi_received();
 
-/// Stops every other online CPU (panic() calls this before it reports).
-void ipi_stop_others();
+/// Stops every other online CPU (panic() calls this before it reports) and
+/// returns how many took the stop within a short wait (a CPU spinning with
+/// interrupts masked cannot).
+unsigned ipi_stop_others();
 
 } // namespace toll

@@ -36,8 +36,10 @@ void panic(const char* fmt, ...)
     // The other CPUs stop where they are, so that nothing they print or
     // change comes after the PANIC record. (Before the boot CPU's Cpu is
     // set up only one CPU runs.)
-    if (cpus_online() > 1)
-        ipi_stop_others();
+    if (unsigned online = cpus_online(); online > 1) {
+        unsigned stopped = ipi_stop_others();
+        kprintf("panic: cpu%u stopped %u of %u other CPUs\n", this_cpu().id, stopped, online - 1);
+    }
     krecord("PANIC %s", message);
     arch::poweroff(false);
 }
