@@ -67,9 +67,9 @@ constexpr uint8_t k_mp_cpu_enabled = 1u << 0;
 // The kernel's view of physical [pa, pa + size), or nullptr outside the direct map.
 const uint8_t* phys(uint32_t pa, uint32_t size)
 {
-    if (uint64_t(pa) + size > vm::direct_map_limit())
+    if (uint64_t(pa) + size > arch::direct_map_limit())
         return nullptr;
-    return static_cast<const uint8_t*>(vm::phys_to_virt(pa));
+    return static_cast<const uint8_t*>(arch::phys_to_virt(pa));
 }
 
 bool sums_to_zero(const uint8_t* p, uint32_t size)

@@ -58,7 +58,7 @@ bool start_one(uint32_t apic_id)
     }
     cpu->hw_id = apic_id;
     i386_ap_start_block.cr0 = read_cr0();
-    i386_ap_start_block.cr3 = static_cast<uint32_t>(vm::virt_to_phys(g_start_directory));
+    i386_ap_start_block.cr3 = static_cast<uint32_t>(arch::virt_to_phys(g_start_directory));
     i386_ap_start_block.cr4 = read_cr4();
     i386_ap_start_block.stack_top = reinterpret_cast<uint32_t>(stack) + proc::k_kstack_size;
     i386_ap_start_block.cpu = cpu;
@@ -122,8 +122,8 @@ void cpus_start()
     // The start code below 1 MB (the direct map covers it), and the
     // directory it pages with.
     size_t code = static_cast<size_t>(i386_ap_start_end - i386_ap_start);
-    memcpy(vm::phys_to_virt(AP_START_PHYS), i386_ap_start, code);
-    auto* kernel = static_cast<const uint32_t*>(vm::phys_to_virt(kernel_page_directory_phys()));
+    memcpy(arch::phys_to_virt(AP_START_PHYS), i386_ap_start, code);
+    auto* kernel = static_cast<const uint32_t*>(arch::phys_to_virt(kernel_page_directory_phys()));
     memcpy(g_start_directory, kernel, sizeof g_start_directory);
     g_start_directory[0] = k_pte_present | k_pte_write | k_pde_large;
     unsigned listed = m.count < k_max_cpus ? m.count : k_max_cpus;
