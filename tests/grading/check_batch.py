@@ -21,6 +21,7 @@ import xml.etree.ElementTree as ET
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 import hostile  # this folder, which is first on the path of a script run from it
+import planted
 from lib import lab_rubric  # tools/lib, through PYTHONPATH=tools (ctest sets it)
 
 # How each submission must fare. "all_pass_but" names the items that must
@@ -86,6 +87,7 @@ EXPECT = {
     "deep_toml": {"all_pass_but": {"loop_100k": "nests tables or arrays too deeply"}},
     "ansi": {"build_fails": "error"},
     "empty": {"build_fails": "", "build_says": "the submission is empty", "empty": True},
+    **planted.EXPECT,
 }
 # Lines that must never reach a report: files of the grading machine.
 SECRET_FILES = ("/etc/passwd", "/etc/hostname")
@@ -378,7 +380,10 @@ def plain_batch(rubric, batch):
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         shutil.copy(os.path.join(ROOT, rel), dest)
     hostile.lab_regions.write_starter(ROOT, rubric.lab, os.path.join(batch, "starter"))
-    return {"reference": "the reference", "starter": "the starter from tools/mklab"}
+    made = {"reference": "the reference", "starter": "the starter from tools/mklab"}
+    # Kernels whose records are right while the mechanism is not.
+    made.update(planted.make(ROOT, rubric.lab, batch, rubric.student_files))
+    return made
 
 
 def main(argv):

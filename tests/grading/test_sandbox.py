@@ -6,6 +6,7 @@ build-time hang, a fork bomb, a huge file, an output flood, reads of the
 grading machine's files and writes outside the scratch folder."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -157,6 +158,25 @@ class Modes(unittest.TestCase):
         _, _, out, text = self.run_in("user", f"cat /tmp/{marker} {self.work}/mine")
         self.assertNotIn("one", text)    # the next step has a /tmp of its own
         self.assertIn("mine", text)      # the scratch folder is the same one
+
+    def test_dev_shm_is_the_steps_own_and_capped(self):
+        # /dev/shm is a world-writable tmpfs like /tmp: a step that writes
+        # there must neither reach the machine's (shared with classmates'
+        # gradings, kept after the step) nor hold more RAM than its /tmp.
+        for mode in modes():
+            with self.subTest(mode=mode):
+                name = f"toll-shm-probe-{os.getpid()}-{mode}"
+                script = (f"for i in 1 2 3 4 5 6; do head -c 20000000 /dev/zero > "
+                          f"/dev/shm/{name}-$i || break; done; du -sk /dev/shm")
+                _, _, out, text = self.run_in(mode, script, file_bytes=64 << 20)
+                left = [n for n in os.listdir("/dev/shm") if n.startswith(name)]
+                for n in left:
+                    os.unlink(os.path.join("/dev/shm", n))
+                self.assertEqual(left, [], "the step wrote the machine's /dev/shm")
+                used = re.search(r"^(\d+)\s+/dev/shm$", text, re.M)
+                self.assertIsNotNone(used, text)
+                assert used is not None
+                self.assertLessEqual(int(used.group(1)) << 10, lab_sandbox.SHM_BYTES, text)
 
     def test_the_machine_is_invisible_under_bubblewrap(self):
         if "bwrap" not in modes():

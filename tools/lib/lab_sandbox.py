@@ -61,6 +61,8 @@ SYSTEM_PYTHON = "/usr/bin/python3"  # readable by the dedicated users
 RESULT = "{result-pipe}"
 # The sandbox's private /tmp (a tmpfs, so RAM): capped.
 TMPFS_BYTES = 512 << 20
+# Its /dev/shm, the other world-writable tmpfs: a fresh one per step, capped.
+SHM_BYTES = 64 << 20
 # What a step may leave in its scratch folder before it is stopped.
 SCRATCH_BYTES = 3 << 30
 
@@ -330,7 +332,8 @@ class Sandbox:
                 args += ["--ro-bind", top, top]
         for path in ETC_NEEDED:
             args += ["--ro-bind-try", path, path]
-        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp"]
+        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp",
+                 "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]
         for path in readable:
             args += ["--ro-bind", path, path]
         for path in writable:
@@ -382,8 +385,9 @@ class Sandbox:
         start_as = uid
         if self.hides and uid is not None:
             # Root makes the step's mount namespace, then becomes its user.
-            config = {"uid": uid, "tmp_bytes": TMPFS_BYTES, "writable": writable,
-                      "readable": readable, "overlays": [list(o) for o in overlays],
+            config = {"uid": uid, "tmp_bytes": TMPFS_BYTES, "shm_bytes": SHM_BYTES,
+                      "writable": writable, "readable": readable,
+                      "overlays": [list(o) for o in overlays],
                       "cwd": cwd or (writable[0] if writable else "/tmp")}
             full = [UNSHARE, "--mount", "--propagation", "private", "--", SYSTEM_PYTHON, "-I",
                     "-S", HIDE_SCRIPT, json.dumps(config)] + full
