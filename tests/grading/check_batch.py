@@ -22,7 +22,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 import hostile  # this folder, which is first on the path of a script run from it
 import planted
-from lib import lab_rubric  # tools/lib, through PYTHONPATH=tools (ctest sets it)
+from lib import lab_rubric, lab_sandbox  # tools/lib, through PYTHONPATH=tools (ctest sets it)
+
+# The hostile batch's scratch cap, in MiB: a demonstration-lab tree takes
+# about 40.
+BATCH_SCRATCH_MB = 256
 
 # How each submission must fare. "all_pass_but" names the items that must
 # fail (with words their output must hold); every other item must pass. A
@@ -87,6 +91,18 @@ EXPECT = {
     "deep_toml": {"all_pass_but": {"loop_100k": "nests tables or arrays too deeply"}},
     "ansi": {"build_fails": "error"},
     "empty": {"build_fails": "", "build_says": "the submission is empty", "empty": True},
+    # Links planted at build time (test discovery runs the unit tests'
+    # program): the grader writes, chowns and empties none of their targets
+    # (check_containment), and the grade is the reference's; held for the
+    # calls of its constructor.
+    "buildtime_links": {"all_pass": True, "hold": "inline assembly",
+                        "audit": ["symlink"],
+                        "log_has": {"build.log": ["at-load: planted audit.json",
+                                                  "at-load: planted runs",
+                                                  "at-load: planted Testing"]}},
+    # Fills the scratch disk at build time: stopped with the reason, and the
+    # others' grades stay as they are.
+    "fill_scratch": {"build_fails": "", "build_says": "so the step was stopped"},
     **planted.EXPECT,
 }
 # Lines that must never reach a report: files of the grading machine.
@@ -412,7 +428,9 @@ def main(argv):
            "--work", os.path.join(args.work, "grading")]
     if args.cache:
         cmd += ["--cache", args.cache]
-    status = subprocess.call(cmd)
+    # The scratch cap lowered from 3 GiB, so that fill_scratch writes little.
+    env = dict(os.environ, **{lab_sandbox.SCRATCH_MB_VARIABLE: str(BATCH_SCRATCH_MB)})
+    status = subprocess.call(cmd, env=env)
     print(f"check_batch: the batch of {len(made)} took {time.monotonic() - start:.1f} s")
     checker = Checker(rubric)
     results_before = {}

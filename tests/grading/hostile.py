@@ -233,6 +233,95 @@ ESCAPE_INSERT = r"""#ifdef TOLL_HOST_TEST
 #endif
 """
 
+# Host code that runs as soon as a host program holding cmdline.cpp starts
+# (a static constructor), so at build time too: test discovery runs the
+# unit-test program while the tree is still the build's to write. The region
+# closes split_arguments early, defines the constructor at namespace scope
+# and opens a function that takes the rest of the body (at_load()).
+AT_LOAD = """    size_t hostile_split(char*, const char**, size_t);
+    return hostile_split(text, argv, max);
+}}
+
+#ifdef TOLL_HOST_TEST
+namespace {{
+struct AtLoad {{
+    AtLoad()
+    {{
+        extern void* x_stderr asm("stderr");
+        extern int x_fputs(const char*, void*) asm("fputs");
+        x_fputs("at-load: ran\\n", x_stderr);
+{code}
+    }}
+}} at_load;
+}} // namespace
+#endif
+
+size_t hostile_split(char* text, const char** argv, size_t max)
+{{
+"""
+# At build time: symbolic links under every name the grader makes or reads
+# in the scratch slot after the build (round 2's audit.json and runs
+# included), in every folder above the working one, pointing at a file and
+# a folder outside the sandbox that only a write, chown or unlink through
+# them could change.
+BUILD_TIME_LINKS = r"""        extern int x_symlink(const char*, const char*) asm("symlink");
+        // A file, then a folder, the grader writes, reads, chowns or empties.
+        static const char* const names[][2] = {
+            {"audit.json", "runs"}, {"results.json", "boot"}, {"report.txt", "private"},
+            {"build.log", "logs"}, {"ctest.log", "Testing"}, {"oracle.log", "home"},
+            {"summary.json", "oracle"}, {"kern.boots.json", "ctest-unit.split"},
+            {"user.echo.json", "ctest-unit.others"}, {"harness", "run-kern.split_in_kernel"},
+            {"LastTest.log", "run-kern.boots"}, {"junit.xml", "run-user.echo"},
+            {"similarity.txt", "run-loop_100k"}};
+        static const char* const targets[] = {"@PLANTED@", "@PLANTED_DIR@"};
+        static const char* const ups[] = {"", "../", "../../", "../../../", "../../../../",
+                                          "../../../../../", "../../../../../../"};
+        for (const char* up : ups) {
+            for (const auto& pair : names) {
+                for (int kind = 0; kind < 2; ++kind) {
+                    char path[512];
+                    char* p = path;
+                    for (const char* q = up; *q; ++q)
+                        *p++ = *q;
+                    for (const char* q = pair[kind]; *q; ++q)
+                        *p++ = *q;
+                    *p = 0;
+                    if (x_symlink(targets[kind], path) == 0) {
+                        x_fputs("at-load: planted ", x_stderr);
+                        x_fputs(path, x_stderr);
+                        x_fputs("\n", x_stderr);
+                    }
+                }
+            }
+        }"""
+# At build time: files of 32 MiB in the working folder, every other one
+# deleted but held open, until the grader stops the step (the batch lowers
+# its 3 GiB cap for the test); about 256 MiB a second.
+FILL_SCRATCH = r"""        extern void* x_fopen(const char*, const char*) asm("fopen");
+        extern unsigned long x_fwrite(const void*, unsigned long, unsigned long, void*)
+            asm("fwrite");
+        extern int x_fflush(void*) asm("fflush");
+        extern int x_unlink(const char*) asm("unlink");
+        extern int x_usleep(unsigned) asm("usleep");
+        extern void* x_signal(int, void*) asm("signal");
+        x_signal(25, reinterpret_cast<void*>(1));  // SIGXFSZ ignored
+        static char block[1 << 20];
+        for (int i = 0; i < 4096; ++i) {
+            char name[16] = "fill-0000";
+            for (int d = 0, n = i; d < 4; ++d, n /= 10)
+                name[8 - d] = static_cast<char>('0' + n % 10);
+            void* f = x_fopen(name, "w");
+            if (!f)
+                break;
+            if (i % 2)
+                x_unlink(name);
+            for (int k = 0; k < 32; ++k) {
+                x_fwrite(block, 1, sizeof block, f);
+                x_usleep(4000);
+            }
+            x_fflush(f);
+        }"""
+
 # A kernel that forges a full run: it reads the nonce from the command line,
 # prints the records with it and powers off. The nonce cannot stop this; the
 # audit must name it.
@@ -345,6 +434,16 @@ def replace_region(text, body):
     return "".join(lines[:r.hint_end] + [body] + lines[r.end - 1:])
 
 
+def at_load(text, code):
+    """@p text (a cmdline.cpp) whose region runs @p code at load time and
+    then splits as the reference does."""
+    lines = text.splitlines(keepends=True)
+    r = [r for r in lab_regions.parse_regions(STUDENT, text) if r.lab == LAB][0]
+    body = "".join(lines[r.hint_end:r.end - 1])
+    body = body.split("    // LAB demo STUB")[0]
+    return replace_region(text, AT_LOAD.format(code=code) + body)
+
+
 def write_file(path, text):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
@@ -408,6 +507,17 @@ def make_batch(root, batch, scratch, out=None):
         top, attack = top.replace(key, value), attack.replace(key, value)
     write_file(os.path.join(batch, "escape", STUDENT), insert(reference_text, attack, top))
     made["escape"] = "the reference with host code in its region that tries to escape the grader"
+    links = BUILD_TIME_LINKS
+    for key, value in fills.items():
+        links = links.replace(key, value)
+    write_file(os.path.join(batch, "buildtime_links", STUDENT), at_load(reference_text, links))
+    write_file(os.path.join(batch, "buildtime_links", "labs/lab-demo/results.toml"),
+               open(os.path.join(root, "labs/lab-demo/results.toml")).read())
+    made["buildtime_links"] = ("the reference with a static constructor that plants links "
+                               "under the grader's names at build time")
+    write_file(os.path.join(batch, "fill_scratch", STUDENT), at_load(reference_text,
+                                                                     FILL_SCRATCH))
+    made["fill_scratch"] = "the reference with a static constructor that fills the scratch disk"
     write_file(os.path.join(batch, "forger", STUDENT), insert(starter_text, FORGER_INSERT))
     made["forger"] = "the starter with kernel code that forges records with the run's nonce"
     copy_a = replace_region(reference_text, OTHER_SOLUTION)

@@ -159,6 +159,46 @@ class Modes(unittest.TestCase):
         self.assertNotIn("one", text)    # the next step has a /tmp of its own
         self.assertIn("mine", text)      # the scratch folder is the same one
 
+    def test_a_step_that_fills_its_scratch_folder_is_stopped(self):
+        # The cap lowered to 64 MiB for the test (the grader's is 3 GiB):
+        # files in the folder count, and so do files a process deleted but
+        # holds open (on disk until it ends, in no folder).
+        fill = {"files": "for i in $(seq 1 60); do head -c 8000000 /dev/zero > f$i; "
+                         "sleep 0.1; done; echo never-stopped",
+                "deleted": "python3 -c 'import os, time\nkept = []\nfor i in range(60):\n"
+                           "    f = open(\"d%d\" % i, \"wb\")\n    os.unlink(\"d%d\" % i)\n"
+                           "    f.write(bytes(8000000))\n    f.flush()\n    kept.append(f)\n"
+                           "    time.sleep(0.1)\nprint(\"never-stopped\")'"}
+        old = os.environ.get(lab_sandbox.SCRATCH_MB_VARIABLE)
+        os.environ[lab_sandbox.SCRATCH_MB_VARIABLE] = "64"
+        try:
+            for mode in modes():
+                for kind, script in fill.items():
+                    with self.subTest(mode=mode, kind=kind):
+                        box = lab_sandbox.Sandbox(mode)
+                        uid = box.acquire_uid()
+                        try:
+                            box.hand_over(self.work, uid)
+                            log = os.path.join(self.private, "log")
+                            out = box.run([SH, "-c", script], log, 30,
+                                          lab_sandbox.Limits(file_bytes=64 << 20),
+                                          writable=[self.work], cwd=self.work, uid=uid,
+                                          watch=self.work)
+                        finally:
+                            box.release_uid(uid)
+                        with open(log, errors="replace") as f:
+                            text = f.read()
+                        self.assertTrue(out.disk_full, text)
+                        self.assertNotIn("never-stopped", text)
+                        self.assertIn("grew past 64 MiB, so the step was stopped", text)
+                        for n in os.listdir(self.work):
+                            os.unlink(os.path.join(self.work, n))
+        finally:
+            if old is None:
+                del os.environ[lab_sandbox.SCRATCH_MB_VARIABLE]
+            else:
+                os.environ[lab_sandbox.SCRATCH_MB_VARIABLE] = old
+
     def test_dev_shm_is_the_steps_own_and_capped(self):
         # /dev/shm is a world-writable tmpfs like /tmp: a step that writes
         # there must neither reach the machine's (shared with classmates'

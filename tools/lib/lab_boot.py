@@ -30,6 +30,7 @@ OUTCOME_REASON = {
                  "{malformed!r}",
     "garbage": "the console printed unreadable output ({detail})",
     "failed": "a kernel test failed",
+    "disk_full": "{detail}",
 }
 
 
@@ -113,6 +114,9 @@ def boot(item: Any, bdir: str, logs: str, max_output: int,
         lab_safe.write_private(os.path.join(logs, f"{item.name}.json"), out.result)
     except (OSError, ValueError, RecursionError):
         pass
+    if out.disk_full:  # whatever the run said before it was stopped
+        summary = {"outcome": "disk_full", "detail": lab_sandbox.disk_words(), "tests": {},
+                   "metrics": {}}
     if not isinstance(summary, dict):
         summary = {"outcome": "error",
                    "detail": "tools/run wrote no summary" if out.status is not None
@@ -149,7 +153,7 @@ def judge_run(item: Any, summary: Dict[str, Any], console: str,
                             (explain(summary, item, max_output) or "the run ended without one"))
     elif item.expect_done and outcome != "done":
         problems.append(explain(summary, item, max_output))
-    elif outcome in ("timeout", "reset", "panic", "flood", "garbage"):
+    elif outcome in ("timeout", "reset", "panic", "flood", "garbage", "disk_full"):
         problems.append(explain(summary, item, max_output))
     for name in item.expect_pass:
         t = tests.get(name)

@@ -52,8 +52,10 @@ def limit_words(outcome: lab_sandbox.Outcome) -> str:
     words = []
     if outcome.truncated:
         words.append(f"it printed {outcome.output_bytes} bytes, more than the grader keeps")
+    if outcome.disk_full:
+        words.append(lab_sandbox.disk_words())
     sig = outcome.limit_signal()
-    if sig:
+    if sig and not outcome.disk_full:
         words.append(f"a process was stopped by {sig}")
     return "; ".join(words)
 
@@ -134,9 +136,6 @@ def build(grade: Any, tree: str, jobs: int, jail: "Jail", logs: str) -> Optional
     else:
         r.reason = "the submission does not build"
     limited = "; ".join(filter(None, (limit_words(o) for o in outcomes)))
-    if any(o.disk_full for o in outcomes):
-        limited = "; ".join(filter(None, [limited, f"the scratch folder grew past "
-                                          f"{lab_sandbox.SCRATCH_BYTES >> 20} MiB"]))
     if limited:
         r.reason += f" ({limited})"
     errors = [i for i, line in enumerate(text.splitlines()) if re.search(r"\berror\b", line)]
@@ -173,7 +172,7 @@ def run_ctest(item: Any, bdir: str, logs: str, jail: "Jail",
     if status is None:
         return (False, f"the host tests did not finish within {item.timeout + 30} s; every "
                 f"process they started was stopped{limited}", text, secs)
-    if status == 0 and ran >= item.min_tests and not out.truncated:
+    if status == 0 and ran >= item.min_tests and not out.truncated and not out.disk_full:
         return True, f"{ran} host test(s) passed", text, secs
     if status == 0 and not out.truncated:
         return (False, f"only {ran} host test(s) matched; the rubric expects {item.min_tests}",
