@@ -100,6 +100,11 @@ EXPECT = {
                         "log_has": {"build.log": ["at-load: planted audit.json",
                                                   "at-load: planted runs",
                                                   "at-load: planted Testing"]}},
+    # A Classroom workflow that runs another grader: the grade GitHub shows
+    # is not the course's, so a person must look.
+    "classroom_repin": {"like_starter": True, "hold": "Classroom workflow was changed"},
+    # Code outside the region's function: held, whatever it does.
+    "scope_escape": {"all_pass": True, "hold": "code outside the function it is in"},
     # Fills the scratch disk at build time: stopped with the reason, and the
     # others' grades stay as they are.
     "fill_scratch": {"build_fails": "", "build_says": "so the step was stopped"},

@@ -8,12 +8,13 @@ writes them into one folder in the three forms tools/grade accepts.
 
 import difflib
 import os
+import re
 import shutil
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-from lib import lab_regions  # tools/lib, through PYTHONPATH=tools (ctest sets it)
+from lib import lab_package, lab_regions  # tools/lib, through PYTHONPATH=tools (ctest sets it)
 
 LAB = "demo"
 STUDENT = "src/lib/cmdline.cpp"
@@ -259,6 +260,15 @@ struct AtLoad {{
 size_t hostile_split(char* text, const char** argv, size_t max)
 {{
 """
+# Only the escape: the region closes split_arguments and opens a function
+# of its own, which takes the rest of the body.
+SCOPE_ESCAPE_HEAD = """    size_t hostile_split(char*, const char**, size_t);
+    return hostile_split(text, argv, max);
+}}
+
+size_t hostile_split(char* text, const char** argv, size_t max)
+{{{code}
+"""
 # At build time: symbolic links under every name the grader makes or reads
 # in the scratch slot after the build (round 2's audit.json and runs
 # included), in every folder above the working one, pointing at a file and
@@ -434,14 +444,14 @@ def replace_region(text, body):
     return "".join(lines[:r.hint_end] + [body] + lines[r.end - 1:])
 
 
-def at_load(text, code):
-    """@p text (a cmdline.cpp) whose region runs @p code at load time and
-    then splits as the reference does."""
+def at_load(text, code, head=AT_LOAD):
+    """@p text (a cmdline.cpp) whose region runs @p code at load time (the
+    region's first lines are @p head) and then splits as the reference does."""
     lines = text.splitlines(keepends=True)
     r = [r for r in lab_regions.parse_regions(STUDENT, text) if r.lab == LAB][0]
     body = "".join(lines[r.hint_end:r.end - 1])
     body = body.split("    // LAB demo STUB")[0]
-    return replace_region(text, AT_LOAD.format(code=code) + body)
+    return replace_region(text, head.format(code=code) + body)
 
 
 def write_file(path, text):
@@ -475,9 +485,22 @@ def make_batch(root, batch, scratch, out=None):
         cwd=repo)
     made["reference"] = "the reference solution, as a git bundle"
 
-    # The starter as a whole tree, exactly as tools/mklab writes it.
+    # The starter as a whole tree, exactly as tools/mklab writes it (with the
+    # course's Classroom workflow, which must raise no question).
     shutil.copytree(starter, os.path.join(batch, "starter"))
+    lab_package.write_classroom_workflow(os.path.join(batch, "starter"), LAB, root)
     made["starter"] = "the starter from tools/mklab, as a tree"
+    # The same with its Classroom workflow pointed at another grader, whose
+    # grade step prints full marks: GitHub would show 11/11.
+    repin = os.path.join(batch, "classroom_repin")
+    shutil.copytree(os.path.join(batch, "starter"), repin)
+    flow = os.path.join(repin, lab_package.WORKFLOW_PATH)
+    with open(flow) as f:
+        text = f.read()
+    text = re.sub(r"GRADER_COMMIT: [0-9a-f]{40}", "GRADER_COMMIT: " + "1" * 40, text)
+    text = re.sub(r"python3 /opt/toll-grader/tools/grade .*", 'echo "Score: 11 / 11"', text)
+    write_file(flow, text)
+    made["classroom_repin"] = "the starter whose Classroom workflow runs another grader"
 
     # Kernel-breaking variants as trees holding only the student's file ...
     for name in ("nocompile", "triple", "flood", "forged"):
@@ -515,6 +538,12 @@ def make_batch(root, batch, scratch, out=None):
                open(os.path.join(root, "labs/lab-demo/results.toml")).read())
     made["buildtime_links"] = ("the reference with a static constructor that plants links "
                                "under the grader's names at build time")
+    # The same escape from split_arguments' body with nothing else: only
+    # the braces say that code lies outside the function.
+    write_file(os.path.join(batch, "scope_escape", STUDENT),
+               at_load(reference_text, "", SCOPE_ESCAPE_HEAD))
+    made["scope_escape"] = ("the reference, its region closing split_arguments for a "
+                            "function of its own")
     write_file(os.path.join(batch, "fill_scratch", STUDENT), at_load(reference_text,
                                                                      FILL_SCRATCH))
     made["fill_scratch"] = "the reference with a static constructor that fills the scratch disk"

@@ -139,7 +139,7 @@ def grade_submission(rubric: Any, submission: str, root: str, files: Sequence[st
     run's console go to @p logs, which the jail cannot see. @p
     audit_reference is what lab_audit found in the reference's objects
     (None: no audit)."""
-    from . import lab_audit, lab_oracle
+    from . import lab_audit, lab_oracle, lab_package
     grade = Grade(rubric, submission)
     grade.protection = jail.sandbox.describe()
     start = time.monotonic()
@@ -181,6 +181,9 @@ def grade_submission(rubric: Any, submission: str, root: str, files: Sequence[st
                 grade.audit = lab_audit.audit_build(grade, tree, bdir, jail, audit_reference,
                                                     root, logs)
             grade.hold = lab_audit.hold_reasons(grade, root)
+            classroom = lab_package.classroom_problem(root, rubric.lab, sub_dir)
+            if classroom:
+                grade.hold.append(f"its Classroom workflow was changed: {classroom}")
         run_items(grade, tree, bdir, logs, jail)
         if bdir:
             lab_oracle.check(grade, tree, bdir, logs, jail)
