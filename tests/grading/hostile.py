@@ -534,14 +534,16 @@ def make_batch(root, batch, scratch, out=None):
     for key, value in fills.items():
         links = links.replace(key, value)
     write_file(os.path.join(batch, "buildtime_links", STUDENT), at_load(reference_text, links))
-    write_file(os.path.join(batch, "buildtime_links", "labs/lab-demo/results.toml"),
-               open(os.path.join(root, "labs/lab-demo/results.toml")).read())
+    with open(os.path.join(root, "labs/lab-demo/results.toml")) as f:
+        sheet_text = f.read()
+    write_file(os.path.join(batch, "buildtime_links", "labs/lab-demo/results.toml"), sheet_text)
     made["buildtime_links"] = ("the reference with a static constructor that plants links "
                                "under the grader's names at build time")
     # The same escape from split_arguments' body with nothing else: only
     # the braces say that code lies outside the function.
     write_file(os.path.join(batch, "scope_escape", STUDENT),
                at_load(reference_text, "", SCOPE_ESCAPE_HEAD))
+    write_file(os.path.join(batch, "scope_escape", "labs/lab-demo/results.toml"), sheet_text)
     made["scope_escape"] = ("the reference, its region closing split_arguments for a "
                             "function of its own")
     write_file(os.path.join(batch, "fill_scratch", STUDENT), at_load(reference_text,
