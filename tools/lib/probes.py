@@ -172,6 +172,7 @@ class Probe:
             self.own_folder = tempfile.mkdtemp(prefix="toll-gdb-", dir="/tmp")
             self.socket = os.path.join(self.own_folder, "gdb.sock")
         self.verdict: Tuple[Optional[bool], str] = (None, "the probe did not finish")
+        self.connected = False  # False at the end: the grader's fault, not the kernel's
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def start(self) -> None:
@@ -182,6 +183,7 @@ class Probe:
         try:
             symbols = elf32_symbols(self.kernel)
             stub = GdbStub(self.socket, 20)
+            self.connected = True
             detail = PROBES[self.name](stub, symbols, self.options)
             stub.detach()
             self.verdict = (True, detail)
