@@ -270,10 +270,10 @@ size_t hostile_split(char* text, const char** argv, size_t max)
 {{{code}
 """
 # At build time: symbolic links under every name the grader makes or reads
-# in the scratch slot after the build (round 2's audit.json and runs
-# included), in every folder above the working one, pointing at a file and
-# a folder outside the sandbox that only a write, chown or unlink through
-# them could change.
+# in the scratch slot after the build (audit.json and runs, which an older
+# grader wrote through, included), in every folder above the working one,
+# pointing at a file and a folder outside the sandbox that only a write,
+# chown or unlink through them could change.
 BUILD_TIME_LINKS = r"""        extern int x_symlink(const char*, const char*) asm("symlink");
         // A file, then a folder, the grader writes, reads, chowns or empties.
         static const char* const names[][2] = {
