@@ -4,7 +4,9 @@
 #include "kernel/kern/cpu.h"
 #include "kernel/kern/lock_order.h"
 #include "kernel/kern/panic.h"
+#include "kernel/proc/thread.h"
 #include "lib/format.h"
+#include "lib/string.h"
 
 namespace toll {
 namespace {
@@ -28,7 +30,48 @@ void graph_unlock()
     __atomic_store_n(&g_graph_busy, 0, __ATOMIC_RELEASE);
 }
 
-[[gnu::format(printf, 1, 2)]] void violation(const char* fmt, ...)
+const char* node_name(unsigned node)
+{
+    return node < lockorder::k_max_locks && g_node_names[node] ? g_node_names[node] : "?";
+}
+
+// Assigns @p lock its class's node; the caller holds the graph lock.
+unsigned node_locked(const char* name)
+{
+    for (unsigned n = 0; n < g_graph.nodes(); ++n)
+        if (g_node_names[n] && strcmp(g_node_names[n], name) == 0)
+            return n;
+    unsigned node = g_graph.add();
+    if (node != lockorder::k_untracked)
+        g_node_names[node] = name;
+    return node;
+}
+
+// Records "held, then @p lock" for each held lock; reports the first
+// inversion. The caller holds the graph lock; the report comes after it.
+bool record_all(unsigned node, uintptr_t where, const LockClass* const* held,
+                const uintptr_t* held_where, unsigned count, lockorder::Inversion* inv)
+{
+    for (unsigned i = 0; i < count; ++i)
+        if (!g_graph.record(held[i]->order_node(), held_where[i], node, where, inv))
+            return false;
+    return true;
+}
+
+void report_inversion(unsigned cpu, const lockorder::Inversion& inv)
+{
+    lock_order_violation(
+        "lock order reversal: cpu%u takes %s at %p while holding %s (taken at %p); "
+        "earlier %s (taken at %p) was held when %s was taken at %p",
+        cpu, node_name(inv.acquiring), reinterpret_cast<void*>(inv.acquiring_where),
+        node_name(inv.held), reinterpret_cast<void*>(inv.held_where), node_name(inv.earlier_first),
+        reinterpret_cast<void*>(inv.earlier_first_where), node_name(inv.earlier_second),
+        reinterpret_cast<void*>(inv.earlier_second_where));
+}
+
+} // namespace
+
+void lock_order_violation(const char* fmt, ...)
 {
     char message[240];
     va_list args;
@@ -42,48 +85,79 @@ void graph_unlock()
     panic("%s", message);
 }
 
-const char* node_name(unsigned node)
+unsigned lock_order_node(LockClass& lock)
 {
-    return node < lockorder::k_max_locks && g_node_names[node] ? g_node_names[node] : "?";
+    if (__atomic_load_n(&lock.m_order_assigned, __ATOMIC_ACQUIRE))
+        return lock.m_order_node;
+    graph_lock();
+    if (!lock.m_order_assigned) {
+        lock.m_order_node = node_locked(lock.name());
+        __atomic_store_n(&lock.m_order_assigned, true, __ATOMIC_RELEASE);
+    }
+    graph_unlock();
+    return lock.m_order_node;
 }
-
-} // namespace
 
 void lock_order_acquire(Cpu& cpu, Spinlock& lock, uintptr_t where)
 {
     auto held = static_cast<unsigned>(cpu.spin_depth - 1); // this acquisition is counted already
     for (unsigned i = 0; i < held && i < k_max_held_locks; ++i)
         if (cpu.held[i].lock == &lock)
-            violation("lock order: cpu%u takes %s at %p, which it holds since %p", cpu.id,
-                      lock.name(), reinterpret_cast<void*>(where),
-                      reinterpret_cast<void*>(cpu.held[i].where));
-    graph_lock();
-    if (!lock.m_order_assigned) {
-        lock.m_order_assigned = true;
-        lock.m_order_node = g_graph.add();
-        if (lock.m_order_node != lockorder::k_untracked)
-            g_node_names[lock.m_order_node] = lock.name();
+            lock_order_violation("lock order: cpu%u takes %s at %p, which it holds since %p",
+                                 cpu.id, lock.name(), reinterpret_cast<void*>(where),
+                                 reinterpret_cast<void*>(cpu.held[i].where));
+    unsigned node = lock_order_node(lock);
+    // The thread's sleeping locks came first, then this CPU's spinlocks.
+    const proc::Thread* t = cpu.current;
+    unsigned mutexes = t ? t->mutex_depth : 0;
+    if (mutexes > proc::k_max_held_mutexes)
+        mutexes = proc::k_max_held_mutexes;
+    const LockClass* spins[k_max_held_locks];
+    uintptr_t spins_where[k_max_held_locks];
+    unsigned nspins = held < k_max_held_locks ? held : k_max_held_locks;
+    for (unsigned i = 0; i < nspins; ++i) {
+        spins[i] = cpu.held[i].lock;
+        spins_where[i] = cpu.held[i].where;
     }
     lockorder::Inversion inv{};
-    bool inverted = false;
-    for (unsigned i = 0; i < held && i < k_max_held_locks && !inverted; ++i) {
-        const HeldLock& h = cpu.held[i];
-        if (!g_graph.record(h.lock->order_node(), h.where, lock.order_node(), where, &inv))
-            inverted = true;
+    bool ok = true;
+    if (mutexes || nspins) {
+        // Known edges are one test each; a new edge walks the graph, under its lock.
+        graph_lock();
+        if (mutexes)
+            ok = record_all(node, where, t->held_mutex, t->held_mutex_where, mutexes, &inv);
+        if (ok)
+            ok = record_all(node, where, spins, spins_where, nspins, &inv);
+        graph_unlock();
     }
-    graph_unlock();
-    if (inverted)
-        violation("lock order reversal: cpu%u takes %s at %p while holding %s (taken at %p); "
-                  "earlier %s (taken at %p) was held when %s was taken at %p",
-                  cpu.id, node_name(inv.acquiring), reinterpret_cast<void*>(inv.acquiring_where),
-                  node_name(inv.held), reinterpret_cast<void*>(inv.held_where),
-                  node_name(inv.earlier_first), reinterpret_cast<void*>(inv.earlier_first_where),
-                  node_name(inv.earlier_second), reinterpret_cast<void*>(inv.earlier_second_where));
+    if (!ok)
+        report_inversion(cpu.id, inv);
     if (held >= k_max_held_locks)
-        violation("lock order: cpu%u takes %s at %p holding %u spinlocks already", cpu.id,
-                  lock.name(), reinterpret_cast<void*>(where), held);
+        lock_order_violation("lock order: cpu%u takes %s at %p holding %u spinlocks already",
+                             cpu.id, lock.name(), reinterpret_cast<void*>(where), held);
     else
         cpu.held[held] = HeldLock{&lock, where};
+}
+
+void lock_order_acquire_sleeping(LockClass& lock, uintptr_t where, LockClass* const* held,
+                                 const uintptr_t* held_where, unsigned count)
+{
+    arch::InterruptsOff off; // the graph's lock is also taken under spinlocks
+    Cpu& cpu = this_cpu();
+    for (unsigned i = 0; i < count; ++i)
+        if (held[i] == &lock)
+            lock_order_violation("lock order: cpu%u takes %s at %p, which it holds since %p",
+                                 cpu.id, lock.name(), reinterpret_cast<void*>(where),
+                                 reinterpret_cast<void*>(held_where[i]));
+    unsigned node = lock_order_node(lock);
+    if (!count)
+        return;
+    lockorder::Inversion inv{};
+    graph_lock();
+    bool ok = record_all(node, where, held, held_where, count, &inv);
+    graph_unlock();
+    if (!ok)
+        report_inversion(cpu.id, inv);
 }
 
 void Spinlock::lock()
@@ -118,7 +192,7 @@ void Spinlock::unlock()
 {
     Cpu& cpu = this_cpu();
     if (!held_here())
-        panic("spinlock %s released by cpu%u, which does not hold it (holder cpu%d)", m_name,
+        panic("spinlock %s released by cpu%u, which does not hold it (holder cpu%d)", name(),
               cpu.id, holder_cpu());
     // Locks may be released in any order: drop this one from the held list.
     auto n = static_cast<unsigned>(cpu.spin_depth < k_max_held_locks ? cpu.spin_depth
@@ -147,8 +221,8 @@ void lock_order_check_sleep_slow(const char* what)
 {
     Cpu& cpu = this_cpu();
     const HeldLock& h = cpu.held[0];
-    violation("lock order: cpu%u %s with spinlock %s held (taken at %p)", cpu.id, what,
-              h.lock ? h.lock->name() : "?", reinterpret_cast<void*>(h.where));
+    lock_order_violation("lock order: cpu%u %s with spinlock %s held (taken at %p)", cpu.id, what,
+                         h.lock ? h.lock->name() : "?", reinterpret_cast<void*>(h.where));
 }
 
 void lock_order_set_hook_for_test(LockOrderHook hook)
