@@ -4,7 +4,6 @@
 #include "kernel/kern/cpu.h"
 #include "kernel/kern/lock_order.h"
 #include "kernel/kern/panic.h"
-#include "kernel/proc/thread.h"
 #include "lib/format.h"
 #include "lib/string.h"
 
@@ -108,10 +107,10 @@ void lock_order_acquire(Cpu& cpu, Spinlock& lock, uintptr_t where)
                                  reinterpret_cast<void*>(cpu.held[i].where));
     unsigned node = lock_order_node(lock);
     // The thread's sleeping locks came first, then this CPU's spinlocks.
-    const proc::Thread* t = cpu.current;
-    unsigned mutexes = t ? t->mutex_depth : 0;
-    if (mutexes > proc::k_max_held_mutexes)
-        mutexes = proc::k_max_held_mutexes;
+    const MutexesHeld* m = cpu.mutexes;
+    unsigned mutexes = m ? m->depth : 0;
+    if (mutexes > k_max_held_mutexes)
+        mutexes = k_max_held_mutexes;
     const LockClass* spins[k_max_held_locks];
     uintptr_t spins_where[k_max_held_locks];
     unsigned nspins = held < k_max_held_locks ? held : k_max_held_locks;
@@ -125,7 +124,7 @@ void lock_order_acquire(Cpu& cpu, Spinlock& lock, uintptr_t where)
         // Known edges are one test each; a new edge walks the graph, under its lock.
         graph_lock();
         if (mutexes)
-            ok = record_all(node, where, t->held_mutex, t->held_mutex_where, mutexes, &inv);
+            ok = record_all(node, where, m->lock, m->where, mutexes, &inv);
         if (ok)
             ok = record_all(node, where, spins, spins_where, nspins, &inv);
         graph_unlock();

@@ -1,6 +1,6 @@
 // The scheduler: a run queue served round robin, one quantum per clock
 // tick, and an idle thread that halts the CPU. Sleeping is the wait
-// queues' (kern/waitqueue.h, proc/sleep.cpp); the scheduler blocks the
+// queues' (proc/waitqueue.h, proc/sleep.cpp); the scheduler blocks the
 // current thread and makes threads runnable for them.
 // Which thread runs, the run queue and the idle thread are the CPU's own
 // (kernel/kern/cpu.h); only the boot CPU runs threads so far, the others
@@ -69,6 +69,7 @@ void reschedule()
     }
     Thread* prev = cpu.current;
     cpu.current = next;
+    cpu.mutexes = &next->mutexes; // the spinlocks' order check reads them
     next->state = ThreadState::running;
     next->need_resched = false;
     ++next->switches_in;
@@ -109,6 +110,7 @@ void sched_init()
     g_boot_thread.state = ThreadState::running;
     g_boot_thread.id = g_next_id++;
     cpu.current = &g_boot_thread;
+    cpu.mutexes = &g_boot_thread.mutexes;
     cpu.idle = thread_alloc("idle");
     TOLL_ASSERT(cpu.idle);
     arch::context_init_kernel(cpu.idle->context, cpu.idle->kstack_base + k_kstack_size, idle_loop,
@@ -127,6 +129,7 @@ void sched_init_secondary(uintptr_t stack_base)
     idle->kstack_base = stack_base;
     idle->state = ThreadState::running;
     cpu.idle = cpu.current = idle;
+    cpu.mutexes = &idle->mutexes;
 }
 
 void sched_idle_secondary()
@@ -196,7 +199,7 @@ void yield()
 
 void block()
 {
-    // The caller (a wait queue, kern/waitqueue.cpp) has marked the thread
+    // The caller (a wait queue, proc/waitqueue.cpp) has marked the thread
     // asleep and queued it, with interrupts off, and keeps them off to here.
     lock_order_check_sleep("sleeps");
     reschedule();

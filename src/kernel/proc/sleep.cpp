@@ -2,8 +2,8 @@
 // to one of a fixed set of queues, and a waiter's entry names its channel, so
 // that wakeup(channel) wakes only its own. Timed sleepers sit on the same
 // queues with a deadline; the clock scans the queues only while there are any.
-#include "kernel/kern/waitqueue.h"
 #include "kernel/proc/thread.h"
+#include "kernel/proc/waitqueue.h"
 
 namespace toll::proc {
 namespace {

@@ -11,16 +11,12 @@
 #include <stdint.h>
 
 namespace toll {
-class LockClass;
 class Spinlock;
 } // namespace toll
 
 namespace toll::proc {
 
 struct Process;
-
-/// The most sleeping locks (kern/mutex.h) one thread may hold at once.
-constexpr unsigned k_max_held_mutexes = 6;
 
 enum class ThreadState { runnable, running, sleeping, dead };
 
@@ -53,11 +49,9 @@ struct Thread {
     bool preemptible = false;                  ///< A kernel thread that runs with interrupts on.
     bool need_resched = false; ///< Set by the clock when others wait: switch at the next chance.
     uint64_t switches_in = 0;  ///< How often it was switched to.
-    unsigned mutex_depth = 0;  ///< Sleeping locks held (kern/mutex.h), in held_mutex.
-    LockClass* held_mutex[k_max_held_mutexes] = {};      ///< Those locks, in the order taken.
-    uintptr_t held_mutex_where[k_max_held_mutexes] = {}; ///< Where each was taken.
-    char name[16] = {};                                  ///< For the console.
-    int id = 0;                                          ///< Unique number, for the console.
+    MutexesHeld mutexes;       ///< The sleeping locks it holds (proc/mutex.h).
+    char name[16] = {};        ///< For the console.
+    int id = 0;                ///< Unique number, for the console.
 };
 
 /// Size of every kernel stack.

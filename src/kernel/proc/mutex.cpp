@@ -1,10 +1,10 @@
 // Sleeping locks (mutex.h) on a wait queue whose lock guards the owner.
-#include "kernel/kern/mutex.h"
+#include "kernel/proc/mutex.h"
 #include "kernel/kern/cpu.h"
 #include "kernel/kern/panic.h"
 #include "kernel/proc/thread.h"
 
-namespace toll {
+namespace toll::proc {
 
 void Mutex::lock()
 {
@@ -19,10 +19,10 @@ void Mutex::lock()
                              cpu.id, name(), reinterpret_cast<void*>(where),
                              cpu.held[0].lock ? cpu.held[0].lock->name() : "?",
                              reinterpret_cast<void*>(cpu.held[0].where));
-    proc::Thread* t = proc::current();
-    unsigned depth = t->mutex_depth < proc::k_max_held_mutexes ? t->mutex_depth
-                                                               : proc::k_max_held_mutexes;
-    lock_order_acquire_sleeping(*this, where, t->held_mutex, t->held_mutex_where, depth);
+    Thread* t = current();
+    MutexesHeld& held = t->mutexes;
+    unsigned depth = held.depth < k_max_held_mutexes ? held.depth : k_max_held_mutexes;
+    lock_order_acquire_sleeping(*this, where, held.lock, held.where, depth);
     {
         SpinGuard g(m_waiters.lock());
         ++m_acquisitions;
@@ -36,30 +36,30 @@ void Mutex::lock()
         m_owner = t;
         m_owner_where = where;
     }
-    if (t->mutex_depth < proc::k_max_held_mutexes) {
-        t->held_mutex[t->mutex_depth] = this;
-        t->held_mutex_where[t->mutex_depth] = where;
+    if (held.depth < k_max_held_mutexes) {
+        held.lock[held.depth] = this;
+        held.where[held.depth] = where;
     }
-    ++t->mutex_depth;
+    ++held.depth;
 }
 
 void Mutex::unlock()
 {
-    proc::Thread* t = proc::current();
+    Thread* t = current();
     if (m_owner != t)
         panic("mutex %s released by thread %d, which does not own it", name(), t ? t->id : -1);
-    unsigned n = t->mutex_depth < proc::k_max_held_mutexes ? t->mutex_depth
-                                                           : proc::k_max_held_mutexes;
+    MutexesHeld& held = t->mutexes;
+    unsigned n = held.depth < k_max_held_mutexes ? held.depth : k_max_held_mutexes;
     for (unsigned i = 0; i < n; ++i)
-        if (t->held_mutex[i] == this) {
+        if (held.lock[i] == this) {
             for (unsigned j = i; j + 1 < n; ++j) {
-                t->held_mutex[j] = t->held_mutex[j + 1];
-                t->held_mutex_where[j] = t->held_mutex_where[j + 1];
+                held.lock[j] = held.lock[j + 1];
+                held.where[j] = held.where[j + 1];
             }
-            t->held_mutex[n - 1] = nullptr;
+            held.lock[n - 1] = nullptr;
             break;
         }
-    --t->mutex_depth;
+    --held.depth;
     SpinGuard g(m_waiters.lock());
     m_owner = nullptr;
     m_owner_where = 0;
@@ -68,7 +68,7 @@ void Mutex::unlock()
 
 bool Mutex::held_by_current() const
 {
-    return __atomic_load_n(&m_owner, __ATOMIC_RELAXED) == proc::current();
+    return __atomic_load_n(&m_owner, __ATOMIC_RELAXED) == current();
 }
 
-} // namespace toll
+} // namespace toll::proc

@@ -10,10 +10,10 @@
 // in an interrupt handler or with a spinlock held is a report as well: both
 // would sleep where sleeping is not allowed.
 #pragma once
-#include "kernel/kern/waitqueue.h"
+#include "kernel/proc/waitqueue.h"
 #include <stdint.h>
 
-namespace toll {
+namespace toll::proc {
 
 /// A sleeping lock with an owner thread, order-checked, that counts its cost.
 class Mutex : public LockClass {
@@ -35,7 +35,7 @@ class Mutex : public LockClass {
 
   private:
     WaitQueue m_waiters; // its lock guards m_owner and the counts
-    proc::Thread* m_owner = nullptr;
+    Thread* m_owner = nullptr;
     uintptr_t m_owner_where = 0;
     uint64_t m_acquisitions = 0;
     uint64_t m_contended = 0;
@@ -54,4 +54,4 @@ class [[nodiscard]] MutexGuard {
     Mutex& m_mutex;
 };
 
-} // namespace toll
+} // namespace toll::proc

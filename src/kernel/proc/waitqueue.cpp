@@ -1,12 +1,12 @@
 // Wait queues (waitqueue.h): the waiter's entry lives on its stack, the
 // queue is a list of entries under the queue's spinlock, and the only way
 // off the queue is a waker that holds that lock.
-#include "kernel/kern/waitqueue.h"
+#include "kernel/proc/waitqueue.h"
 #include "kernel/kern/cpu.h"
 #include "kernel/kern/panic.h"
 #include "kernel/proc/thread.h"
 
-namespace toll {
+namespace toll::proc {
 
 void WaitQueue::enqueue(WaitEntry& e)
 {
@@ -40,18 +40,18 @@ void WaitQueue::wake_entry(WaitEntry& e)
 {
     // Read the thread before the entry goes: once it is off the queue and
     // runnable, the waiter may return and its stack frame be reused.
-    proc::Thread* t = e.thread;
+    Thread* t = e.thread;
     remove(e);
     t->wait_channel = nullptr;
     t->wake_tick = 0;
-    proc::make_runnable(t);
+    make_runnable(t);
 }
 
 void WaitQueue::sleep_locked(const void* channel, uint64_t deadline)
 {
     if (!m_lock.held_here())
         panic("wait queue %s: sleep_locked without its lock", m_lock.name());
-    proc::Thread* t = proc::current();
+    Thread* t = current();
     WaitEntry e;
     e.thread = t;
     e.channel = channel;
@@ -63,11 +63,11 @@ void WaitQueue::sleep_locked(const void* channel, uint64_t deadline)
     this_cpu().spin_interrupts_were = false;
     enqueue(e);
     ++m_sleeps;
-    t->state = proc::ThreadState::sleeping;
+    t->state = ThreadState::sleeping;
     t->wait_channel = channel;
     t->wake_tick = deadline;
     m_lock.unlock();
-    proc::block();
+    block();
     m_lock.lock();
     this_cpu().spin_interrupts_were = were; // possibly another CPU's block now
     if (e.queued)
@@ -78,7 +78,7 @@ void WaitQueue::wait(Spinlock& held, const void* channel, uint64_t deadline)
 {
     if (!held.held_here())
         panic("wait queue %s: wait without %s held", m_lock.name(), held.name());
-    proc::Thread* t = proc::current();
+    Thread* t = current();
     WaitEntry e;
     e.thread = t;
     e.channel = channel;
@@ -88,12 +88,12 @@ void WaitQueue::wait(Spinlock& held, const void* channel, uint64_t deadline)
     this_cpu().spin_interrupts_were = false;
     enqueue(e);
     ++m_sleeps;
-    t->state = proc::ThreadState::sleeping;
+    t->state = ThreadState::sleeping;
     t->wait_channel = channel;
     t->wake_tick = deadline;
     held.unlock();
     m_lock.unlock();
-    proc::block();
+    block();
     held.lock();
     this_cpu().spin_interrupts_were = were;
     if (__atomic_load_n(&e.queued, __ATOMIC_RELAXED)) {
@@ -153,4 +153,4 @@ unsigned WaitQueue::wake_all()
     return wake_locked(nullptr);
 }
 
-} // namespace toll
+} // namespace toll::proc

@@ -17,17 +17,15 @@
 #include "kernel/kern/spinlock.h"
 #include <stdint.h>
 
-namespace toll {
+namespace toll::proc {
 
-namespace proc {
 struct Thread;
-}
 
 /// One sleeping thread, on its own stack while it waits.
 struct WaitEntry {
-    proc::Thread* thread = nullptr;
+    Thread* thread = nullptr;
     const void* channel = nullptr; ///< for the channel queues (sleep_on); else nullptr
-    uint64_t deadline = 0; ///< tick to wake at regardless (channel queues only); 0 for none
+    uint64_t deadline = 0;         ///< tick to wake at regardless (channel queues only); 0 for none
     WaitEntry* next = nullptr;
     bool queued = false; ///< still on the queue (a waker clears it)
 };
@@ -89,4 +87,4 @@ class WaitQueue {
     uint64_t m_sleeps = 0;
 };
 
-} // namespace toll
+} // namespace toll::proc
