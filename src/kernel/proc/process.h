@@ -3,6 +3,7 @@
 #pragma once
 #include "kernel/kern/errno.h"
 #include "kernel/kern/result.h"
+#include "kernel/kern/spinlock.h"
 #include "kernel/proc/signal.h"
 #include "kernel/proc/thread.h"
 #include "kernel/sys/file.h"
@@ -86,6 +87,10 @@ Errno kill(int pid, int signal, int code = k_si_user);
 /// The process numbered @p pid, zombies that their parent may still wait
 /// for included; nullptr if there is none.
 Process* find_process(int pid);
+
+/// The process table's lock: find_process's caller holds it for as long as
+/// it uses the process found (an exiting process is freed under it).
+Spinlock& process_table_lock();
 
 /// setpgid(): moves process @p pid (0: the caller) into group @p pgid (0: a
 /// group of its own, numbered @p pid), with Linux's rules: only the caller
