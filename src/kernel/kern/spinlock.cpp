@@ -51,6 +51,8 @@ unsigned node_locked(const char* name)
 bool record_all(unsigned node, uintptr_t where, const LockClass* const* held,
                 const uintptr_t* held_where, unsigned count, lockorder::Inversion* inv)
 {
+    if (!count)
+        return true;
     for (unsigned i = 0; i < count; ++i)
         if (!g_graph.record(held[i]->order_node(), held_where[i], node, where, inv))
             return false;
@@ -97,40 +99,56 @@ unsigned lock_order_node(LockClass& lock)
     return lock.m_order_node;
 }
 
-void lock_order_acquire(Cpu& cpu, Spinlock& lock, uintptr_t where)
+// The slow part of lock_order_acquire: some order here is new (or the
+// lock's node is not assigned yet), so the graph learns it, under its lock.
+[[gnu::noinline]] static void lock_order_learn(Cpu& cpu, Spinlock& lock, uintptr_t where,
+                                               unsigned held)
 {
-    auto held = static_cast<unsigned>(cpu.spin_depth - 1); // this acquisition is counted already
-    for (unsigned i = 0; i < held && i < k_max_held_locks; ++i)
-        if (cpu.held[i].lock == &lock)
-            lock_order_violation("lock order: cpu%u takes %s at %p, which it holds since %p",
-                                 cpu.id, lock.name(), reinterpret_cast<void*>(where),
-                                 reinterpret_cast<void*>(cpu.held[i].where));
     unsigned node = lock_order_node(lock);
-    // The thread's sleeping locks came first, then this CPU's spinlocks.
     const MutexesHeld* m = cpu.mutexes;
     unsigned mutexes = m ? m->depth : 0;
     if (mutexes > k_max_held_mutexes)
         mutexes = k_max_held_mutexes;
     const LockClass* spins[k_max_held_locks];
     uintptr_t spins_where[k_max_held_locks];
-    unsigned nspins = held < k_max_held_locks ? held : k_max_held_locks;
-    for (unsigned i = 0; i < nspins; ++i) {
+    for (unsigned i = 0; i < held; ++i) {
         spins[i] = cpu.held[i].lock;
         spins_where[i] = cpu.held[i].where;
     }
+    // The thread's sleeping locks came first, then this CPU's spinlocks.
     lockorder::Inversion inv{};
-    bool ok = true;
-    if (mutexes || nspins) {
-        // Known edges are one test each; a new edge walks the graph, under its lock.
-        graph_lock();
-        if (mutexes)
-            ok = record_all(node, where, m->lock, m->where, mutexes, &inv);
-        if (ok)
-            ok = record_all(node, where, spins, spins_where, nspins, &inv);
-        graph_unlock();
-    }
+    graph_lock();
+    bool ok = record_all(node, where, m ? m->lock : nullptr, m ? m->where : nullptr, mutexes, &inv);
+    if (ok)
+        ok = record_all(node, where, spins, spins_where, held, &inv);
+    graph_unlock();
     if (!ok)
         report_inversion(cpu.id, inv);
+}
+
+void lock_order_acquire(Cpu& cpu, Spinlock& lock, uintptr_t where)
+{
+    auto held = static_cast<unsigned>(cpu.spin_depth - 1); // this acquisition is counted already
+    if (held > k_max_held_locks)
+        held = k_max_held_locks;
+    unsigned node = lock.order_node();
+    // Known orders are one test each, without the graph's lock (edges are
+    // only ever added); a new one, or an unassigned node, is learnt.
+    bool known = node != lockorder::k_untracked;
+    for (unsigned i = 0; i < held; ++i) {
+        const Spinlock* h = cpu.held[i].lock;
+        if (h == &lock)
+            lock_order_violation("lock order: cpu%u takes %s at %p, which it holds since %p",
+                                 cpu.id, lock.name(), reinterpret_cast<void*>(where),
+                                 reinterpret_cast<void*>(cpu.held[i].where));
+        known = known && (h->order_node() == node || g_graph.has_edge(h->order_node(), node));
+    }
+    if (const MutexesHeld* m = cpu.mutexes)
+        for (unsigned i = 0; i < m->depth && i < k_max_held_mutexes && known; ++i)
+            known = m->lock[i]->order_node() == node ||
+                    g_graph.has_edge(m->lock[i]->order_node(), node);
+    if (!known)
+        lock_order_learn(cpu, lock, where, held);
     if (held >= k_max_held_locks)
         lock_order_violation("lock order: cpu%u takes %s at %p holding %u spinlocks already",
                              cpu.id, lock.name(), reinterpret_cast<void*>(where), held);
@@ -164,45 +182,63 @@ void Spinlock::lock()
     uintptr_t where = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
     bool were = arch::interrupts_disable();
     Cpu& cpu = this_cpu();
-    if (cpu.spin_depth++ == 0)
-        cpu.spin_interrupts_were = were;
+    uintptr_t depth = cpu.spin_depth++;
     // Checked before spinning: an inversion panics even when this run of it
-    // would not have deadlocked.
-    lock_order_acquire(cpu, *this, where);
+    // would not have deadlocked. The usual case, the only lock held and a
+    // node assigned, has nothing to check against: it only notes the lock.
+    if (depth == 0) {
+        cpu.spin_interrupts_were = were;
+        if (order_node() != lockorder::k_untracked && !(cpu.mutexes && cpu.mutexes->depth))
+            cpu.held[0] = HeldLock{this, where};
+        else
+            lock_order_acquire(cpu, *this, where);
+    } else {
+        lock_order_acquire(cpu, *this, where);
+    }
+    if (__builtin_expect(__atomic_exchange_n(&m_locked, 1, __ATOMIC_ACQUIRE) != 0, 0))
+        spin(where);
+    // Ours now: the statistics are written under the lock.
+    ++m_acquisitions;
+    m_holder_where = where;
+    __atomic_store_n(&m_holder_cpu, static_cast<int>(cpu.id), __ATOMIC_RELAXED);
+}
+
+void Spinlock::spin(uintptr_t where)
+{
+    (void)where;
     uint64_t spins = 0;
-    while (__atomic_exchange_n(&m_locked, 1, __ATOMIC_ACQUIRE)) {
+    do {
         // Wait with plain loads, so the line stays shared until it is free.
         while (__atomic_load_n(&m_locked, __ATOMIC_RELAXED)) {
             arch::cpu_relax();
             ++spins;
         }
-    }
-    // Ours now: the statistics are written under the lock.
-    ++m_acquisitions;
-    if (spins) {
-        ++m_contended;
-        m_spins += spins;
-    }
-    m_holder_where = where;
-    __atomic_store_n(&m_holder_cpu, static_cast<int>(cpu.id), __ATOMIC_RELAXED);
+    } while (__atomic_exchange_n(&m_locked, 1, __ATOMIC_ACQUIRE));
+    ++m_contended;
+    m_spins += spins;
 }
 
 void Spinlock::unlock()
 {
     Cpu& cpu = this_cpu();
-    if (!held_here())
+    if (__atomic_load_n(&m_holder_cpu, __ATOMIC_RELAXED) != static_cast<int>(cpu.id))
         panic("spinlock %s released by cpu%u, which does not hold it (holder cpu%d)", name(),
               cpu.id, holder_cpu());
-    // Locks may be released in any order: drop this one from the held list.
+    // Locks may be released in any order: drop this one from the held list
+    // (the last one taken, usually).
     auto n = static_cast<unsigned>(cpu.spin_depth < k_max_held_locks ? cpu.spin_depth
                                                                      : k_max_held_locks);
-    for (unsigned i = 0; i < n; ++i)
-        if (cpu.held[i].lock == this) {
-            for (unsigned j = i; j + 1 < n; ++j)
-                cpu.held[j] = cpu.held[j + 1];
-            cpu.held[n - 1] = HeldLock{};
-            break;
-        }
+    if (n && cpu.held[n - 1].lock == this) {
+        cpu.held[n - 1] = HeldLock{};
+    } else {
+        for (unsigned i = 0; i < n; ++i)
+            if (cpu.held[i].lock == this) {
+                for (unsigned j = i; j + 1 < n; ++j)
+                    cpu.held[j] = cpu.held[j + 1];
+                cpu.held[n - 1] = HeldLock{};
+                break;
+            }
+    }
     m_holder_where = 0;
     __atomic_store_n(&m_holder_cpu, -1, __ATOMIC_RELAXED);
     __atomic_store_n(&m_locked, 0, __ATOMIC_RELEASE);

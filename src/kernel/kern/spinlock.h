@@ -67,6 +67,9 @@ class Spinlock : public LockClass {
     uint64_t spins() const { return m_spins; }
 
   private:
+    // The wait loop, out of line: it counts the contended acquisition.
+    [[gnu::noinline]] void spin(uintptr_t where);
+
     uint32_t m_locked = 0;
     int m_holder_cpu = -1;
     uintptr_t m_holder_where = 0;

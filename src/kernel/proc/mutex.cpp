@@ -26,14 +26,17 @@ void Mutex::lock()
     {
         SpinGuard g(m_waiters.lock());
         ++m_acquisitions;
-        if (m_owner) {
+        if (!m_owner) {
+            m_owner = t;
+        } else {
+            // The releaser hands the mutex to the first waiter (unlock), so
+            // a waiter is never overtaken by a thread that came later.
             ++m_contended;
-            while (m_owner) {
+            while (m_owner != t) {
                 ++m_sleeps;
                 m_waiters.sleep_locked();
             }
         }
-        m_owner = t;
         m_owner_where = where;
     }
     if (held.depth < k_max_held_mutexes) {
@@ -61,7 +64,7 @@ void Mutex::unlock()
         }
     --held.depth;
     SpinGuard g(m_waiters.lock());
-    m_owner = nullptr;
+    m_owner = m_waiters.first_locked(); // nullptr when nobody waits
     m_owner_where = 0;
     m_waiters.wake_one_locked();
 }

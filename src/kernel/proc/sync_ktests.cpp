@@ -2,6 +2,7 @@
 // until woken and no longer, a wait gives up its condition lock while it
 // sleeps, a mutex puts its contender to sleep, and the order checker sees
 // mutexes as it sees spinlocks.
+#include "kernel/arch/cpu.h"
 #include "kernel/kern/ktest.h"
 #include "kernel/kern/spinlock.h"
 #include "kernel/proc/mutex.h"
@@ -191,6 +192,95 @@ KTEST("kern.mutex.a_spinlock_after_a_mutex_is_ordered_too")
     KEXPECT(g_reports >= 1u);
     KEXPECT(report_names("takes mutex ktest.mutex_outer"));
     KEXPECT(report_names("with spinlock ktest.spin_inner held"));
+}
+
+} // namespace toll::proc
+
+namespace toll::proc {
+namespace {
+
+constexpr unsigned k_cost_rounds = 1000;
+
+struct HandOff {
+    Mutex* mutex;
+    unsigned rounds = 0;
+    bool done = false;
+};
+
+// Takes and releases the mutex, yielding while holding it, so that each
+// acquisition by the other thread finds it owned and sleeps.
+void hand_off(void* arg)
+{
+    auto* h = static_cast<HandOff*>(arg);
+    for (unsigned i = 0; i < h->rounds; ++i) {
+        h->mutex->lock();
+        yield();
+        h->mutex->unlock();
+    }
+    h->done = true;
+}
+
+} // namespace
+
+// The price of the locks, per acquisition and release, in cycles (in
+// deterministic mode, instructions): a spinlock nobody else holds, one
+// taken while another is held (a known order: one more check), a mutex
+// nobody else holds, and a mutex that two threads hand back and forth, each
+// acquisition finding it owned (a sleep, a wake-up and switches).
+KTEST("kern.lock_cost")
+{
+    static Spinlock outer("ktest.cost_outer");
+    static Spinlock lock("ktest.cost");
+    static Mutex mutex("ktest.cost_mutex");
+    {
+        SpinGuard warm(lock); // the first acquisition assigns the node
+    }
+    uint64_t start = arch::cycle_counter();
+    for (unsigned i = 0; i < k_cost_rounds; ++i) {
+        lock.lock();
+        lock.unlock();
+    }
+    uint64_t spin = arch::cycle_counter() - start;
+    {
+        SpinGuard g(outer);
+        {
+            SpinGuard warm(lock);
+        }
+        start = arch::cycle_counter();
+        for (unsigned i = 0; i < k_cost_rounds; ++i) {
+            lock.lock();
+            lock.unlock();
+        }
+    }
+    uint64_t nested = arch::cycle_counter() - start;
+    {
+        MutexGuard warm(mutex);
+    }
+    start = arch::cycle_counter();
+    for (unsigned i = 0; i < k_cost_rounds; ++i) {
+        mutex.lock();
+        mutex.unlock();
+    }
+    uint64_t sleeping = arch::cycle_counter() - start;
+    HandOff h{&mutex, k_cost_rounds / 10};
+    uint64_t contended = mutex.contended();
+    KEXPECT(thread_create_kernel("handoff", hand_off, &h, false) != nullptr);
+    start = arch::cycle_counter();
+    for (unsigned i = 0; i < h.rounds; ++i) {
+        mutex.lock();
+        yield();
+        mutex.unlock();
+    }
+    while (!h.done)
+        yield();
+    uint64_t handed = arch::cycle_counter() - start;
+    KEXPECT(mutex.contended() > contended); // the hand-off did contend
+    KEXPECT(spin > 0 && sleeping > 0);
+    ktest::metric("lock.spin_uncontended", spin / k_cost_rounds, "cycles");
+    ktest::metric("lock.spin_nested", nested / k_cost_rounds, "cycles");
+    ktest::metric("lock.mutex_uncontended", sleeping / k_cost_rounds, "cycles");
+    ktest::metric("lock.mutex_handoff", handed / (2 * h.rounds), "cycles");
+    ktest::metric("lock.mutex_handoff_contended", mutex.contended() - contended, "count");
 }
 
 } // namespace toll::proc

@@ -63,6 +63,8 @@ class WaitQueue {
     bool wake_one();
     /// Wakes every waiter; returns how many.
     unsigned wake_all();
+    /// The thread of the first waiter, or nullptr; the queue's lock held.
+    Thread* first_locked() const { return m_head ? m_head->thread : nullptr; }
     /// wake_one with the queue's lock held.
     bool wake_one_locked();
     /// Wakes the waiters on @p channel (nullptr: all), with the lock held.
