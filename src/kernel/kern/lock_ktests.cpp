@@ -190,6 +190,16 @@ KTEST("destructive.lock_order.inversion_panics")
     ktest::fail(__FILE__, __LINE__, "the inverted acquisition did not panic");
 }
 
+KTEST("destructive.watchdog.a_cpu_stuck_on_a_spinlock_panics")
+{
+    // Held, as far as the lock can tell, by a CPU that will never let go:
+    // this CPU spins with interrupts off until the watchdog speaks.
+    static Spinlock stuck("destructive.stuck");
+    stuck.plant_holder_for_test(static_cast<int>(this_cpu().id) + 1);
+    stuck.lock();
+    ktest::fail(__FILE__, __LINE__, "the stuck acquisition returned");
+}
+
 KTEST("destructive.lock_order.recursion_panics")
 {
     static Spinlock once("destructive.once");

@@ -31,6 +31,7 @@ void panic(const char* fmt, ...)
     if (g_panicking) // A panic while panicking: do not recurse into the console again.
         arch::poweroff(false);
     g_panicking = true;
+    console_panic();
     krecord("PANIC %s", message);
     arch::poweroff(false);
 }

@@ -4,6 +4,7 @@
 #include "kernel/kern/cpu.h"
 #include "kernel/kern/lock_order.h"
 #include "kernel/kern/panic.h"
+#include "kernel/kern/param.h"
 #include "lib/format.h"
 #include "lib/string.h"
 
@@ -27,6 +28,20 @@ void graph_lock()
 void graph_unlock()
 {
     __atomic_store_n(&g_graph_busy, 0, __ATOMIC_RELEASE);
+}
+
+TOLL_PARAM(g_param_watchdog, "lock.watchdog",
+           "a spinlock waiter panics after 2^N turns with interrupts off (default 26)");
+
+// The watchdog's limit, read from the command line at the first wait.
+uint64_t watchdog_spins()
+{
+    static uint64_t s_limit;
+    if (!s_limit) {
+        unsigned long shift = param_get_ulong("lock.watchdog", k_watchdog_shift);
+        s_limit = uint64_t(1) << (shift < 8 ? 8 : shift > 40 ? 40 : shift);
+    }
+    return s_limit;
 }
 
 const char* node_name(unsigned node)
@@ -111,10 +126,13 @@ unsigned lock_order_node(LockClass& lock)
         mutexes = k_max_held_mutexes;
     const LockClass* spins[k_max_held_locks];
     uintptr_t spins_where[k_max_held_locks];
-    for (unsigned i = 0; i < held; ++i) {
-        spins[i] = cpu.held[i].lock;
-        spins_where[i] = cpu.held[i].where;
-    }
+    unsigned n = 0;
+    for (unsigned i = 0; i < held; ++i)
+        if (cpu.held[i].lock) {
+            spins[n] = cpu.held[i].lock;
+            spins_where[n++] = cpu.held[i].where;
+        }
+    held = n;
     // The thread's sleeping locks came first, then this CPU's spinlocks.
     lockorder::Inversion inv{};
     graph_lock();
@@ -137,6 +155,8 @@ void lock_order_acquire(Cpu& cpu, Spinlock& lock, uintptr_t where)
     bool known = node != lockorder::k_untracked;
     for (unsigned i = 0; i < held; ++i) {
         const Spinlock* h = cpu.held[i].lock;
+        if (!h)
+            continue; // a slot whose acquisition was refused by a report
         if (h == &lock)
             lock_order_violation("lock order: cpu%u takes %s at %p, which it holds since %p",
                                  cpu.id, lock.name(), reinterpret_cast<void*>(where),
@@ -205,13 +225,13 @@ void Spinlock::lock()
 
 void Spinlock::spin(uintptr_t where)
 {
-    (void)where;
     uint64_t spins = 0;
     do {
         // Wait with plain loads, so the line stays shared until it is free.
         while (__atomic_load_n(&m_locked, __ATOMIC_RELAXED)) {
             arch::cpu_relax();
-            ++spins;
+            if (++spins == watchdog_spins())
+                watchdog(where, spins);
         }
     } while (__atomic_exchange_n(&m_locked, 1, __ATOMIC_ACQUIRE));
     ++m_contended;
@@ -244,6 +264,29 @@ void Spinlock::unlock()
     __atomic_store_n(&m_locked, 0, __ATOMIC_RELEASE);
     if (--cpu.spin_depth == 0)
         arch::interrupts_restore(cpu.spin_interrupts_were);
+}
+
+void Spinlock::watchdog(uintptr_t where, uint64_t spins)
+{
+    uintptr_t frames[6];
+    unsigned n = arch::backtrace(frames, 6);
+    char trace[6 * 20] = "";
+    size_t used = 0;
+    for (unsigned i = 0; i < n && used < sizeof trace; ++i)
+        used += lib::snformat(trace + used, sizeof trace - used, " %p",
+                              reinterpret_cast<void*>(frames[i]));
+    panic("watchdog: cpu%u spun %llu turns with interrupts off waiting for %s (at %p), held by "
+          "cpu%d since %p; backtrace%s",
+          this_cpu().id, static_cast<unsigned long long>(spins), name(),
+          reinterpret_cast<void*>(where), holder_cpu(), reinterpret_cast<void*>(m_holder_where),
+          trace);
+}
+
+void Spinlock::plant_holder_for_test(int cpu)
+{
+    __atomic_store_n(&m_locked, 1, __ATOMIC_RELEASE);
+    m_holder_where = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+    __atomic_store_n(&m_holder_cpu, cpu, __ATOMIC_RELAXED);
 }
 
 bool Spinlock::held_here() const

@@ -66,9 +66,15 @@ class Spinlock : public LockClass {
     /// Turns of the wait loop, summed over the contended acquisitions.
     uint64_t spins() const { return m_spins; }
 
+    /// For the watchdog's test: marks the lock held by CPU @p cpu, which
+    /// will never release it, as a CPU that died holding it would.
+    void plant_holder_for_test(int cpu);
+
   private:
     // The wait loop, out of line: it counts the contended acquisition.
     [[gnu::noinline]] void spin(uintptr_t where);
+    // The watchdog's report (k_watchdog_spins): panics.
+    [[noreturn]] [[gnu::noinline]] void watchdog(uintptr_t where, uint64_t spins);
 
     uint32_t m_locked = 0;
     int m_holder_cpu = -1;
@@ -77,6 +83,15 @@ class Spinlock : public LockClass {
     uint64_t m_contended = 0;
     uint64_t m_spins = 0;
 };
+
+/// The watchdog: a CPU that has turned the wait loop this often, with its
+/// interrupts masked, is taken to be stuck (the holder will never let go: a
+/// deadlock, or a holder that stopped) and panics, naming itself, the lock,
+/// its holder and its own backtrace, instead of hanging without a word.
+/// The default, 2^26 turns, is a second or more under QEMU and far more than
+/// any critical section of Toll's takes; `lock.watchdog=N` on the command
+/// line sets it to 2^N turns (the watchdog's test uses a small one).
+constexpr unsigned k_watchdog_shift = 26;
 
 /// Holds @p lock for the lifetime of the guard.
 class [[nodiscard]] SpinGuard {
