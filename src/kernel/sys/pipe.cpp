@@ -121,7 +121,7 @@ long pipe_write(File& f, uintptr_t buffer, size_t count)
     // Linux: the writer also gets SIGPIPE, which ends it by default; sent
     // outside the pipe's lock, which signals know nothing of.
     if (broken)
-        proc::signal_send(*proc::current_process(), proc::k_sigpipe, proc::SigInfo{});
+        proc::signal_send(*proc::current_process(), TOLL_SIGPIPE, SigInfo{});
     return result;
 }
 

@@ -8,10 +8,10 @@
 // allocator under it (vm.heap, then vm.phys). A large object needs only
 // the page allocator's lock.
 #include "kernel/vm/kmalloc.h"
-#include "kernel/arch/kmem.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
 #include "kernel/kern/spinlock.h"
+#include "kernel/vm/arch.h"
 #include "kernel/vm/failpoint.h"
 #include "kernel/vm/phys.h"
 #include "lib/string.h"
