@@ -52,6 +52,10 @@ const char* node_name(unsigned node)
 // Assigns @p lock its class's node; the caller holds the graph lock.
 unsigned node_locked(const char* name)
 {
+    // The same literal is usually the same pointer: try that first.
+    for (unsigned n = 0; n < g_graph.nodes(); ++n)
+        if (g_node_names[n] == name)
+            return n;
     for (unsigned n = 0; n < g_graph.nodes(); ++n)
         if (g_node_names[n] && strcmp(g_node_names[n], name) == 0)
             return n;

@@ -445,6 +445,12 @@ void reserv_break_at(VmSpace* space, uintptr_t at)
 
 bool reserv_free_page(PhysAddr pa)
 {
+    // Most pages freed belong to no reservation: the index says so without
+    // the lock. A page being freed is its owner's, so no reservation can be
+    // made around it meanwhile (they are made of free blocks only); one
+    // that holds it may only be broken, which the locked look below sees.
+    if (!find_pa(pa))
+        return false;
     SpinGuard g(g_reserv_lock);
     Reservation* r = find_pa(pa);
     if (!r)
