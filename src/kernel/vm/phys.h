@@ -49,8 +49,8 @@ namespace toll::vm {
 /// that allocated could not spin on its own CPU's hold. The reclaim hook
 /// runs with the lock released (it frees pages, which takes it again). The
 /// boot-time calls (add_range, reserve) run before any other CPU starts and
-/// take no lock. Exercise for the student: why is free_pages() read without
-/// the lock, and what may a reader see?
+/// take no lock. Exercise for the student: why may the count of free pages
+/// be read without the lock, and what may a reader see?
 class PhysAllocator {
   public:
     /// The largest block: big enough for the largest superpage reservation
