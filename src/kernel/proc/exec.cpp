@@ -364,7 +364,8 @@ Errno exec(const char* path, const char* const* argv, const char* const* envp)
     vm::VmSpace* old = p->vm;
     p->vm = space;
     vm::pmap_activate(space->pmap);
-    vm::vmspace_destroy(old);
+    vm_drop(*p, old);
+    vfork_release(*p); // a vfork parent has its address space to itself again
     set_name(p, path);
     p->execed = true;
     signals_exec_reset(*p);

@@ -7,6 +7,7 @@
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
 #include "kernel/sys/file.h"
+#include "kernel/sys/uaccess.h"
 #include "kernel/vm/kmalloc.h"
 #include "lib/string.h"
 
@@ -21,6 +22,9 @@ int g_next_pid = 1;
 
 // Linux's wait options and status encoding.
 constexpr int k_wnohang = 1, k_wuntraced = 2, k_wcontinued = 8;
+// __WALL: every child; __WCLONE: only those whose exit signal is not SIGCHLD
+// (Linux, include/uapi/linux/wait.h; eligible_child).
+constexpr unsigned k_wall = 0x40000000, k_wclone = 0x80000000;
 // A stopped child's status: 0x7f, the stop signal in the next byte; a
 // continued one's: 0xffff (Linux, bits/waitstatus.h).
 constexpr int k_status_stopped = 0x7F, k_status_continued = 0xFFFF;
@@ -102,17 +106,94 @@ Result<Process*> make_process_for_spawn(Thread* t, vm::VmSpace* space)
     p->vm = space;
     p->pgid = p->sid = p->pid; // the first process leads its own group and session
     t->process = p;
+    t->tid = p->pid;
     return p;
 }
 
-Result<int> fork(arch::TrapFrame& frame)
+namespace {
+
+constexpr uint64_t k_clone_namespaces = k_clone_newns | k_clone_newcgroup | k_clone_newuts |
+                                        k_clone_newipc | k_clone_newuser | k_clone_newpid |
+                                        k_clone_newnet;
+
+// The combinations Linux's copy_process refuses, then what Toll lacks.
+Errno check_clone_flags(uint64_t f)
+{
+    auto both = [f](uint64_t a, uint64_t b) { return (f & a) && (f & b); };
+    if (both(k_clone_newns, k_clone_fs) || both(k_clone_newuser, k_clone_fs))
+        return k_einval; // a new mount namespace cannot share the root and cwd
+    if ((f & k_clone_thread) && !(f & k_clone_sighand))
+        return k_einval; // threads share their signal handlers
+    if ((f & k_clone_sighand) && !(f & k_clone_vm))
+        return k_einval; // handlers are addresses in one address space
+    if (both(k_clone_pidfd, k_clone_parent_settid) || both(k_clone_pidfd, k_clone_detached))
+        return k_einval; // the pidfd goes where parent_tid points
+    if ((f & k_clone_signal_mask) > k_nsig)
+        return k_einval;
+    // Toll: no namespaces and no pidfds; the descriptor table, the root
+    // and the signal actions are the process's, so only threads share them,
+    // and a thread always shares them.
+    if (f & (k_clone_namespaces | k_clone_pidfd))
+        return k_einval;
+    constexpr uint64_t k_shared = k_clone_files | k_clone_fs | k_clone_sighand;
+    if ((f & k_clone_thread) ? (f & k_shared) != k_shared : (f & k_shared) != 0)
+        return k_einval;
+    return k_ok;
+}
+
+// Whether a process other than @p p runs in address space @p space.
+bool vm_shared(const Process* p, const vm::VmSpace* space)
+{
+    for (Process* q : g_table)
+        if (q && q != p && q->vm == space)
+            return true;
+    return false;
+}
+
+// The vfork parent of the running process's child sleeps here until the
+// child has let go of the address space (vfork_release), or a fatal signal
+// comes (as on Linux, where the wait is killable and nothing else).
+void vfork_wait(Thread* self, int child_pid)
+{
+    while (self->vfork_waiting && !fatal_signal_pending())
+        sleep_on(&self->vfork_waiting);
+    if (self->vfork_waiting) { // killed first: the child must forget us
+        self->vfork_waiting = false;
+        if (Process* c = find_process(child_pid))
+            c->vfork_parent = nullptr;
+    }
+}
+
+// clone() of a new process: a copy of the caller's (or, with k_clone_vm,
+// the caller's own address space) with one thread.
+Result<int> clone_process(arch::TrapFrame& frame, const CloneRequest& r)
 {
     Process* parent = current_process();
-    Process* child = alloc_process(parent);
+    Thread* self = current();
+    Process* reported_to = parent;
+    if (r.flags & k_clone_parent) {
+        if (!parent->parent)
+            return k_einval; // Linux: not from init, whose parent is nobody
+        reported_to = parent->parent;
+    }
+    Process* child = alloc_process(reported_to);
     if (!child)
         return k_eagain;
-    child->thread = thread_alloc(parent->name);
-    child->vm = child->thread ? vm::vmspace_fork(parent->vm) : nullptr;
+    Thread* t = child->thread = thread_alloc(parent->name);
+    if (!t) {
+        free_process(child);
+        return k_enomem;
+    }
+    t->process = child;
+    t->tid = child->pid;
+    t->context.tls = self->context.tls;
+    t->frame = arch::context_init_fork(t->context, kstack_top(*t), frame);
+    if (r.flags & k_clone_settls)
+        if (Errno e = arch::clone_tls(t->context, r.tls); e != k_ok) {
+            free_process(child);
+            return e;
+        }
+    child->vm = (r.flags & k_clone_vm) ? parent->vm : vm::vmspace_fork(parent->vm);
     if (!child->vm) {
         free_process(child);
         return k_enomem;
@@ -120,18 +201,64 @@ Result<int> fork(arch::TrapFrame& frame)
     memcpy(child->name, parent->name, sizeof child->name);
     child->pgid = parent->pgid;
     child->sid = parent->sid;
+    child->exit_signal = (r.flags & k_clone_parent)
+                             ? parent->exit_signal
+                             : static_cast<int>(r.flags & k_clone_signal_mask);
     // The child inherits the actions and the mask; nothing is pending for it.
     memcpy(child->signals.actions, parent->signals.actions, sizeof child->signals.actions);
     child->signals.blocked = parent->signals.blocked;
     child->signals.altstack = parent->signals.altstack; // fork keeps it (Linux)
     sys::fd_copy_table(child, parent);
-    child->thread->process = child;
-    child->thread->context.tls = current()->context.tls;
-    Thread* t = child->thread;
-    t->frame = arch::context_init_fork(t->context, kstack_top(*t), frame);
+    if (r.stack)
+        arch::frame_set_user_sp(*t->frame, r.stack);
+    if (r.flags & k_clone_child_settid) {
+        t->set_child_tid = r.child_tid;
+        t->exit_work |= k_exit_child_settid;
+    }
+    if (r.flags & k_clone_child_cleartid)
+        t->clear_child_tid = r.child_tid;
+    int tid = t->tid;
+    if (r.flags & k_clone_parent_settid)
+        (void)sys::copyout(r.parent_tid, &tid, sizeof tid); // Linux ignores a bad address too
     g_forks.add();
-    make_runnable(child->thread);
-    return child->pid;
+    if (r.flags & k_clone_vfork) {
+        self->vfork_waiting = true;
+        child->vfork_parent = self;
+    }
+    make_runnable(t);
+    if (r.flags & k_clone_vfork)
+        vfork_wait(self, tid);
+    return tid;
+}
+
+} // namespace
+
+Result<int> clone(arch::TrapFrame& frame, const CloneRequest& request)
+{
+    TRY(check_clone_flags(request.flags));
+    if (request.flags & k_clone_thread)
+        return k_einval; // threads: not yet
+    return clone_process(frame, request);
+}
+
+Result<int> fork(arch::TrapFrame& frame)
+{
+    return clone(frame, CloneRequest{});
+}
+
+void vfork_release(Process& p)
+{
+    if (Thread* waiter = p.vfork_parent) {
+        p.vfork_parent = nullptr;
+        waiter->vfork_waiting = false;
+        wakeup(&waiter->vfork_waiting);
+    }
+}
+
+void vm_drop(Process& p, vm::VmSpace* space)
+{
+    if (!vm_shared(&p, space))
+        vm::vmspace_destroy(space);
 }
 
 void exit_current(int wait_status)
@@ -141,8 +268,10 @@ void exit_current(int wait_status)
     g_exits.add();
     sys::fd_close_all(p);
     vm::pmap_activate(nullptr); // leave the address space before freeing it
-    vm::vmspace_destroy(p->vm);
+    vm::VmSpace* space = p->vm;
     p->vm = nullptr;
+    vm_drop(*p, space);
+    vfork_release(*p);
     // Orphans go to the kernel (parent nullptr): their zombies are reaped
     // when they exit, since nobody will wait for them.
     for (Process* c : g_table)
@@ -178,6 +307,10 @@ Result<int> wait_child(int pid, int* status, int options)
         for (Process* c : g_table) {
             if (!c || c->parent != self || (pid > 0 && c->pid != pid) ||
                 (by_group && c->pgid != group))
+                continue;
+            bool clone_child = c->exit_signal != k_sigchld;
+            bool wclone = static_cast<unsigned>(options) & k_wclone;
+            if (clone_child != wclone && !(static_cast<unsigned>(options) & k_wall))
                 continue;
             have_child = true;
             if (!c->zombie) {

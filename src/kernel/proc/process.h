@@ -19,21 +19,22 @@ constexpr int k_max_processes = 256;
 /// its open files. The entry stays, as a zombie, from exit until the parent
 /// collects the wait status.
 struct Process {
-    int pid = 0;                   ///< process id; 1 is init
-    Process* parent = nullptr;     ///< who forked it; nullptr for a spawned one (init) and orphans
-    Thread* thread = nullptr;      ///< the thread that runs it (one per process)
-    vm::VmSpace* vm = nullptr;     ///< its address space
-    sys::FileRef files[k_max_fds]; ///< open file descriptors, each a reference; empty = free
-    uint64_t close_on_exec = 0;    ///< bit n: descriptor n closes at execve (FD_CLOEXEC)
-    bool zombie = false;           ///< exited; waits for its parent's wait4
-    int wait_status = 0;           ///< Linux encoding: exit code << 8, or the signal number
-    Signals signals;               ///< actions, mask, pending signals
-    uintptr_t clear_child_tid = 0; ///< set_tid_address: user word cleared at exit
-    bool orphan = false;           ///< its parent exited: nobody will wait for it
-    int pgid = 0;                  ///< its process group (the pid of the group's leader)
-    int sid = 0;                   ///< its session (the pid of the session's leader)
-    bool execed = false;           ///< it ran execve since fork (setpgid refuses its parent)
-    char name[16] = {};            ///< the program's name, for the console
+    int pid = 0;                    ///< process id; 1 is init
+    Process* parent = nullptr;      ///< who forked it; nullptr for a spawned one (init) and orphans
+    Thread* thread = nullptr;       ///< the thread that runs it (one per process)
+    vm::VmSpace* vm = nullptr;      ///< its address space
+    sys::FileRef files[k_max_fds];  ///< open file descriptors, each a reference; empty = free
+    uint64_t close_on_exec = 0;     ///< bit n: descriptor n closes at execve (FD_CLOEXEC)
+    bool zombie = false;            ///< exited; waits for its parent's wait4
+    int wait_status = 0;            ///< Linux encoding: exit code << 8, or the signal number
+    Signals signals;                ///< actions, mask, pending signals
+    int exit_signal = k_sigchld;    ///< what its parent is sent when it ends (clone's low byte)
+    Thread* vfork_parent = nullptr; ///< the thread asleep in vfork until this one execs or exits
+    bool orphan = false;            ///< its parent exited: nobody will wait for it
+    int pgid = 0;                   ///< its process group (the pid of the group's leader)
+    int sid = 0;                    ///< its session (the pid of the session's leader)
+    bool execed = false;            ///< it ran execve since fork (setpgid refuses its parent)
+    char name[16] = {};             ///< the program's name, for the console
 };
 
 /// The process of the running thread, or nullptr for a kernel thread.
@@ -56,9 +57,54 @@ int wait_for(int pid);
 /// memory is left for the entry), and @p t and @p space stay the caller's.
 Result<Process*> make_process_for_spawn(Thread* t, vm::VmSpace* space);
 
-/// fork(): copies the current process. Returns the child's pid; k_eagain
-/// when the process table is full, k_enomem when memory is short.
+// clone()'s flags (Linux, include/uapi/linux/sched.h): the low byte is the
+// signal the parent gets when the child ends (k_clone_signal_mask).
+constexpr uint64_t k_clone_signal_mask = 0xFF, k_clone_vm = 0x100, k_clone_fs = 0x200,
+                   k_clone_files = 0x400, k_clone_sighand = 0x800, k_clone_pidfd = 0x1000,
+                   k_clone_ptrace = 0x2000, k_clone_vfork = 0x4000, k_clone_parent = 0x8000,
+                   k_clone_thread = 0x10000, k_clone_newns = 0x20000, k_clone_sysvsem = 0x40000,
+                   k_clone_settls = 0x80000, k_clone_parent_settid = 0x100000,
+                   k_clone_child_cleartid = 0x200000, k_clone_detached = 0x400000,
+                   k_clone_untraced = 0x800000, k_clone_child_settid = 0x1000000,
+                   k_clone_newcgroup = 0x2000000, k_clone_newuts = 0x4000000,
+                   k_clone_newipc = 0x8000000, k_clone_newuser = 0x10000000,
+                   k_clone_newpid = 0x20000000, k_clone_newnet = 0x40000000,
+                   k_clone_io = 0x80000000;
+
+/// What clone() was asked for, in the architecture-neutral order (the
+/// ports' system-call tables put the registers in it).
+struct CloneRequest {
+    uint64_t flags = k_sigchld; ///< k_clone_* bits and the exit signal
+    uintptr_t stack = 0;        ///< the child's user stack pointer; 0: the caller's
+    uintptr_t parent_tid = 0;   ///< k_clone_parent_settid: where the caller gets the child's id
+    uintptr_t tls = 0;          ///< k_clone_settls: the architecture's TLS argument
+    uintptr_t child_tid = 0;    ///< k_clone_child_settid / k_clone_child_cleartid: the child's word
+};
+
+/// clone(): a new process (a copy of the caller's, or sharing its address
+/// space with k_clone_vm) or, with k_clone_thread, a new thread of the
+/// caller's process, returning from the system call @p frame belongs to
+/// with 0. k_clone_vfork puts the caller to sleep until the child execs or
+/// exits. Returns the child's id; k_einval for a combination Linux refuses
+/// (k_clone_thread without k_clone_sighand, k_clone_sighand without
+/// k_clone_vm, k_clone_fs with a new mount namespace, ...) and for what
+/// Toll does not have (namespaces, pidfds, k_clone_files, k_clone_fs or
+/// k_clone_sighand between processes); k_eagain when the process table is
+/// full, k_enomem when memory is short, or the architecture's error for
+/// a bad TLS argument.
+Result<int> clone(arch::TrapFrame& frame, const CloneRequest& request);
+
+/// fork(): clone(SIGCHLD), a copy of the current process.
 Result<int> fork(arch::TrapFrame& frame);
+
+/// Wakes the thread of another process asleep in vfork for @p p, if one
+/// is: @p p has let go of the address space they share (it execs or exits).
+void vfork_release(Process& p);
+
+/// Gives up @p p's use of address space @p space (exec and exit): destroys
+/// it, unless another process runs in it (a vfork parent, or a clone
+/// with k_clone_vm). Costs a pass over the process table.
+void vm_drop(Process& p, vm::VmSpace* space);
 
 /// execve(): replaces the current program: on k_ok, @p frame's thread
 /// resumes in the new program (the old one is gone); otherwise why not

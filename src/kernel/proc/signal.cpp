@@ -8,6 +8,7 @@
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
 #include "kernel/proc/process.h"
+#include "kernel/sys/uaccess.h"
 #include "lib/string.h"
 
 namespace toll::proc {
@@ -240,6 +241,19 @@ bool interrupted()
     return p && (p->signals.pending & ~p->signals.blocked);
 }
 
+bool fatal_signal_pending()
+{
+    Process* p = current_process();
+    if (!p || p->pid == 1)
+        return false; // init ends for no signal
+    SigSet ready = p->signals.pending & ~p->signals.blocked;
+    for (int sig = 1; sig <= k_nsig; ++sig)
+        if ((ready & sig_bit(sig)) && action_of(*p, sig).handler == k_sig_dfl &&
+            default_action(sig) == Default::terminate)
+            return true;
+    return false;
+}
+
 namespace {
 
 // return_to_user_checks' work when there is some.
@@ -319,6 +333,12 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
 
 void return_to_user_work(Process& p, Thread& t, arch::TrapFrame& frame)
 {
+    if (t.exit_work & k_exit_child_settid) { // the first return of a clone child
+        t.exit_work &= ~k_exit_child_settid;
+        int tid = t.tid;
+        (void)sys::copyout(t.set_child_tid, &tid,
+                           sizeof tid); // as Linux, a bad address is no error
+    }
     t.exit_work &= ~k_exit_suspend; // s.suspend_active says the rest
     deliver(&p, t, frame);
     // k_exit_signal stays while anything is pending, blocked signals too, so
@@ -333,11 +353,13 @@ bool notify_parent_of_exit(Process& child, int wait_status)
     if (!parent)
         return false;
     bool killed = (wait_status & 0x7F) != 0;
-    signal_send(*parent, k_sigchld,
-                SigInfo{killed ? k_cld_killed : k_cld_exited, child.pid,
-                        killed ? wait_status & 0x7F : (wait_status >> 8) & 0xFF, 0});
+    // The signal clone asked for (SIGCHLD for fork; 0 is none).
+    if (child.exit_signal)
+        signal_send(*parent, child.exit_signal,
+                    SigInfo{killed ? k_cld_killed : k_cld_exited, child.pid,
+                            killed ? wait_status & 0x7F : (wait_status >> 8) & 0xFF, 0});
     const SigAction& a = action_of(*parent, k_sigchld);
-    return a.handler == k_sig_ign || (a.flags & k_sa_nocldwait);
+    return child.exit_signal == k_sigchld && (a.handler == k_sig_ign || (a.flags & k_sa_nocldwait));
 }
 
 void signals_exec_reset(Process& p)

@@ -180,6 +180,11 @@ void return_to_user_work(Process& p, Thread& t, arch::TrapFrame& frame);
 /// loops return -k_erestartsys (or EINTR) when it is.
 bool interrupted();
 
+/// True if a signal waits that will end the running process when it is
+/// delivered (SIGKILL, or one not blocked whose action is the default
+/// "terminate"): what a killable sleep, such as vfork's, gives up for.
+bool fatal_signal_pending();
+
 /// The SIGCHLD a parent gets when @p child ends (@p wait_status, Linux's
 /// encoding) or stops. Also decides, from the parent's SIGCHLD action,
 /// whether the child is reaped at once (SIG_IGN or SA_NOCLDWAIT): returns

@@ -25,8 +25,12 @@ enum class ThreadState { runnable, running, sleeping, dead };
 /// saved at a trap holds only what the CPU had loaded, so these are the only
 /// two ways. k_exit_suspend: sigsuspend is returning, its temporary mask to
 /// be undone. k_exit_signal: the process has a pending signal (set with the
-/// pending bit, cleared when none is left).
-constexpr uint8_t k_exit_restart = 1, k_exit_check_frame = 2, k_exit_suspend = 4, k_exit_signal = 8;
+/// pending bit, cleared when none is left). k_exit_child_settid: a thread
+/// made by clone(CLONE_CHILD_SETTID) stores its id in its own memory before
+/// its first instruction (Linux does it in schedule_tail, for the same
+/// reason: only the child's address space holds the word).
+constexpr uint8_t k_exit_restart = 1, k_exit_check_frame = 2, k_exit_suspend = 4, k_exit_signal = 8,
+                  k_exit_child_settid = 16;
 
 /// A kernel-schedulable thread: its own kernel stack and saved context. The
 /// port owns @c context (its registers, opaque here); everything else is the
@@ -47,6 +51,10 @@ struct Thread {
     uint64_t switches_in = 0;  ///< How often it was switched to.
     char name[16] = {};        ///< For the console.
     int id = 0;                ///< Unique number, for the console.
+    int tid = 0;               ///< Linux's thread id (gettid); the first thread's is the pid.
+    uintptr_t clear_child_tid = 0; ///< set_tid_address: user word zeroed, futex woken, at exit
+    uintptr_t set_child_tid = 0;   ///< k_exit_child_settid: where the id goes
+    bool vfork_waiting = false;    ///< in vfork: until the child execs or exits
 };
 
 /// Size of every kernel stack.

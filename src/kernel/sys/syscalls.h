@@ -43,6 +43,8 @@ Errno check_at_dirfd(uintptr_t dirfd, uintptr_t path);
 
 // Processes (sys_proc.cpp)
 long sys_fork(const SyscallArgs&);
+long sys_clone(const SyscallArgs&);
+long sys_vfork(const SyscallArgs&);
 long sys_execve(const SyscallArgs&);
 long sys_exit(const SyscallArgs&);
 long sys_exit_group(const SyscallArgs&);
