@@ -66,6 +66,7 @@ constexpr SyscallEntry k_linux_calls[] = {
     {93, sys_exit},
     {94, sys_exit_group},
     {96, sys_set_tid_address},
+    {98, sys_futex},
     {101, sys_nanosleep},
     {113, sys_clock_gettime},
     {124, sys_sched_yield},

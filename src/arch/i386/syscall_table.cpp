@@ -156,6 +156,8 @@ constexpr SyscallEntry k_linux_calls[] = {
     {176, sys_rt_sigpending},
     {179, sys_rt_sigsuspend},
     {238, sys_tkill},
+    {240, sys_futex},
+    {422, sys_futex_time64},
     {270, sys_tgkill},
     {57, sys_setpgid},
     {65, sys_getpgrp},

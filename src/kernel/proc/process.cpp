@@ -1,11 +1,13 @@
-// The process table and the life of a process: fork, exit, wait, kill.
-// exec lives in exec.cpp.
+// The process table and the life of a process and its threads: clone (fork,
+// vfork, pthread_create), exit, exit_group, wait. exec lives in exec.cpp,
+// signals in signal.cpp, futexes in futex.cpp.
 #include "kernel/proc/process.h"
 #include "kernel/arch/context.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
+#include "kernel/proc/futex.h"
 #include "kernel/sys/file.h"
 #include "kernel/sys/uaccess.h"
 #include "kernel/vm/kmalloc.h"
@@ -16,6 +18,8 @@ namespace {
 
 TOLL_COUNTER(g_forks, "proc.forks");
 TOLL_COUNTER(g_exits, "proc.exits");
+TOLL_COUNTER(g_threads, "proc.threads_created");
+TOLL_COUNTER(g_thread_exits, "proc.thread_exits");
 
 Process* g_table[k_max_processes];
 int g_next_pid = 1;
@@ -58,9 +62,32 @@ void free_process(Process* p)
     for (auto& slot : g_table)
         if (slot == p)
             slot = nullptr;
-    if (p->thread)
-        thread_free(p->thread);
+    while (Thread* t = p->threads) { // threads that never ran (a clone that failed)
+        p->threads = t->peer;
+        thread_free(t);
+    }
     destroy(p);
+}
+
+// Puts @p t on @p p's list of threads.
+void add_thread(Process* p, Thread* t)
+{
+    t->process = p;
+    t->peer = p->threads;
+    p->threads = t;
+    ++p->live_threads;
+}
+
+// Takes @p t off its process's list.
+void remove_thread(Process* p, Thread* t)
+{
+    for (Thread** link = &p->threads; *link; link = &(*link)->peer)
+        if (*link == t) {
+            *link = t->peer;
+            --p->live_threads;
+            return;
+        }
+    panic("a thread missing from its process");
 }
 
 // The channel a parent sleeps on while waiting for its children.
@@ -102,10 +129,9 @@ Result<Process*> make_process_for_spawn(Thread* t, vm::VmSpace* space)
     Process* p = alloc_process(nullptr);
     if (!p)
         return k_eagain; // as fork: the table is full, or its entry cannot be had
-    p->thread = t;
+    add_thread(p, t);
     p->vm = space;
     p->pgid = p->sid = p->pid; // the first process leads its own group and session
-    t->process = p;
     t->tid = p->pid;
     return p;
 }
@@ -179,12 +205,12 @@ Result<int> clone_process(arch::TrapFrame& frame, const CloneRequest& r)
     Process* child = alloc_process(reported_to);
     if (!child)
         return k_eagain;
-    Thread* t = child->thread = thread_alloc(parent->name);
+    Thread* t = thread_alloc(parent->name);
     if (!t) {
         free_process(child);
         return k_enomem;
     }
-    t->process = child;
+    add_thread(child, t);
     t->tid = child->pid;
     t->context.tls = self->context.tls;
     t->frame = arch::context_init_fork(t->context, kstack_top(*t), frame);
@@ -206,8 +232,8 @@ Result<int> clone_process(arch::TrapFrame& frame, const CloneRequest& r)
                              : static_cast<int>(r.flags & k_clone_signal_mask);
     // The child inherits the actions and the mask; nothing is pending for it.
     memcpy(child->signals.actions, parent->signals.actions, sizeof child->signals.actions);
-    child->signals.blocked = parent->signals.blocked;
-    child->signals.altstack = parent->signals.altstack; // fork keeps it (Linux)
+    t->sig.blocked = self->sig.blocked;
+    t->sig.altstack = self->sig.altstack; // fork keeps it (Linux)
     sys::fd_copy_table(child, parent);
     if (r.stack)
         arch::frame_set_user_sp(*t->frame, r.stack);
@@ -231,14 +257,152 @@ Result<int> clone_process(arch::TrapFrame& frame, const CloneRequest& r)
     return tid;
 }
 
+// clone(CLONE_THREAD): a new thread of the caller's process, which shares
+// everything with it but its kernel stack, registers, TLS, signal mask and
+// pending signals. (Its exit signal is ignored, as on Linux.)
+Result<int> clone_thread(arch::TrapFrame& frame, const CloneRequest& r)
+{
+    Process* p = current_process();
+    Thread* self = current();
+    if (r.flags & k_clone_vfork)
+        return k_einval; // Toll: a thread's vfork would wait on its own process
+    if (p->group_exiting || self->must_exit || p->exec_thread)
+        return k_erestartsys; // it exits on its way out; Linux restarts the call
+    if (p->live_threads >= k_max_threads)
+        return k_eagain;
+    Thread* t = thread_alloc(p->name);
+    if (!t)
+        return k_enomem;
+    t->context.tls = self->context.tls;
+    t->frame = arch::context_init_fork(t->context, kstack_top(*t), frame);
+    if (r.flags & k_clone_settls)
+        if (Errno e = arch::clone_tls(t->context, r.tls); e != k_ok) {
+            thread_free(t);
+            return e;
+        }
+    t->tid = g_next_pid++;              // thread ids and pids are numbered together, as on Linux
+    t->sig.blocked = self->sig.blocked; // a new thread's altstack is none (Linux, CLONE_VM)
+    if (r.stack)
+        arch::frame_set_user_sp(*t->frame, r.stack);
+    if (r.flags & k_clone_child_settid) {
+        t->set_child_tid = r.child_tid;
+        t->exit_work |= k_exit_child_settid;
+    }
+    if (r.flags & k_clone_child_cleartid)
+        t->clear_child_tid = r.child_tid;
+    int tid = t->tid;
+    if (r.flags & k_clone_parent_settid)
+        (void)sys::copyout(r.parent_tid, &tid, sizeof tid);
+    add_thread(p, t);
+    g_threads.add();
+    make_runnable(t);
+    return tid;
+}
+
+// Tells every thread of @p p but @p keep to exit, and wakes those asleep;
+// each goes on its way back to user mode (a thread running in user mode
+// meets that way at its next trap, the clock's at the latest).
+void kill_other_threads(Process* p, Thread* keep)
+{
+    for (Thread* t = p->threads; t; t = t->peer)
+        if (t != keep) {
+            t->must_exit = true;
+            t->exit_work |= k_exit_signal;
+            thread_kick(*t);
+        }
+}
+
+// The end of a process, when its last thread exits: the files close, the
+// address space goes, the children are orphaned, and the parent hears.
+[[noreturn]] void end_process(Process* p, int wait_status)
+{
+    g_exits.add();
+    sys::fd_close_all(p);
+    vm::pmap_activate(nullptr); // leave the address space before freeing it
+    vm::VmSpace* space = p->vm;
+    p->vm = nullptr;
+    vm_drop(*p, space);
+    vfork_release(*p);
+    // Orphans go to the kernel (parent nullptr): their zombies are reaped
+    // when they exit, since nobody will wait for them.
+    for (Process* c : g_table)
+        if (c && c->parent == p) {
+            c->parent = nullptr;
+            c->orphan = true;
+            if (c->zombie)
+                free_process(c);
+        }
+    p->wait_status = wait_status;
+    p->zombie = true;
+    // The parent hears of it (SIGCHLD); one that ignores SIGCHLD explicitly
+    // keeps no zombie children (Linux, as POSIX allows).
+    Process* parent = p->parent;
+    if (notify_parent_of_exit(*p, wait_status)) {
+        p->parent = nullptr;
+        p->orphan = true;
+    }
+    wakeup(child_channel(parent));
+    thread_exit(); // the scheduler frees the thread once it is off its stack
+}
+
 } // namespace
 
 Result<int> clone(arch::TrapFrame& frame, const CloneRequest& request)
 {
     TRY(check_clone_flags(request.flags));
     if (request.flags & k_clone_thread)
-        return k_einval; // threads: not yet
+        return clone_thread(frame, request);
     return clone_process(frame, request);
+}
+
+void thread_kick(Thread& t)
+{
+    if (t.state == ThreadState::sleeping && t.wait_channel)
+        wakeup(t.wait_channel);
+}
+
+Errno exec_kill_other_threads()
+{
+    Process* p = current_process();
+    Thread* self = current();
+    if (p->exec_thread || p->group_exiting || self->must_exit)
+        return k_eagain;
+    if (p->live_threads > 1) {
+        p->exec_thread = self;
+        kill_other_threads(p, self);
+        // Not a killable wait: each of the others exits within a clock tick,
+        // and a kill of the process tells this thread too (must_exit).
+        while (p->live_threads > 1 && !self->must_exit)
+            sleep_on(&p->threads);
+        p->exec_thread = nullptr;
+        if (self->must_exit)
+            return k_eagain;
+    }
+    self->tid = p->pid; // Linux: the thread that execs becomes the leader
+    return k_ok;
+}
+
+Thread* find_thread(int tid)
+{
+    for (Process* p : g_table)
+        if (p && !p->zombie)
+            for (Thread* t = p->threads; t; t = t->peer)
+                if (t->tid == tid)
+                    return t;
+    return nullptr;
+}
+
+void clear_child_tid(Thread& t, vm::VmSpace* space)
+{
+    uintptr_t word = t.clear_child_tid;
+    t.clear_child_tid = 0;
+    if (!word || !space)
+        return;
+    // Linux's mm_release: zero the word and wake one waiter (pthread_join's),
+    // a bad address being no error.
+    int zero = 0;
+    if (sys::copyout(word, &zero, sizeof zero) == k_ok)
+        futex_wake(space, word, 1, k_futex_match_any);
 }
 
 Result<int> fork(arch::TrapFrame& frame)
@@ -265,34 +429,31 @@ void exit_current(int wait_status)
 {
     Process* p = current_process();
     TOLL_ASSERT(p);
-    g_exits.add();
-    sys::fd_close_all(p);
-    vm::pmap_activate(nullptr); // leave the address space before freeing it
-    vm::VmSpace* space = p->vm;
-    p->vm = nullptr;
-    vm_drop(*p, space);
-    vfork_release(*p);
-    // Orphans go to the kernel (parent nullptr): their zombies are reaped
-    // when they exit, since nobody will wait for them.
-    for (Process* c : g_table)
-        if (c && c->parent == p) {
-            c->parent = nullptr;
-            c->orphan = true;
-            if (c->zombie)
-                free_process(c);
-        }
-    p->wait_status = wait_status;
-    p->zombie = true;
-    // The parent hears of it (SIGCHLD); one that ignores SIGCHLD explicitly
-    // keeps no zombie children (Linux, as POSIX allows).
-    Process* parent = p->parent;
-    if (notify_parent_of_exit(*p, wait_status)) {
-        p->parent = nullptr;
-        p->orphan = true;
+    if (!p->group_exiting) { // the first group exit's status is the process's
+        p->group_exiting = true;
+        p->group_status = wait_status;
     }
-    p->thread = nullptr; // the scheduler frees the thread once it is off its stack
-    wakeup(child_channel(parent));
-    thread_exit();
+    kill_other_threads(p, current());
+    exit_thread(wait_status);
+}
+
+void exit_thread(int wait_status)
+{
+    Thread* t = current();
+    Process* p = t->process;
+    TOLL_ASSERT(p);
+    if (p->group_exiting)
+        wait_status = p->group_status;
+    // The word is cleared only for someone else to see: not when the
+    // address space goes with this thread (Linux checks mm_users too).
+    if (p->live_threads > 1 || vm_shared(p, p->vm))
+        clear_child_tid(*t, p->vm);
+    remove_thread(p, t);
+    wakeup(&p->threads); // an execve waiting for the others to go
+    if (!p->threads)
+        end_process(p, wait_status);
+    g_thread_exits.add();
+    thread_exit(); // the scheduler frees the thread once it is off its stack
 }
 
 Result<int> wait_child(int pid, int* status, int options)

@@ -1,5 +1,5 @@
-// Processes: an address space, open files and one thread; fork, exec, exit,
-// wait and kill, with Linux's wait-status encoding.
+// Processes: an address space, open files and one or more threads; clone,
+// fork, exec, exit, wait and kill, with Linux's wait-status encoding.
 #pragma once
 #include "kernel/kern/errno.h"
 #include "kernel/kern/result.h"
@@ -15,20 +15,27 @@ namespace toll::proc {
 constexpr int k_max_fds = 64; // one bit each in Process::close_on_exec
 constexpr int k_max_processes = 256;
 
-/// A process: one user program with its one thread, its address space and
-/// its open files. The entry stays, as a zombie, from exit until the parent
-/// collects the wait status.
+constexpr int k_max_threads = 256; // of one process: past it clone answers EAGAIN
+
+/// A process: one user program with its threads, its address space and its
+/// open files. The entry stays, as a zombie, from the exit of its last
+/// thread until the parent collects the wait status. Its pid is the id of
+/// its first thread (Linux's thread group id: what getpid returns in each).
 struct Process {
-    int pid = 0;                    ///< process id; 1 is init
-    Process* parent = nullptr;      ///< who forked it; nullptr for a spawned one (init) and orphans
-    Thread* thread = nullptr;       ///< the thread that runs it (one per process)
-    vm::VmSpace* vm = nullptr;      ///< its address space
-    sys::FileRef files[k_max_fds];  ///< open file descriptors, each a reference; empty = free
-    uint64_t close_on_exec = 0;     ///< bit n: descriptor n closes at execve (FD_CLOEXEC)
-    bool zombie = false;            ///< exited; waits for its parent's wait4
-    int wait_status = 0;            ///< Linux encoding: exit code << 8, or the signal number
-    Signals signals;                ///< actions, mask, pending signals
-    int exit_signal = k_sigchld;    ///< what its parent is sent when it ends (clone's low byte)
+    int pid = 0;                   ///< process id; 1 is init
+    Process* parent = nullptr;     ///< who forked it; nullptr for a spawned one (init) and orphans
+    Thread* threads = nullptr;     ///< its threads, linked through Thread::peer; none once a zombie
+    int live_threads = 0;          ///< how many are on @c threads
+    bool group_exiting = false;    ///< exit_group or a fatal signal: every thread is to exit
+    int group_status = 0;          ///< the wait status the group exit gives
+    Thread* exec_thread = nullptr; ///< the thread in execve, waiting for the others to exit
+    vm::VmSpace* vm = nullptr;     ///< its address space
+    sys::FileRef files[k_max_fds]; ///< open file descriptors, each a reference; empty = free
+    uint64_t close_on_exec = 0;    ///< bit n: descriptor n closes at execve (FD_CLOEXEC)
+    bool zombie = false;           ///< exited; waits for its parent's wait4
+    int wait_status = 0;           ///< Linux encoding: exit code << 8, or the signal number
+    Signals signals;               ///< actions and the signals sent to the whole process
+    int exit_signal = k_sigchld;   ///< what its parent is sent when it ends (clone's low byte)
     Thread* vfork_parent = nullptr; ///< the thread asleep in vfork until this one execs or exits
     bool orphan = false;            ///< its parent exited: nobody will wait for it
     int pgid = 0;                   ///< its process group (the pid of the group's leader)
@@ -111,8 +118,36 @@ void vm_drop(Process& p, vm::VmSpace* space);
 /// (load_program's error), with the old program untouched.
 Errno exec(const char* path, const char* const* argv, const char* const* envp);
 
-/// Ends the current process with a Linux wait status.
+/// Ends the current process with a Linux wait status (exit_group, a fatal
+/// signal, a fault): every other thread is told to exit, and the last one
+/// to go makes the zombie.
 [[noreturn]] void exit_current(int wait_status);
+
+/// Ends the running thread (exit): its clear-child-tid word is zeroed and
+/// its futex woken; if it is its process's last thread, the process ends
+/// with @p wait_status (or the status of a group exit under way).
+[[noreturn]] void exit_thread(int wait_status);
+
+/// Zeroes the clear-child-tid word of thread @p t (set_tid_address,
+/// CLONE_CHILD_CLEARTID) in @p space and wakes one futex waiter there, as
+/// Linux's mm_release does at a thread's exit and at execve; then forgets
+/// the word.
+void clear_child_tid(Thread& t, vm::VmSpace* space);
+
+/// execve's point of no return in a process with several threads (Linux's
+/// de_thread): tells the others to exit and waits until they have; the
+/// caller then takes the process's id as its thread id. k_eagain if another
+/// thread is in execve already or the process is exiting (the caller exits
+/// on its way out).
+Errno exec_kill_other_threads();
+
+/// The thread numbered @p tid, of a process that is not a zombie; nullptr
+/// if there is none. Costs a pass over the process table and its threads.
+Thread* find_thread(int tid);
+
+/// Wakes @p t if it sleeps, so that a blocking call looks again at what
+/// it waits for (and notices a signal or an exit).
+void thread_kick(Thread& t);
 
 /// wait4(): waits for a child: @p pid itself if positive, any (-1), any in
 /// the caller's process group (0) or in group -pid (< -1). Stores the status; returns

@@ -59,11 +59,27 @@ bool ignored(Process& p, int sig)
            (a.handler == k_sig_dfl && default_action(sig) == Default::ignore);
 }
 
-// Wakes @p p's thread if it sleeps, so a blocking call notices the signal.
-void kick(Process& p)
+// Tells each thread of @p p that a signal waits (exit_work) and wakes those
+// that @p sig may concern: the ones that do not block it, or all of them
+// for the signals that stop, continue or kill the whole process.
+void kick_threads(Process& p, int sig)
 {
-    if (p.thread && p.thread->state == ThreadState::sleeping && p.thread->wait_channel)
-        wakeup(p.thread->wait_channel);
+    bool everyone = (sig_bit(sig) & k_unblockable) || sig == k_sigcont;
+    for (Thread* t = p.threads; t; t = t->peer) {
+        t->exit_work |= k_exit_signal;
+        if (everyone || !(t->sig.blocked & sig_bit(sig)))
+            thread_kick(*t);
+    }
+}
+
+// Whether every thread of @p p blocks @p sig (a process-directed signal
+// that none can take yet).
+bool blocked_by_all(const Process& p, int sig)
+{
+    for (const Thread* t = p.threads; t; t = t->peer)
+        if (!(t->sig.blocked & sig_bit(sig)))
+            return false;
+    return p.threads != nullptr;
 }
 
 void print_fault(Process& p, unsigned vector, const char* what, uintptr_t pc, uintptr_t address)
@@ -72,23 +88,33 @@ void print_fault(Process& p, unsigned vector, const char* what, uintptr_t pc, ui
             vector, what, static_cast<unsigned long>(pc), static_cast<unsigned long>(address));
 }
 
-// Stops the running process until SIGCONT or SIGKILL arrives.
-void stop_current(Process& p, int sig)
+// While @p p is stopped, the running thread @p t sleeps (until SIGCONT, or
+// SIGKILL, or it must exit).
+void wait_while_stopped(Process& p, Thread& t)
+{
+    while (p.signals.stopped && !((p.signals.pending | t.sig.pending) & sig_bit(k_sigkill)) &&
+           !t.must_exit)
+        sleep_on(&p.signals.stopped);
+}
+
+// Stops the running process until SIGCONT or SIGKILL arrives: its other
+// threads stop on their way back to user mode (wait_while_stopped).
+void stop_current(Process& p, Thread& t, int sig)
 {
     g_stops.add();
     p.signals.stopped = true;
     p.signals.stop_report = sig;
+    for (Thread* other = p.threads; other; other = other->peer)
+        other->exit_work |= k_exit_signal;
     if (p.parent && !(action_of(*p.parent, k_sigchld).flags & k_sa_nocldstop))
         signal_send(*p.parent, k_sigchld, SigInfo{k_cld_stopped, p.pid, sig, 0});
     wakeup(p.parent); // a parent in wait4(WUNTRACED) sleeps on itself
-    while (p.signals.stopped && !(p.signals.pending & sig_bit(k_sigkill)))
-        sleep_on(&p.signals.stopped);
+    wait_while_stopped(p, t);
 }
 
 // The mask a handler's frame saves: the one sigsuspend replaced, if any.
-SigSet mask_to_save(Process& p)
+SigSet mask_to_save(ThreadSignals& s)
 {
-    Signals& s = p.signals;
     if (s.suspend_active) {
         s.suspend_active = false;
         return s.suspend_saved;
@@ -115,15 +141,19 @@ void siginfo_write(uint8_t (&out)[k_siginfo_size], const SignalDelivery& d)
     }
 }
 
-void signal_send(Process& p, int sig, const SigInfo& info)
+namespace {
+
+// What every signal does as it is generated, for the process or one of its
+// threads: false if it goes no further (a zombie, or init).
+bool generate(Process& p, int sig)
 {
     Signals& s = p.signals;
     if (p.zombie)
-        return;
+        return false;
     // init runs only the handlers it installed: no default action, not even
     // SIGKILL's, can end it (Linux's SIGNAL_UNKILLABLE).
     if (p.pid == 1 && (action_of(p, sig).handler == k_sig_dfl || (sig_bit(sig) & k_unblockable)))
-        return;
+        return false;
     g_sent.add();
     if (sig == k_sigcont || sig == k_sigkill) {
         s.pending &= ~k_stop_set;
@@ -137,17 +167,67 @@ void signal_send(Process& p, int sig, const SigInfo& info)
         }
     } else if (sig_bit(sig) & k_stop_set) {
         s.pending &= ~sig_bit(k_sigcont);
+        for (Thread* t = p.threads; t; t = t->peer)
+            t->sig.pending &= ~sig_bit(k_sigcont);
     }
+    return true;
+}
+
+} // namespace
+
+void signal_send(Process& p, int sig, const SigInfo& info)
+{
+    if (!generate(p, sig))
+        return;
+    Signals& s = p.signals;
     // Blocked signals are kept even if ignored: the action may change
     // before they are unblocked.
-    if (ignored(p, sig) && !(s.blocked & sig_bit(sig)))
+    if (ignored(p, sig) && !blocked_by_all(p, sig))
         return;
     if (!(s.pending & sig_bit(sig))) // the first of a kind is kept; they do not queue
         s.info[sig - 1] = info;
     s.pending |= sig_bit(sig);
-    if (p.thread)
-        p.thread->exit_work |= k_exit_signal;
-    kick(p);
+    kick_threads(p, sig);
+}
+
+void signal_send_thread(Thread& t, int sig, const SigInfo& info)
+{
+    Process& p = *t.process;
+    if (!generate(p, sig))
+        return;
+    if (ignored(p, sig) && !(t.sig.blocked & sig_bit(sig)))
+        return;
+    if (!(t.sig.pending & sig_bit(sig)))
+        t.sig.info[sig - 1] = info;
+    t.sig.pending |= sig_bit(sig);
+    t.exit_work |= k_exit_signal;
+    thread_kick(t);
+}
+
+Errno kill_thread(int tgid, int tid, int sig)
+{
+    if (sig < 0 || sig > k_nsig)
+        return k_einval;
+    Thread* t = find_thread(tid);
+    if (!t) {
+        // A zombie's leader is still there to be signalled, for nothing
+        // (Linux keeps its task until the wait).
+        Process* z = find_process(tid);
+        return z && z->zombie && (tgid <= 0 || tgid == tid) ? k_ok : k_esrch;
+    }
+    if (tgid > 0 && t->process->pid != tgid)
+        return k_esrch;
+    Process* self = current_process();
+    if (sig)
+        signal_send_thread(*t, sig, SigInfo{k_si_tkill, self ? self->pid : 0, 0, 0});
+    return k_ok;
+}
+
+void discard_signal(Process& p, int sig)
+{
+    p.signals.pending &= ~sig_bit(sig);
+    for (Thread* t = p.threads; t; t = t->peer)
+        t->sig.pending &= ~sig_bit(sig);
 }
 
 Errno kill(int pid, int sig, int code)
@@ -196,14 +276,16 @@ void force_signal(int sig, int code, unsigned vector, const char* what, uintptr_
 {
     Process* p = current_process();
     TOLL_ASSERT(p);
+    Thread* t = current();
     const SigAction& a = action_of(*p, sig);
     bool catchable =
-        a.handler != k_sig_dfl && a.handler != k_sig_ign && !(p->signals.blocked & sig_bit(sig));
+        a.handler != k_sig_dfl && a.handler != k_sig_ign && !(t->sig.blocked & sig_bit(sig));
     if (!catchable)
         terminate_by_fault(sig, vector, what, pc, address);
-    p->signals.info[sig - 1] = SigInfo{code, 0, 0, address};
-    p->signals.pending |= sig_bit(sig);
-    current()->exit_work |= k_exit_signal;
+    // A fault is the faulting thread's own signal.
+    t->sig.info[sig - 1] = SigInfo{code, 0, 0, address};
+    t->sig.pending |= sig_bit(sig);
+    t->exit_work |= k_exit_signal;
 }
 
 void terminate_by_fault(int sig, unsigned vector, const char* what, uintptr_t pc, uintptr_t address)
@@ -215,7 +297,7 @@ void terminate_by_fault(int sig, unsigned vector, const char* what, uintptr_t pc
     exit_current(sig); // wait status: terminated by this signal
 }
 
-void suspend_mask(Signals& s, SigSet mask)
+void suspend_mask(ThreadSignals& s, SigSet mask)
 {
     s.suspend_saved = s.blocked;
     s.suspend_active = true;
@@ -223,12 +305,12 @@ void suspend_mask(Signals& s, SigSet mask)
     s.blocked = mask & ~k_unblockable;
 }
 
-bool on_altstack(const Signals& s, uintptr_t sp)
+bool on_altstack(const ThreadSignals& s, uintptr_t sp)
 {
     return sp > s.altstack.sp && sp - s.altstack.sp <= s.altstack.size;
 }
 
-AltStack altstack_state(const Signals& s, uintptr_t sp)
+AltStack altstack_state(const ThreadSignals& s, uintptr_t sp)
 {
     if (s.altstack.size == 0)
         return AltStack{};
@@ -237,16 +319,20 @@ AltStack altstack_state(const Signals& s, uintptr_t sp)
 
 bool interrupted()
 {
-    Process* p = current_process();
-    return p && (p->signals.pending & ~p->signals.blocked);
+    Thread* t = current();
+    Process* p = t->process;
+    return p && (t->must_exit || ((p->signals.pending | t->sig.pending) & ~t->sig.blocked));
 }
 
 bool fatal_signal_pending()
 {
-    Process* p = current_process();
+    Thread* t = current();
+    Process* p = t->process;
+    if (p && t->must_exit)
+        return true;
     if (!p || p->pid == 1)
         return false; // init ends for no signal
-    SigSet ready = p->signals.pending & ~p->signals.blocked;
+    SigSet ready = (p->signals.pending | t->sig.pending) & ~t->sig.blocked;
     for (int sig = 1; sig <= k_nsig; ++sig)
         if ((ready & sig_bit(sig)) && action_of(*p, sig).handler == k_sig_dfl &&
             default_action(sig) == Default::terminate)
@@ -260,19 +346,31 @@ namespace {
 void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
 {
     Signals& s = p->signals;
+    ThreadSignals& ts = t.sig;
     if (t.exit_work & k_exit_check_frame) {
         t.exit_work &= ~k_exit_check_frame;
         if (!arch::user_frame_vet(frame, t.context))
             force_signal(k_sigsegv, k_si_kernel, 0, "frame cannot be restored", frame.pc(), 0);
     }
     for (;;) {
-        SigSet ready = s.pending & ~s.blocked;
+        wait_while_stopped(*p, t);
+        if (t.must_exit)
+            exit_thread(0); // the group's status, if it is a group exit
+        SigSet ready = (s.pending | ts.pending) & ~ts.blocked;
         if (!ready)
             break;
         int sig = __builtin_ctzll(ready) + 1;
         if (ready & sig_bit(k_sigkill))
             sig = k_sigkill;
-        s.pending &= ~sig_bit(sig);
+        // The thread's own signal first (its info), then the process's.
+        SigInfo info;
+        if (ts.pending & sig_bit(sig)) {
+            ts.pending &= ~sig_bit(sig);
+            info = ts.info[sig - 1];
+        } else {
+            s.pending &= ~sig_bit(sig);
+            info = s.info[sig - 1];
+        }
         SigAction a = action_of(*p, sig);
         if (a.handler == k_sig_ign)
             continue;
@@ -282,7 +380,7 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
             case Default::cont:
                 continue;
             case Default::stop:
-                stop_current(*p, sig);
+                stop_current(*p, t, sig);
                 continue;
             case Default::terminate:
                 g_default_kills.add();
@@ -301,19 +399,18 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
         // (A stack whose top wraps around zero gets a frame that cannot be
         // written: SIGSEGV, as on Linux.)
         uintptr_t sp = frame.user_sp();
-        bool nested = on_altstack(s, sp);
-        bool entering = (a.flags & k_sa_onstack) && s.altstack.size && !nested;
-        uintptr_t top = entering ? s.altstack.sp + s.altstack.size : sp;
-        SignalDelivery d{sig, s.info[sig - 1],    a,         mask_to_save(*p),
-                         top, nested || entering, s.altstack};
+        bool nested = on_altstack(ts, sp);
+        bool entering = (a.flags & k_sa_onstack) && ts.altstack.size && !nested;
+        uintptr_t top = entering ? ts.altstack.sp + ts.altstack.size : sp;
+        SignalDelivery d{sig, info, a, mask_to_save(ts), top, nested || entering, ts.altstack};
         if (!arch::signal_frame_push(frame, t.context, d)) {
             // No room for the frame (a bad stack pointer): Linux's answer too.
             terminate_by_fault(k_sigsegv, 0, "cannot write the signal frame", frame.pc(), 0);
         }
         g_delivered.add();
         if (!(a.flags & k_sa_nodefer))
-            s.blocked |= sig_bit(sig);
-        s.blocked = (s.blocked | a.mask) & ~k_unblockable;
+            ts.blocked |= sig_bit(sig);
+        ts.blocked = (ts.blocked | a.mask) & ~k_unblockable;
         if (a.flags & k_sa_resethand)
             action_of(*p, sig) = SigAction{};
         return;
@@ -323,9 +420,9 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
         t.exit_work &= ~k_exit_restart;
         arch::syscall_restart(frame, t.syscall_saved);
     }
-    if (s.suspend_active) { // sigsuspend woke for a signal that needed no handler
-        s.blocked = s.suspend_saved;
-        s.suspend_active = false;
+    if (ts.suspend_active) { // sigsuspend woke for a signal that needed no handler
+        ts.blocked = ts.suspend_saved;
+        ts.suspend_active = false;
     }
 }
 
@@ -343,7 +440,7 @@ void return_to_user_work(Process& p, Thread& t, arch::TrapFrame& frame)
     deliver(&p, t, frame);
     // k_exit_signal stays while anything is pending, blocked signals too, so
     // that unblocking one needs no other bookkeeping.
-    if (!p.signals.pending)
+    if (!(p.signals.pending | t.sig.pending) && !p.signals.stopped)
         t.exit_work &= ~k_exit_signal;
 }
 
@@ -362,11 +459,11 @@ bool notify_parent_of_exit(Process& child, int wait_status)
     return child.exit_signal == k_sigchld && (a.handler == k_sig_ign || (a.flags & k_sa_nocldwait));
 }
 
-void signals_exec_reset(Process& p)
+void signals_exec_reset(Process& p, Thread& t)
 {
     // The old program's stack is gone; the flags stay (Linux, begin_new_exec).
-    p.signals.altstack.sp = 0;
-    p.signals.altstack.size = 0;
+    t.sig.altstack.sp = 0;
+    t.sig.altstack.size = 0;
     for (SigAction& a : p.signals.actions)
         if (a.handler != k_sig_ign)
             a = SigAction{};

@@ -7,6 +7,7 @@
 #include "kernel/arch/context.h"
 #include "kernel/kern/cpu.h"
 #include "kernel/kern/errno.h"
+#include "kernel/proc/signal.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,6 +56,9 @@ struct Thread {
     uintptr_t clear_child_tid = 0; ///< set_tid_address: user word zeroed, futex woken, at exit
     uintptr_t set_child_tid = 0;   ///< k_exit_child_settid: where the id goes
     bool vfork_waiting = false;    ///< in vfork: until the child execs or exits
+    ThreadSignals sig;             ///< its mask, the signals sent to it, its altstack
+    Thread* peer = nullptr;        ///< the next thread of its process (Process::threads)
+    bool must_exit = false;        ///< its process ends or execs: it exits on its way to user mode
 };
 
 /// Size of every kernel stack.

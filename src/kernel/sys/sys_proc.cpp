@@ -118,12 +118,12 @@ long sys_execve(const SyscallArgs& a)
 
 long sys_exit(const SyscallArgs& a)
 {
-    proc::exit_current(static_cast<int>((a.a[0] & 0xFF) << 8));
+    proc::exit_thread(static_cast<int>((a.a[0] & 0xFF) << 8)); // this thread alone
 }
 
 long sys_exit_group(const SyscallArgs& a)
 {
-    return sys_exit(a);
+    proc::exit_current(static_cast<int>((a.a[0] & 0xFF) << 8)); // every thread
 }
 
 long sys_wait4(const SyscallArgs& a)
@@ -313,7 +313,7 @@ long sys_ppoll(const SyscallArgs& a)
             return 0;
         wake = proc::ticks() + ticks.value();
     }
-    proc::Signals& s = proc::current_process()->signals;
+    proc::ThreadSignals& s = proc::current()->sig;
     if (a.a[3]) // as sigsuspend: the mask is undone after the handler ran
         proc::suspend_mask(s, mask);
     Errno e = sleep_until(wake);

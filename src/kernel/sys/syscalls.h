@@ -45,6 +45,8 @@ Errno check_at_dirfd(uintptr_t dirfd, uintptr_t path);
 long sys_fork(const SyscallArgs&);
 long sys_clone(const SyscallArgs&);
 long sys_vfork(const SyscallArgs&);
+long sys_futex(const SyscallArgs&);
+long sys_futex_time64(const SyscallArgs&);
 long sys_execve(const SyscallArgs&);
 long sys_exit(const SyscallArgs&);
 long sys_exit_group(const SyscallArgs&);
