@@ -1,5 +1,6 @@
 // Threads and the scheduler: a preemptive round-robin run queue, sleep and
-// wakeup on channels, kernel threads. Threads run on the boot CPU only (the
+// wakeup on channels, kernel threads. A user thread belongs to a process
+// (Thread::process), which may have several (process.h). Threads run on the boot CPU only (the
 // others idle): the kernel runs with interrupts disabled except in the idle
 // loop and in preemptible kernel threads, so disabling interrupts is the
 // only lock the scheduler needs so far.
@@ -25,8 +26,9 @@ enum class ThreadState { runnable, running, sleeping, dead };
 /// changed a descriptor it names (i386's set_thread_area); a frame the CPU
 /// saved at a trap holds only what the CPU had loaded, so these are the only
 /// two ways. k_exit_suspend: sigsuspend is returning, its temporary mask to
-/// be undone. k_exit_signal: the process has a pending signal (set with the
-/// pending bit, cleared when none is left). k_exit_child_settid: a thread
+/// be undone. k_exit_signal: a signal is pending for the thread or its
+/// process (set with the pending bit, cleared when none is left), the
+/// process is stopped, or the thread must exit (Thread::must_exit). k_exit_child_settid: a thread
 /// made by clone(CLONE_CHILD_SETTID) stores its id in its own memory before
 /// its first instruction (Linux does it in schedule_tail, for the same
 /// reason: only the child's address space holds the word).
