@@ -1,9 +1,9 @@
 // Threads and the scheduler: a preemptive round-robin run queue, sleep and
 // wakeup on channels, kernel threads. A user thread belongs to a process
-// (Thread::process), which may have several (process.h). Threads run on the boot CPU only (the
-// others idle): the kernel runs with interrupts disabled except in the idle
-// loop and in preemptible kernel threads, so disabling interrupts is the
-// only lock the scheduler needs so far.
+// (Thread::process), which may have several (process.h). Threads run on
+// the boot CPU only (the others idle): the kernel runs with interrupts
+// disabled except in the idle loop and in preemptible kernel threads, so
+// disabling interrupts is the only lock the scheduler needs so far.
 #pragma once
 #include "kernel/arch/context.h"
 #include "kernel/kern/cpu.h"
