@@ -41,9 +41,10 @@ long sys_openat(const SyscallArgs& a)
 // arm64; Toll's mmap takes pages, as i386's mmap2 does.
 long sys_mmap(const SyscallArgs& a)
 {
-    if (a.a[5] % vm::k_page_size != 0)
+    if (a.a[5] % arch::k_page_size != 0)
         return -k_einval;
-    SyscallArgs pages{{a.a[0], a.a[1], a.a[2], a.a[3], a.a[4], a.a[5] / vm::k_page_size}, a.frame};
+    SyscallArgs pages{{a.a[0], a.a[1], a.a[2], a.a[3], a.a[4], a.a[5] / arch::k_page_size},
+                      a.frame};
     return sys_mmap_pages(pages);
 }
 

@@ -318,7 +318,7 @@ void kill_other_threads(Process* p, Thread* keep)
 {
     g_exits.add();
     sys::fd_close_all(p);
-    vm::pmap_activate(nullptr); // leave the address space before freeing it
+    arch::pmap_activate(nullptr); // leave the address space before freeing it
     vm::VmSpace* space = p->vm;
     p->vm = nullptr;
     vm_drop(*p, space);
@@ -469,7 +469,7 @@ Result<int> wait_child(int pid, int* status, int options)
             if (!c || c->parent != self || (pid > 0 && c->pid != pid) ||
                 (by_group && c->pgid != group))
                 continue;
-            bool clone_child = c->exit_signal != k_sigchld;
+            bool clone_child = c->exit_signal != TOLL_SIGCHLD;
             bool wclone = static_cast<unsigned>(options) & k_wclone;
             if (clone_child != wclone && !(static_cast<unsigned>(options) & k_wall))
                 continue;

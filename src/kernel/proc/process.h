@@ -35,7 +35,7 @@ struct Process {
     bool zombie = false;           ///< exited; waits for its parent's wait4
     int wait_status = 0;           ///< Linux encoding: exit code << 8, or the signal number
     Signals signals;               ///< actions and the signals sent to the whole process
-    int exit_signal = k_sigchld;   ///< what its parent is sent when it ends (clone's low byte)
+    int exit_signal = TOLL_SIGCHLD; ///< what its parent is sent when it ends (clone's low byte)
     Thread* vfork_parent = nullptr; ///< the thread asleep in vfork until this one execs or exits
     bool orphan = false;            ///< its parent exited: nobody will wait for it
     int pgid = 0;                   ///< its process group (the pid of the group's leader)
@@ -81,11 +81,11 @@ constexpr uint64_t k_clone_signal_mask = 0xFF, k_clone_vm = 0x100, k_clone_fs = 
 /// What clone() was asked for, in the architecture-neutral order (the
 /// ports' system-call tables put the registers in it).
 struct CloneRequest {
-    uint64_t flags = k_sigchld; ///< k_clone_* bits and the exit signal
-    uintptr_t stack = 0;        ///< the child's user stack pointer; 0: the caller's
-    uintptr_t parent_tid = 0;   ///< k_clone_parent_settid: where the caller gets the child's id
-    uintptr_t tls = 0;          ///< k_clone_settls: the architecture's TLS argument
-    uintptr_t child_tid = 0;    ///< k_clone_child_settid / k_clone_child_cleartid: the child's word
+    uint64_t flags = TOLL_SIGCHLD; ///< k_clone_* bits and the exit signal
+    uintptr_t stack = 0;           ///< the child's user stack pointer; 0: the caller's
+    uintptr_t parent_tid = 0;      ///< k_clone_parent_settid: where the caller gets the child's id
+    uintptr_t tls = 0;             ///< k_clone_settls: the architecture's TLS argument
+    uintptr_t child_tid = 0; ///< k_clone_child_settid / k_clone_child_cleartid: the child's word
 };
 
 /// clone(): a new process (a copy of the caller's, or sharing its address
@@ -159,10 +159,10 @@ Result<int> wait_child(int pid, int* status, int options);
 /// group, -1 every process but init and the caller, < -1 the group -pid. A
 /// zombie that is still to be waited for counts as found (the signal does
 /// nothing to it). Signal 0 only checks that a target exists. @p code is the
-/// siginfo's si_code (k_si_user for kill, k_si_tkill for tkill and tgkill).
+/// siginfo's si_code (TOLL_SI_USER for kill, TOLL_SI_TKILL for tkill and tgkill).
 /// Returns k_ok, k_einval for a bad signal number, k_esrch when no process
 /// matched. Costs one pass over the process table.
-Errno kill(int pid, int signal, int code = k_si_user);
+Errno kill(int pid, int signal, int code = TOLL_SI_USER);
 
 /// The process numbered @p pid, zombies that their parent may still wait
 /// for included; nullptr if there is none.

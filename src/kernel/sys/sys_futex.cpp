@@ -53,7 +53,7 @@ long futex(const SyscallArgs& a, bool time64)
     if ((op & k_futex_clock_realtime) && cmd != k_futex_wait && cmd != k_futex_wait_bitset)
         return -k_enosys; // Linux: the clock means something to a wait only
     vm::VmSpace* space = proc::current_vm();
-    auto answer = [](Result<int> r) -> long { return r ? r.value() : -r.error(); };
+    auto answer = [](const Result<int>& r) -> long { return r ? r.value() : -r.error(); };
     switch (cmd) {
     case k_futex_wait:
     case k_futex_wait_bitset: {

@@ -94,7 +94,7 @@ long sys_clone(const SyscallArgs& a)
 
 long sys_vfork(const SyscallArgs& a)
 {
-    proc::CloneRequest r{proc::k_clone_vm | proc::k_clone_vfork | proc::k_sigchld, 0, 0, 0, 0};
+    proc::CloneRequest r{proc::k_clone_vm | proc::k_clone_vfork | TOLL_SIGCHLD, 0, 0, 0, 0};
     Result<int> child = proc::clone(*a.frame, r);
     return child ? child.value() : -child.error();
 }
@@ -297,7 +297,7 @@ long sys_ppoll(const SyscallArgs& a)
     if (a.a[1] != 0)
         return -k_enosys;
     constexpr uintptr_t k_sigset_size = 8; // Linux's sigset_t
-    proc::SigSet mask = 0;
+    SigSet mask = 0;
     if (a.a[3]) {
         if (a.a[4] != k_sigset_size)
             return -k_einval;
