@@ -34,3 +34,13 @@ endforeach()
 # every ktest, and says so.
 toll_system_test(i386.qemu.smp.cpus2.boot_cpu_only --arch i386 --cpus 2 --cmdline "test=kern.*"
                  --expect-output "i386 starts no other CPU yet")
+
+# musl's threads, mutexes, condition variables, barriers and futexes with
+# several CPUs booted: the user tests that run threads, on whichever CPUs
+# the scheduler gives them.
+foreach(arch i386 arm64)
+  foreach(n 2 4)
+    toll_system_test(${arch}.qemu.smp.cpus${n}.threads --arch ${arch} --cpus ${n}
+                     --cmdline "run=/bin/ut_threads,/bin/ut_futex,/bin/ut_clone" --timeout 90)
+  endforeach()
+endforeach()
