@@ -372,7 +372,7 @@ Errno exec(const char* path, const char* const* argv, const char* const* envp)
     vm::VmSpace* old = p->vm;
     p->vm = space;
     arch::pmap_activate(space->pmap);
-    vm_drop(*p, old);
+    vm_drop(old);
     vfork_release(*p); // a vfork parent has its address space to itself again
     set_name(p, path);
     p->execed = true;

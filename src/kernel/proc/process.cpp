@@ -167,15 +167,6 @@ Errno check_clone_flags(uint64_t f)
     return k_ok;
 }
 
-// Whether a process other than @p p runs in address space @p space.
-bool vm_shared(const Process* p, const vm::VmSpace* space)
-{
-    for (Process* q : g_table)
-        if (q && q != p && q->vm == space)
-            return true;
-    return false;
-}
-
 // The vfork parent of the running process's child sleeps here until the
 // child has let go of the address space (vfork_release), or a fatal signal
 // comes (as on Linux, where the wait is killable and nothing else).
@@ -224,6 +215,8 @@ Result<int> clone_process(arch::TrapFrame& frame, const CloneRequest& r)
         free_process(child);
         return k_enomem;
     }
+    if (r.flags & k_clone_vm)
+        ++child->vm->processes;
     memcpy(child->name, parent->name, sizeof child->name);
     child->pgid = parent->pgid;
     child->sid = parent->sid;
@@ -306,7 +299,10 @@ void kill_other_threads(Process* p, Thread* keep)
 {
     for (Thread* t = p->threads; t; t = t->peer)
         if (t != keep) {
+            // As Linux's zap_other_threads: a SIGKILL of its own, which
+            // no mask holds back, ends its blocking calls (interrupted).
             t->must_exit = true;
+            t->sig.pending |= sig_bit(TOLL_SIGKILL);
             t->exit_work |= k_exit_signal;
             thread_kick(*t);
         }
@@ -321,7 +317,7 @@ void kill_other_threads(Process* p, Thread* keep)
     arch::pmap_activate(nullptr); // leave the address space before freeing it
     vm::VmSpace* space = p->vm;
     p->vm = nullptr;
-    vm_drop(*p, space);
+    vm_drop(space);
     vfork_release(*p);
     // Orphans go to the kernel (parent nullptr): their zombies are reaped
     // when they exit, since nobody will wait for them.
@@ -419,9 +415,9 @@ void vfork_release(Process& p)
     }
 }
 
-void vm_drop(Process& p, vm::VmSpace* space)
+void vm_drop(vm::VmSpace* space)
 {
-    if (!vm_shared(&p, space))
+    if (--space->processes == 0)
         vm::vmspace_destroy(space);
 }
 
@@ -446,7 +442,7 @@ void exit_thread(int wait_status)
         wait_status = p->group_status;
     // The word is cleared only for someone else to see: not when the
     // address space goes with this thread (Linux checks mm_users too).
-    if (p->live_threads > 1 || vm_shared(p, p->vm))
+    if (p->live_threads > 1 || p->vm->processes > 1)
         clear_child_tid(*t, p->vm);
     remove_thread(p, t);
     wakeup(&p->threads); // an execve waiting for the others to go

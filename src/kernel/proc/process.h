@@ -108,10 +108,10 @@ Result<int> fork(arch::TrapFrame& frame);
 /// is: @p p has let go of the address space they share (it execs or exits).
 void vfork_release(Process& p);
 
-/// Gives up @p p's use of address space @p space (exec and exit): destroys
-/// it, unless another process runs in it (a vfork parent, or a clone
-/// with k_clone_vm). Costs a pass over the process table.
-void vm_drop(Process& p, vm::VmSpace* space);
+/// Gives up one process's use of address space @p space (exec and exit):
+/// destroys it, unless another process still runs in it (a vfork parent,
+/// or a clone with k_clone_vm).
+void vm_drop(vm::VmSpace* space);
 
 /// execve(): replaces the current program: on k_ok, @p frame's thread
 /// resumes in the new program (the old one is gone); otherwise why not

@@ -88,6 +88,39 @@ void print_fault(Process& p, unsigned vector, const char* what, uintptr_t pc, ui
             vector, what, static_cast<unsigned long>(pc), static_cast<unsigned long>(address));
 }
 
+// Keeps @p info as the reason for @p sig, sent to the thread whose state is
+// @p ts of process @p p (a free slot of its own, else the process's).
+void keep_info(Process& p, ThreadSignals& ts, int sig, const SigInfo& info)
+{
+    for (DirectedInfo& d : ts.infos)
+        if (d.sig == 0) {
+            d = DirectedInfo{sig, info};
+            return;
+        }
+    p.signals.info[sig - 1] = info;
+}
+
+// Takes the reason kept for @p sig off @p ts (and, if it had no slot, the
+// process's): the siginfo of its delivery.
+SigInfo take_info(Process& p, ThreadSignals& ts, int sig)
+{
+    for (DirectedInfo& d : ts.infos)
+        if (d.sig == sig) {
+            d.sig = 0;
+            return d.info;
+        }
+    return p.signals.info[sig - 1];
+}
+
+// Drops @p sig from what is pending for the thread whose state is @p ts.
+void forget(ThreadSignals& ts, int sig)
+{
+    ts.pending &= ~sig_bit(sig);
+    for (DirectedInfo& d : ts.infos)
+        if (d.sig == sig)
+            d.sig = 0;
+}
+
 // While @p p is stopped, the running thread @p t sleeps (until SIGCONT, or
 // SIGKILL, or it must exit).
 void wait_while_stopped(Process& p, Thread& t)
@@ -168,7 +201,7 @@ bool generate(Process& p, int sig)
     } else if (sig_bit(sig) & k_stop_set) {
         s.pending &= ~sig_bit(TOLL_SIGCONT);
         for (Thread* t = p.threads; t; t = t->peer)
-            t->sig.pending &= ~sig_bit(TOLL_SIGCONT);
+            forget(t->sig, TOLL_SIGCONT);
     }
     return true;
 }
@@ -197,8 +230,8 @@ void signal_send_thread(Thread& t, int sig, const SigInfo& info)
         return;
     if (ignored(p, sig) && !(t.sig.blocked & sig_bit(sig)))
         return;
-    if (!(t.sig.pending & sig_bit(sig)))
-        t.sig.info[sig - 1] = info;
+    if (!(t.sig.pending & sig_bit(sig))) // the first of a kind is kept
+        keep_info(p, t.sig, sig, info);
     t.sig.pending |= sig_bit(sig);
     t.exit_work |= k_exit_signal;
     thread_kick(t);
@@ -227,7 +260,7 @@ void discard_signal(Process& p, int sig)
 {
     p.signals.pending &= ~sig_bit(sig);
     for (Thread* t = p.threads; t; t = t->peer)
-        t->sig.pending &= ~sig_bit(sig);
+        forget(t->sig, sig);
 }
 
 Errno kill(int pid, int sig, int code)
@@ -283,7 +316,8 @@ void force_signal(int sig, int code, unsigned vector, const char* what, uintptr_
     if (!catchable)
         terminate_by_fault(sig, vector, what, pc, address);
     // A fault is the faulting thread's own signal.
-    t->sig.info[sig - 1] = SigInfo{code, 0, 0, address};
+    forget(t->sig, sig); // this fault's address, not an earlier one's
+    keep_info(*p, t->sig, sig, SigInfo{code, 0, 0, address});
     t->sig.pending |= sig_bit(sig);
     t->exit_work |= k_exit_signal;
 }
@@ -321,7 +355,8 @@ bool interrupted()
 {
     Thread* t = current();
     Process* p = t->process;
-    return p && (t->must_exit || ((p->signals.pending | t->sig.pending) & ~t->sig.blocked));
+    // A thread that must exit has a SIGKILL pending (kill_other_threads).
+    return p && ((p->signals.pending | t->sig.pending) & ~t->sig.blocked);
 }
 
 bool fatal_signal_pending()
@@ -367,7 +402,7 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
         SigInfo info;
         if (ts.pending & sig_bit(sig)) {
             ts.pending &= ~sig_bit(sig);
-            info = ts.info[sig - 1];
+            info = take_info(*p, ts, sig);
         } else {
             s.pending &= ~sig_bit(sig);
             info = s.info[sig - 1];

@@ -24,15 +24,26 @@ struct Signals {
     bool continue_report = false; ///< for wait4 WCONTINUED: continued, not yet reported
 };
 
+/// Why a signal sent to one thread was sent (ThreadSignals::infos).
+struct DirectedInfo {
+    int sig = 0;  ///< the signal, 0 for a free slot
+    SigInfo info; ///< its siginfo
+};
+
+/// Slots for the siginfo of signals sent to one thread: a few, not one per
+/// signal, so that a thread stays within its allocator class; past them a
+/// signal's info goes in its process's slot (Signals::info).
+constexpr int k_thread_infos = 4;
+
 /// One thread's signal state (Linux keeps the same per thread): its mask,
 /// the signals sent to it alone (tkill, tgkill, its own faults), and its
 /// alternate stack.
 struct ThreadSignals {
-    SigSet blocked = 0;          ///< the signal mask (sigprocmask)
-    SigSet pending = 0;          ///< sent to this thread, not yet delivered
-    SigInfo info[k_nsig];        ///< for each signal in @c pending, why it was sent
-    bool suspend_active = false; ///< in sigsuspend: @c suspend_saved is the mask to restore
-    SigSet suspend_saved = 0;    ///< the mask sigsuspend replaced
+    SigSet blocked = 0;                 ///< the signal mask (sigprocmask)
+    SigSet pending = 0;                 ///< sent to this thread, not yet delivered
+    DirectedInfo infos[k_thread_infos]; ///< why the signals in @c pending were sent
+    bool suspend_active = false;        ///< in sigsuspend: @c suspend_saved is the mask to restore
+    SigSet suspend_saved = 0;           ///< the mask sigsuspend replaced
     /// The alternate stack as sigaltstack set it, flags as given (what a
     /// signal frame's uc_stack saves, as on Linux).
     AltStack altstack;
