@@ -43,11 +43,21 @@ void cpu_relax();
 void cpu_init(Cpu& boot);
 
 /// Starts every other CPU the firmware names (arm64: the device tree's
-/// /cpus, through PSCI CPU_ON), at most k_max_cpus in all: each takes a
+/// /cpus, through PSCI CPU_ON; i386: the ACPI MADT or the MP table, through
+/// INIT and STARTUP IPIs), at most k_max_cpus in all: each takes a
 /// Cpu (cpu_allocate), prints "cpuN: online, ..." and enters its idle loop.
 /// Returns once each has come online or given up. Called by kernel_main
 /// after the scheduler exists, on the boot CPU.
 void cpus_start();
+
+/// Interrupts the CPU @p target (online, not this one necessarily) with the
+/// port's inter-processor interrupt; its handler calls toll::ipi_received()
+/// there, inside an InterruptScope. arm64: a GIC software-generated
+/// interrupt; i386: a fixed interrupt through the local APIC.
+void send_ipi(const Cpu& target);
+
+/// Stops this CPU for good: interrupts masked, halted (hlt / wfi) in a loop.
+[[noreturn]] void halt();
 
 /// The physical range [*start, *end) the kernel image (and its ramdisk) occupies.
 void kernel_image_range(uint64_t* start, uint64_t* end);
