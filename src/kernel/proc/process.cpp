@@ -128,7 +128,7 @@ Result<int> fork(arch::TrapFrame& frame)
     child->thread->process = child;
     child->thread->context.tls = current()->context.tls;
     Thread* t = child->thread;
-    t->frame = arch::context_init_fork(t->context, kstack_top(*t), frame);
+    t->frame = arch::context_init_fork(t->context, t->kstack_top, frame);
     g_forks.add();
     make_runnable(child->thread);
     return child->pid;
