@@ -127,6 +127,15 @@ void sched_clock_tick();
 /// kernel thread).
 void sched_preempt_point(bool from_user);
 
+/// Whether sched_preempt_point may have work: the current thread was asked
+/// to give up the CPU (need_resched). Inline, so that the way out of a trap
+/// (trap_exit) tests one byte and calls only when it must; whatever else
+/// sched_preempt_point checks, it checks itself.
+inline bool sched_preempt_wanted()
+{
+    return current()->need_resched;
+}
+
 /// Clock ticks since boot.
 uint64_t ticks();
 
