@@ -158,6 +158,9 @@ class PhysAllocator {
     /// Reads / writes the bitmap bit of page @p pa: does a free block start there?
     bool is_free_head(const Range& r, PhysAddr pa) const;
     void set_free_head(const Range& r, PhysAddr pa, bool free);
+    /// Whether a free block starts at any page of [@p from, @p to) (page
+    /// aligned, inside @p r): the bitmap read a word at a time.
+    bool any_free_head(const Range& r, PhysAddr from, PhysAddr to) const;
     /// Makes [pa, pa + 2^order pages) a free block: header, list, bitmap.
     void push(const Range& r, PhysAddr pa, unsigned order);
     /// Takes the free block at @p pa off its list and wipes its header.

@@ -142,12 +142,16 @@ uint8_t* index_slot(PhysAddr pa)
     return &g_index[(pa - g_index_lo) >> g_chunk_shift];
 }
 
-// Records @p r (or, with nullptr, no reservation) for every chunk of @p r's block.
+// Writes @p value (a pool index + 1, or 0 for none) into the slot of every
+// chunk of @p r's block: consecutive slots, so one memset of them.
 void index_set(const Reservation* r, uint8_t value)
 {
-    for (PhysAddr pa = r->pa; pa < r->pa + r->bytes(); pa += PhysAddr(1) << g_chunk_shift)
-        if (uint8_t* slot = index_slot(pa))
-            *slot = value;
+    PhysAddr lo = r->pa < g_index_lo ? g_index_lo : r->pa;
+    PhysAddr hi = r->pa + r->bytes() > g_index_hi ? g_index_hi : r->pa + r->bytes();
+    if (!g_index || lo >= hi)
+        return;
+    PhysAddr chunk = PhysAddr(1) << g_chunk_shift;
+    memset(index_slot(lo), value, size_t((hi - lo + chunk - 1) >> g_chunk_shift));
 }
 
 // The reservation holding physical page @p pa, in constant time.
