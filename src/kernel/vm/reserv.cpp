@@ -106,8 +106,11 @@ uint64_t unused_now()
     return reserv_unused_pages();
 }
 
-// The largest size index whose block the allocator can hand out.
-unsigned largest_psind()
+// The largest size index whose block the allocator can hand out, worked
+// out from the port's sizes once reserv_enabled() has read the state.
+unsigned g_largest_psind;
+
+unsigned find_largest_psind()
 {
     unsigned best = 0;
     for (unsigned psind = 1; psind < pmap_page_size_count(); ++psind)
@@ -319,7 +322,8 @@ bool try_promote(VmSpace* space, const Reservation* r, uintptr_t base, unsigned 
 bool reserv_enabled()
 {
     if (g_state == State::unread) {
-        g_state = largest_psind() > 0 && param_get_ulong("vm.superpages", 1) != 0 && index_init()
+        g_largest_psind = find_largest_psind();
+        g_state = g_largest_psind > 0 && param_get_ulong("vm.superpages", 1) != 0 && index_init()
                       ? State::on
                       : State::off;
         if (g_state == State::on)
@@ -332,7 +336,7 @@ size_t reserv_alignment(size_t length)
 {
     if (!reserv_enabled())
         return k_page_size;
-    for (unsigned psind = largest_psind(); psind > 0; --psind)
+    for (unsigned psind = g_largest_psind; psind > 0; --psind)
         if (pmap_page_size(psind) <= length)
             return pmap_page_size(psind);
     return k_page_size;
@@ -346,7 +350,7 @@ Optional<ReservedPage> reserv_alloc_page(VmSpace* space, uintptr_t va, uintptr_t
     Reservation* r = find_va(space, va);
     // The largest size whose aligned stretch lies inside the region, has
     // nothing mapped yet, and whose block the allocator still has.
-    for (unsigned psind = largest_psind(); !r && psind > 0; --psind) {
+    for (unsigned psind = g_largest_psind; !r && psind > 0; --psind) {
         size_t size = pmap_page_size(psind);
         uintptr_t base = va & ~uintptr_t(size - 1);
         if (base >= region_start && base + size <= region_end && base + size > base &&
@@ -372,7 +376,7 @@ Optional<ReservedPage> reserv_alloc_copy(VmSpace* space, uintptr_t va, uintptr_t
         break_reservation(r);
         r = nullptr;
     }
-    for (unsigned psind = largest_psind(); !r && psind > 0; --psind) {
+    for (unsigned psind = g_largest_psind; !r && psind > 0; --psind) {
         size_t size = pmap_page_size(psind);
         uintptr_t base = va & ~uintptr_t(size - 1);
         if (base >= region_start && base + size <= region_end && base + size > base &&
@@ -482,6 +486,7 @@ void reserv_reset_for_tests(bool enabled)
         r = Reservation{};
     g_in_use = nullptr;
     g_index = nullptr; // the test's allocator owned it
+    g_largest_psind = find_largest_psind();
     g_state = enabled && index_init() ? State::on : State::off;
     phys_allocator().set_reclaim_hook(g_state == State::on ? reserv_reclaim : nullptr);
 }
