@@ -129,6 +129,8 @@ constexpr SyscallEntry k_linux_calls[] = {
     {220, sys_getdents64},
     {221, sys_fcntl},
     {224, sys_gettid},
+    {241, sys_sched_setaffinity},
+    {242, sys_sched_getaffinity},
     {243, sys_set_thread_area},
     {252, sys_exit_group},
     {258, sys_set_tid_address},
@@ -151,6 +153,7 @@ constexpr SyscallEntry k_linux_calls[] = {
     {147, sys_getsid},
     {186, sys_sigaltstack},
     {309, sys_ppoll},
+    {318, sys_getcpu},
 };
 
 // Toll's own calls that only i386 has (the rest: k_toll_calls).

@@ -1,8 +1,12 @@
 // In-kernel tests of the scheduler: sleep and wakeup, timer preemption of
-// kernel threads that never yield, and fairness between equal threads.
+// kernel threads that never yield, fairness between equal threads, and with
+// several CPUs: threads spread over them, follow their affinity, and wake
+// each other across CPUs.
 #include "kernel/arch/cpu.h"
+#include "kernel/kern/counters.h"
 #include "kernel/kern/ktest.h"
 #include "kernel/kern/spinlock.h"
+#include "kernel/proc/sched.h"
 #include "kernel/proc/thread.h"
 
 namespace toll::proc {
@@ -62,8 +66,9 @@ KTEST("sched.sleep_wakeup_ping_pong")
 KTEST("sched.timer_preempts_and_shares_fairly")
 {
     Spinner a, b;
-    Thread* ta = thread_create_kernel("spin-a", spin, &a, true);
-    Thread* tb = thread_create_kernel("spin-b", spin, &b, true);
+    // Both on the boot CPU (whose clock preempts them), whatever the CPU count.
+    Thread* ta = thread_create_kernel_on("spin-a", spin, &a, true, 1u);
+    Thread* tb = thread_create_kernel_on("spin-b", spin, &b, true, 1u);
     KEXPECT(ta && tb);
     uint64_t start = ticks();
     // Sleep 20 ticks; the spinners share the CPU meanwhile.
@@ -85,6 +90,158 @@ KTEST("sched.timer_preempts_and_shares_fairly")
     ktest::metric("sched.spinner_b_turns", sb, "count");
     ktest::metric("sched.spinner_a_iterations", ca, "count");
     ktest::metric("sched.spinner_b_iterations", cb, "count");
+}
+
+namespace {
+
+// A thread that notes every CPU it runs on until told to stop.
+struct Roamer {
+    volatile uint32_t seen = 0;
+    volatile unsigned last = ~0u;
+    volatile bool stop = false;
+    volatile bool done = false;
+};
+
+void roam(void* arg)
+{
+    auto* r = static_cast<Roamer*>(arg);
+    arch::interrupts_restore(true); // the clock must get through to end the test
+    while (!r->stop) {
+        unsigned cpu = sched_this_cpu();
+        r->seen = r->seen | (1u << cpu);
+        r->last = cpu;
+        yield();
+    }
+    arch::interrupts_disable();
+    r->done = true;
+}
+
+unsigned bits(uint32_t mask)
+{
+    return static_cast<unsigned>(__builtin_popcount(mask));
+}
+
+void wait_done(volatile bool& done)
+{
+    uint64_t deadline = ticks() + 100;
+    while (!done && ticks() < deadline)
+        sleep_on(const_cast<bool*>(&done), ticks() + 1);
+}
+
+} // namespace
+
+// One yielding thread per CPU: between them they run on every CPU (the
+// idle CPUs steal from the busy ones, or the placement picks them).
+KTEST("sched.smp.threads_spread_over_cpus")
+{
+    unsigned n = bits(sched_online_mask());
+    if (n < 2) {
+        ktest::skip("one CPU online: nothing to spread over");
+        return;
+    }
+    Roamer r[k_max_cpus];
+    for (unsigned i = 0; i < n; ++i)
+        KEXPECT(thread_create_kernel("roamer", roam, &r[i], true) != nullptr);
+    sleep_on(&r, ticks() + 10);
+    uint32_t seen = 0;
+    for (unsigned i = 0; i < n; ++i)
+        seen |= r[i].seen;
+    for (unsigned i = 0; i < n; ++i)
+        r[i].stop = true;
+    for (unsigned i = 0; i < n; ++i)
+        wait_done(r[i].done);
+    ktest::metric("sched.smp.cpus_seen", bits(seen), "count");
+    KEXPECT_EQ(seen, sched_online_mask());
+}
+
+// A thread pinned to the boot CPU, then to the last CPU, then to the boot
+// CPU again, runs where it is told each time.
+KTEST("sched.smp.affinity_moves_a_thread")
+{
+    uint32_t online = sched_online_mask();
+    unsigned last = 31 - static_cast<unsigned>(__builtin_clz(online));
+    if (last == 0) {
+        ktest::skip("one CPU online: nowhere to move to");
+        return;
+    }
+    Roamer r;
+    Thread* t = thread_create_kernel_on("pinned", roam, &r, true, 1u);
+    KEXPECT(t != nullptr);
+    sleep_on(&r, ticks() + 3);
+    KEXPECT_EQ(r.seen, 1u);
+    KEXPECT(sched_set_affinity(t, 1u << last) == k_ok);
+    KEXPECT_EQ(sched_get_affinity(t), 1u << last);
+    r.seen = 0;
+    sleep_on(&r, ticks() + 3);
+    unsigned there = r.last;
+    KEXPECT_EQ(there, last);
+    KEXPECT(sched_set_affinity(t, 1u) == k_ok);
+    sleep_on(&r, ticks() + 3);
+    unsigned back = r.last;
+    KEXPECT_EQ(back, 0u);
+    r.stop = true;
+    wait_done(r.done);
+    KEXPECT(r.done);
+    // A mask of offline CPUs only is refused, as Linux refuses it.
+    if (last + 1 < 32)
+        KEXPECT(sched_set_affinity(current(), 1u << (last + 1)) == k_einval);
+    KEXPECT(sched_set_affinity(current(), 0) == k_einval);
+}
+
+// Sleep and wakeup between a thread on the boot CPU and one on the last:
+// every wakeup crosses CPUs, and none is lost. The turn is tested and slept
+// on under one spinlock (sleep_on_locked), so a wakeup from the other CPU
+// cannot fall between the test and the sleep; with plain sleep_on it can,
+// and the two would wait for each other forever.
+KTEST("sched.smp.cross_cpu_wakeups_are_not_lost")
+{
+    uint32_t online = sched_online_mask();
+    unsigned last = 31 - static_cast<unsigned>(__builtin_clz(online));
+    if (last == 0) {
+        ktest::skip("one CPU online: no other CPU to wake");
+        return;
+    }
+    uint32_t mine = sched_get_affinity(current());
+    KEXPECT(sched_set_affinity(current(), 1u) == k_ok);
+    uint64_t remote_before = cpu_counter_sum(CpuEvent::sched_wakeups_remote);
+    static Spinlock turn("ktest.turn");
+    static PingPong pp;
+    pp = PingPong{};
+    // 200 rounds, not 10: enough for a lost wakeup to show (as a hang).
+    constexpr int k_rounds = 200;
+    KEXPECT(thread_create_kernel_on(
+                "far-ponger",
+                [](void* arg) {
+                    auto* p = static_cast<PingPong*>(arg);
+                    turn.lock();
+                    while (p->value < k_rounds) {
+                        while (p->value % 2 == 0)
+                            sleep_on_locked(&p->value, turn);
+                        ++p->value;
+                        wakeup(&p->value);
+                    }
+                    p->done = true;
+                    wakeup(&p->done);
+                    turn.unlock();
+                },
+                &pp, false, 1u << last) != nullptr);
+    turn.lock();
+    while (pp.value < k_rounds) {
+        ++pp.value;
+        wakeup(&pp.value);
+        while (pp.value % 2 == 1)
+            sleep_on_locked(&pp.value, turn);
+    }
+    while (!pp.done)
+        sleep_on_locked(&pp.done, turn);
+    turn.unlock();
+    uint64_t remote = cpu_counter_sum(CpuEvent::sched_wakeups_remote) - remote_before;
+    KEXPECT(sched_set_affinity(current(), mine) == k_ok);
+    KEXPECT_EQ(pp.value, k_rounds);
+    // Each round puts one side to sleep and the other CPU wakes it (the
+    // very first wakeup may find the ponger not asleep yet).
+    KEXPECT(remote >= static_cast<uint64_t>(k_rounds - 1));
+    ktest::metric("sched.smp.remote_wakeups", remote, "count");
 }
 
 } // namespace toll::proc

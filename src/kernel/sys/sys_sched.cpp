@@ -1,0 +1,93 @@
+// The scheduler's system calls beyond sched_yield: CPU affinity
+// (sched_setaffinity, sched_getaffinity) and getcpu, with Linux's rules for
+// the mask's size (kernel/sched/core.c) and its errors.
+#include "kernel/proc/process.h"
+#include "kernel/proc/sched.h"
+#include "kernel/proc/thread.h"
+#include "kernel/sys/syscalls.h"
+#include "kernel/sys/uaccess.h"
+#include "lib/string.h"
+
+namespace toll::sys {
+namespace {
+
+// The kernel's cpumask as the calls copy it: one unsigned long (Toll has at
+// most k_max_cpus = 8 CPUs), as Linux's cpumask_size() rounds the mask up to
+// whole longs.
+constexpr size_t k_mask_bytes = sizeof(unsigned long);
+static_assert(k_max_cpus <= 8 * k_mask_bytes, "a CPU mask fits one long");
+
+// The thread @p pid names (0: the caller), or k_esrch.
+Result<proc::Thread*> target(uintptr_t pid)
+{
+    if (pid == 0)
+        return proc::current();
+    if (static_cast<long>(pid) < 0)
+        return k_esrch;
+    proc::Process* p = proc::find_process(static_cast<int>(pid));
+    if (!p || p->zombie || !p->thread)
+        return k_esrch;
+    return p->thread;
+}
+
+// Linux's nr_cpu_ids: the CPUs the kernel runs (no hotplug here).
+unsigned cpu_ids()
+{
+    uint32_t online = proc::sched_online_mask();
+    unsigned n = 0;
+    while (online >> n)
+        ++n;
+    return n;
+}
+
+} // namespace
+
+// sched_setaffinity(pid, cpusetsize, mask): a shorter mask is zero-filled,
+// a longer one read only as far as the kernel's; no CPU of the mask online
+// (and allowed) is EINVAL.
+long sys_sched_setaffinity(const SyscallArgs& a)
+{
+    size_t len = a.a[1];
+    unsigned long mask = 0;
+    if (Errno e = copyin(&mask, a.a[2], len < k_mask_bytes ? len : k_mask_bytes); e != k_ok)
+        return -e;
+    Result<proc::Thread*> t = target(a.a[0]);
+    if (!t)
+        return -t.error();
+    Errno e = proc::sched_set_affinity(t.value(), static_cast<uint32_t>(mask));
+    return e == k_ok ? 0 : -e;
+}
+
+// sched_getaffinity(pid, cpusetsize, mask): EINVAL for a size that cannot
+// hold nr_cpu_ids bits or is not a multiple of a long; returns the bytes
+// written.
+long sys_sched_getaffinity(const SyscallArgs& a)
+{
+    size_t len = a.a[1];
+    if (len * 8 < cpu_ids() || len % sizeof(unsigned long) != 0)
+        return -k_einval;
+    Result<proc::Thread*> t = target(a.a[0]);
+    if (!t)
+        return -t.error();
+    unsigned long mask = proc::sched_get_affinity(t.value());
+    size_t n = len < k_mask_bytes ? len : k_mask_bytes;
+    if (Errno e = copyout(a.a[2], &mask, n); e != k_ok)
+        return -e;
+    return static_cast<long>(n);
+}
+
+// getcpu(cpu, node, tcache): the caller's CPU and NUMA node (always 0);
+// either pointer may be null; the third argument is unused since Linux 2.6.24.
+long sys_getcpu(const SyscallArgs& a)
+{
+    unsigned cpu = proc::sched_this_cpu(), node = 0;
+    if (a.a[0])
+        if (Errno e = copyout(a.a[0], &cpu, sizeof cpu); e != k_ok)
+            return -e;
+    if (a.a[1])
+        if (Errno e = copyout(a.a[1], &node, sizeof node); e != k_ok)
+            return -e;
+    return 0;
+}
+
+} // namespace toll::sys
