@@ -27,6 +27,8 @@ enum class CpuEvent : unsigned {
     preemptions,
     clock_ticks,
     interrupts,
+    ipi_sent,             ///< inter-processor interrupts this CPU sent (kernel/kern/ipi.h)
+    ipi_received,         ///< and those it took
     sched_migrations,     ///< a thread switched in on another CPU than last time
     sched_steals,         ///< an idle CPU took a thread from another's queue
     sched_balance_moves,  ///< the periodic balance moved a thread
@@ -54,6 +56,11 @@ struct Cpu {
     proc::Thread* idle = nullptr;    ///< runs when the run queue is empty
                                      // (the run queue itself: proc/sched.cpp)
     unsigned interrupt_depth = 0;    ///< > 0 inside an interrupt handler
+    /// The IpiReason bits other CPUs have asked this one for and it has not
+    /// yet taken (kernel/kern/ipi.h); set and taken with atomic operations.
+    unsigned ipi_pending = 0;
+    /// arch::cycle_counter() when this CPU last took an IPI (its cost, measured).
+    uint64_t ipi_received_at = 0;
     /// How many spinlocks this CPU holds; while > 0 its interrupts are masked.
     uintptr_t spin_depth = 0; // a word: the sleep check reads it in one load
     /// The interrupt state the outermost spinlock saved, restored by its release.

@@ -140,7 +140,7 @@ void exit_current(int wait_status)
     TOLL_ASSERT(p);
     g_exits.add();
     sys::fd_close_all(p);
-    vm::pmap_activate(nullptr); // leave the address space before freeing it
+    arch::pmap_activate(nullptr); // leave the address space before freeing it
     vm::vmspace_destroy(p->vm);
     p->vm = nullptr;
     // Orphans go to the kernel (parent nullptr): their zombies are reaped

@@ -22,6 +22,7 @@
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/cpu.h"
+#include "kernel/kern/ipi.h"
 #include "kernel/kern/panic.h"
 #include "kernel/kern/param.h"
 #include "kernel/kern/spinlock.h"
@@ -30,13 +31,6 @@
 #include "kernel/vm/kmalloc.h"
 #include "lib/format.h"
 #include "lib/string.h"
-
-#if __has_include("kernel/kern/ipi.h")
-#include "kernel/kern/ipi.h"
-#define TOLL_SCHED_HAVE_IPI 1
-#else
-#define TOLL_SCHED_HAVE_IPI 0
-#endif
 
 namespace toll::proc {
 namespace {
@@ -217,11 +211,7 @@ unsigned load(unsigned id)
 void kick(unsigned id)
 {
     cpu_count(CpuEvent::sched_ipis);
-#if TOLL_SCHED_HAVE_IPI
     ipi_send(id, IpiReason::reschedule);
-#else
-    (void)id; // without IPIs the other CPUs poll their queues in their idle loops
-#endif
 }
 
 // The CPU to queue @p t on: where it ran last if it may run there and that
@@ -379,7 +369,7 @@ void switch_locked(Cpu& cpu, RunQueue& rq)
     // A user thread runs in its own address space; a kernel thread runs in
     // whichever is loaded (the kernel part is the same in all of them).
     if (next->process && next->process->vm)
-        vm::pmap_activate(next->process->vm->pmap);
+        arch::pmap_activate(next->process->vm->pmap);
     arch::context_switch(prev->context, next->context);
     // Back on prev's stack, perhaps on another CPU.
     sched_switch_tail();
@@ -441,14 +431,9 @@ void idle_loop(void*)
             continue;
         }
         free_orphans();
-        if (TOLL_SCHED_HAVE_IPI || cpu.id == 0) {
-            // Interrupts are enabled only while halted: a wakeup from an
-            // interrupt handler or another CPU's IPI ends the halt.
-            arch::wait_for_interrupt();
-        } else {
-            arch::interrupts_restore(true);
-            arch::cpu_relax(); // no IPIs to wake a halted CPU: look again
-        }
+        // Interrupts are enabled only while halted: a wakeup from an
+        // interrupt handler, or another CPU's reschedule IPI, ends the halt.
+        arch::wait_for_interrupt();
     }
 }
 
@@ -858,12 +843,6 @@ void sched_preempt_point(bool from_user)
     t->need_resched = false;
     cpu_count(CpuEvent::preemptions);
     requeue_current_and_switch();
-}
-
-void sched_ipi_reschedule()
-{
-    Cpu& cpu = this_cpu();
-    cpu.current->need_resched = true;
 }
 
 } // namespace toll::proc

@@ -64,10 +64,6 @@ void sleep_on_locked(const void* channel, Spinlock& held, uint64_t wake_tick = 0
 Thread* thread_create_kernel_on(const char* name, void (*fn)(void*), void* arg, bool preemptible,
                                 uint32_t affinity);
 
-/// The reschedule IPI's work on the CPU it reaches: its thread is to give
-/// up the CPU at the next chance (the idle thread looks at its queue).
-void sched_ipi_reschedule();
-
 } // namespace toll::proc
 
 /// Called right after every context switch on the new thread's stack, and

@@ -274,7 +274,7 @@ long sys_ppoll(const SyscallArgs& a)
     if (a.a[1] != 0)
         return -k_enosys;
     constexpr uintptr_t k_sigset_size = 8; // Linux's sigset_t
-    proc::SigSet mask = 0;
+    SigSet mask = 0;
     if (a.a[3]) {
         if (a.a[4] != k_sigset_size)
             return -k_einval;
