@@ -443,29 +443,12 @@ void add_sleeper(Thread* t)
     g_sleepers = t;
 }
 
-// Makes @p t, just taken off the sleepers (and so touched by nobody else),
-// runnable: on its CPU's queue if it is still on that CPU's stack, going to
-// sleep, else wherever choose_cpu says.
+// A sleeper taken off the sleepers (and so touched by nobody else) runs again.
 void wake_one(Thread* t)
 {
     t->wait_channel = nullptr;
     t->wake_tick = 0;
-    unsigned home = t->cpu;
-    bool ipi = false, placed = false;
-    {
-        SpinGuard g(g_rq[home].lock);
-        t->state = ThreadState::runnable;
-        if (t->on_cpu) {
-            ipi = place_locked(home, t);
-            placed = true;
-        }
-    }
-    cpu_count(home == this_cpu().id ? CpuEvent::sched_wakeups_local
-                                    : CpuEvent::sched_wakeups_remote);
-    if (ipi)
-        kick(home);
-    if (!placed)
-        place(t);
+    make_runnable(t);
 }
 
 // Wakes every sleeper for which @p should_wake is true.
@@ -665,6 +648,10 @@ void sched_init()
 {
     g_policy = static_cast<Policy>(param_get_choice("sched", k_policy_names, 0));
     g_user_smp = param_get_ulong("smp.user", 0) != 0;
+    if (g_user_smp && !arch::user_threads_on_every_cpu()) {
+        kprintf("sched: smp.user=1 ignored: this port runs user threads on the boot CPU only\n");
+        g_user_smp = false;
+    }
     kprintf("sched: policy %s, %s\n", sched_policy_name(),
             g_user_smp ? "user processes on every CPU (smp.user=1)"
                        : "user processes on the boot CPU (smp.user=0)");
@@ -751,9 +738,37 @@ Thread* thread_create_kernel_on(const char* name, void (*fn)(void*), void* arg, 
 
 void make_runnable(Thread* t)
 {
+    // A thread still on its CPU's stack (going to sleep there right now) is
+    // queued on that CPU, which picks it up again; any other goes wherever
+    // choose_cpu says.
     arch::InterruptsOff off;
-    t->state = ThreadState::runnable;
-    place(t);
+    unsigned home = t->cpu;
+    bool ipi = false, placed = false;
+    {
+        SpinGuard g(g_rq[home].lock);
+        t->state = ThreadState::runnable;
+        if (t->on_cpu) {
+            ipi = place_locked(home, t);
+            placed = true;
+        }
+    }
+    cpu_count(home == this_cpu().id ? CpuEvent::sched_wakeups_local
+                                    : CpuEvent::sched_wakeups_remote);
+    if (ipi)
+        kick(home);
+    if (!placed)
+        place(t);
+}
+
+void block()
+{
+    // The caller has marked the thread asleep where its waker finds it,
+    // with interrupts off; a waker may already have queued it here again.
+    lock_order_check_sleep("sleeps");
+    arch::InterruptsOff off;
+    Cpu& cpu = this_cpu();
+    g_rq[cpu.id].lock.lock();
+    switch_locked(cpu, g_rq[cpu.id]);
 }
 
 void yield()
@@ -771,11 +786,11 @@ void sleep_on(const void* channel, uint64_t wake_tick)
     sleep_locked(channel, wake_tick);
 }
 
-void sleep_on_locked(const void* channel, Spinlock& held, uint64_t wake_tick)
+void sleep_on(const void* channel, Spinlock& held, uint64_t wake_tick)
 {
     Cpu& cpu = this_cpu();
     if (!held.held_here() || cpu.spin_depth != 1)
-        panic("sleep_on_locked: cpu%u must hold %s and no other spinlock", cpu.id, held.name());
+        panic("sleep_on: cpu%u must hold %s and no other spinlock", cpu.id, held.name());
     // The interrupt state the caller's lock saved: interrupts stay off until
     // the switch, and come back as they were when the caller unlocks again.
     bool were = cpu.spin_interrupts_were;

@@ -5,10 +5,6 @@
 #include "kernel/kern/errno.h"
 #include <stdint.h>
 
-namespace toll {
-class Spinlock;
-}
-
 namespace toll::proc {
 
 struct Thread;
@@ -52,12 +48,6 @@ unsigned sched_cpu_of(const Thread* t);
 
 /// The CPU the caller runs on (as of the call).
 unsigned sched_this_cpu();
-
-/// Sleeps on @p channel, releasing @p held (a spinlock the caller holds,
-/// and the only one) only once the thread is on the sleepers, so that a
-/// wakeup on another CPU between the caller's test and the sleep cannot be
-/// lost; takes @p held again before returning.
-void sleep_on_locked(const void* channel, Spinlock& held, uint64_t wake_tick = 0);
 
 /// thread_create_kernel, restricted to the CPUs of @p affinity from the
 /// start (it is queued on one of them).

@@ -184,7 +184,7 @@ KTEST("sched.smp.affinity_moves_a_thread")
 
 // Sleep and wakeup between a thread on the boot CPU and one on the last:
 // every wakeup crosses CPUs, and none is lost. The turn is tested and slept
-// on under one spinlock (sleep_on_locked), so a wakeup from the other CPU
+// on under one spinlock (sleep_on with a lock), so a wakeup from the other CPU
 // cannot fall between the test and the sleep; with plain sleep_on it can,
 // and the two would wait for each other forever.
 KTEST("sched.smp.cross_cpu_wakeups_are_not_lost")
@@ -207,7 +207,7 @@ KTEST("sched.smp.cross_cpu_wakeups_are_not_lost")
                     turn.lock();
                     while (p->value < k_rounds) {
                         while (p->value % 2 == 0)
-                            sleep_on_locked(&p->value, turn);
+                            sleep_on(&p->value, turn);
                         ++p->value;
                         wakeup(&p->value);
                     }
@@ -221,10 +221,10 @@ KTEST("sched.smp.cross_cpu_wakeups_are_not_lost")
         ++pp.value;
         wakeup(&pp.value);
         while (pp.value % 2 == 1)
-            sleep_on_locked(&pp.value, turn);
+            sleep_on(&pp.value, turn);
     }
     while (!pp.done)
-        sleep_on_locked(&pp.done, turn);
+        sleep_on(&pp.done, turn);
     turn.unlock();
     uint64_t remote = cpu_counter_sum(CpuEvent::sched_wakeups_remote) - remote_before;
     KEXPECT(sched_set_affinity(current(), mine) == k_ok);

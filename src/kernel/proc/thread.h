@@ -8,6 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+namespace toll {
+class Spinlock;
+} // namespace toll
+
 namespace toll::proc {
 
 struct Process;
@@ -101,6 +105,19 @@ void yield();
 
 /// Sleeps on @p channel until wakeup(channel) (or the tick @p wake_tick, if non-zero).
 void sleep_on(const void* channel, uint64_t wake_tick = 0);
+
+/// sleep_on with @p held, a spinlock that guards the caller's condition (and
+/// the only one it holds), released once the thread is asleep and taken
+/// again before it returns: the caller checks the condition under @p held,
+/// and a waker on another CPU that changes it under @p held cannot slip its
+/// wakeup in before the sleep (the lost wake-up).
+void sleep_on(const void* channel, Spinlock& held, uint64_t wake_tick = 0);
+
+/// Gives up the CPU with the current thread asleep: the caller has set its
+/// state and put it where its waker finds it, with interrupts off. It runs
+/// again once a waker passes it to make_runnable (on its own CPU if that
+/// comes before it is off the CPU).
+void block();
 
 /// Wakes every thread sleeping on @p channel.
 void wakeup(const void* channel);
