@@ -92,6 +92,7 @@ constexpr SyscallEntry k_linux_calls[] = {
     {135, sys_rt_sigprocmask},
     {136, sys_rt_sigpending},
     {139, sys_rt_sigreturn},
+    {153, sys_times},
     {154, sys_setpgid},
     {155, sys_getpgid},
     {156, sys_getsid},

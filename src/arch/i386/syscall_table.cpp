@@ -103,6 +103,7 @@ constexpr SyscallEntry k_linux_calls[] = {
     {37, sys_kill},
     {41, sys_dup},
     {42, sys_pipe},
+    {43, sys_times},
     {45, sys_brk},
     {47, sys_getuid},
     {49, sys_getuid},

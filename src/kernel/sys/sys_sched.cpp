@@ -1,6 +1,7 @@
 // The scheduler's system calls beyond sched_yield: CPU affinity
 // (sched_setaffinity, sched_getaffinity) and getcpu, with Linux's rules for
 // the mask's size (kernel/sched/core.c) and its errors.
+#include "kernel/arch/cpu.h"
 #include "kernel/proc/process.h"
 #include "kernel/proc/sched.h"
 #include "kernel/proc/thread.h"
@@ -88,6 +89,24 @@ long sys_getcpu(const SyscallArgs& a)
         if (Errno e = copyout(a.a[1], &node, sizeof node); e != k_ok)
             return -e;
     return 0;
+}
+
+// times(buf): the caller's CPU time in clock ticks of USER_HZ (100, Linux's
+// sysconf(_SC_CLK_TCK)), as the scheduler's clock charged it: every tick
+// that found the thread running counts as user time (Toll does not split
+// user from system time); the children's times are not kept and read 0.
+// Returns the ticks since boot.
+long sys_times(const SyscallArgs& a)
+{
+    constexpr uint64_t k_user_hz = 100; // Linux, include/asm-generic/param.h: USER_HZ
+    uint64_t hz = arch::clock_hz();
+    struct {
+        long utime, stime, cutime, cstime;
+    } tms = {static_cast<long>(proc::current()->ticks_run * k_user_hz / hz), 0, 0, 0};
+    if (a.a[0])
+        if (Errno e = copyout(a.a[0], &tms, sizeof tms); e != k_ok)
+            return -e;
+    return static_cast<long>(proc::ticks() * k_user_hz / hz);
 }
 
 } // namespace toll::sys
