@@ -69,3 +69,11 @@ foreach(arch i386 arm64)
                    --expect-output "panic: cpu0 stopped 1 of 1 other CPUs"
                    --expect-panic "lock order reversal")
 endforeach()
+
+# The MP table, for firmware without ACPI (i386.acpi=off forces it): Bochs'
+# BIOS lists each CPU there. (SeaBIOS lists one entry per package, so under
+# QEMU's default topology, every CPU a core of one package, it names one.)
+toll_system_test(i386.bochs.smp.cpus2.mp_table --arch i386 --emu bochs --cpus 2
+                 --cmdline "i386.acpi=off test=kern.cpu.every_started_cpu_is_online_and_idle"
+                 --expect-output "smp: MP table lists 2 CPUs"
+                 --expect-output "smp: 2 of 2 CPUs online")

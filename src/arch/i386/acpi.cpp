@@ -5,10 +5,14 @@
 #include "arch/i386/acpi.h"
 #include "kernel/arch/kmem.h"
 #include "kernel/arch/physmem.h"
+#include "kernel/kern/param.h"
 #include "lib/string.h"
 
 namespace toll::i386 {
 namespace {
+
+TOLL_PARAM(param_acpi, "i386.acpi",
+           "off: find the CPUs in the MP table, not the ACPI MADT; on is the default");
 
 // ACPI 6.4, 5.2.5.1: the RSDP is on a 16-byte boundary in the EBDA's first
 // KB (its segment is the word at 0x40E) or in 0xE0000-0xFFFFF.
@@ -200,7 +204,8 @@ bool from_mp_table(MachineCpus& m)
 MachineCpus find_cpus()
 {
     MachineCpus m;
-    if (from_madt(m))
+    static const char* const acpi_names[] = {"on", "off"};
+    if (param_get_choice("i386.acpi", acpi_names, 0) == 0 && from_madt(m))
         return m;
     m = MachineCpus{};
     if (from_mp_table(m))

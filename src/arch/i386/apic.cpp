@@ -4,6 +4,7 @@
 #include "arch/i386/apic.h"
 #include "arch/i386/io.h"
 #include "arch/i386/mmu.h"
+#include "kernel/arch/cpu.h"
 #include "kernel/kern/console.h"
 
 namespace toll::i386 {
@@ -72,6 +73,9 @@ void wrmsr(uint32_t msr, uint64_t value)
 
 void send(uint32_t apic_id, uint32_t command)
 {
+    // Two writes make one command: an interrupt between them that sent an
+    // IPI of its own would leave its destination in the high word.
+    arch::InterruptsOff off;
     while (read(k_reg_icr_low) & k_icr_pending)
         asm volatile("pause");
     write(k_reg_icr_high, apic_id << k_icr_dest_shift);

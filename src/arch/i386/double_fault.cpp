@@ -18,9 +18,10 @@ namespace {
 // The double-fault task: its TSS lives in the trampoline (the CPU reads it
 // whichever CR3 is loaded), its stack in ordinary kernel memory (the TSS
 // loads the kernel's CR3 first).
-// One task and stack per CPU: two CPUs may double-fault at once.
+// One task and stack per CPU: two CPUs may double-fault at once. The boot
+// CPU's stack is here; a started CPU's comes from the heap (smp.cpp).
 TOLL_TRAMPOLINE_DATA Tss g_df_tss[k_max_cpus];
-alignas(16) uint8_t g_df_stack[k_max_cpus][8192];
+alignas(16) uint8_t g_df_stack[k_double_fault_stack_size];
 
 constexpr uint8_t k_task_gate = 0x85; // present, DPL 0, type 5 (task gate)
 constexpr uint8_t k_tss_available = 0x89;
@@ -38,14 +39,15 @@ extern "C" [[noreturn]] void i386_double_fault()
 
 } // namespace
 
-void double_fault_init(unsigned cpu_id)
+void double_fault_init(unsigned cpu_id, uintptr_t stack_top)
 {
     Tss& tss = g_df_tss[cpu_id];
-    uint8_t* stack = g_df_stack[cpu_id];
+    if (!stack_top)
+        stack_top = reinterpret_cast<uintptr_t>(g_df_stack + sizeof g_df_stack);
     memset(&tss, 0, sizeof tss);
     tss.cr3 = kernel_page_directory_phys();
     tss.eip = reinterpret_cast<uint32_t>(i386_double_fault);
-    tss.esp = tss.esp0 = reinterpret_cast<uint32_t>(stack + sizeof g_df_stack[0]);
+    tss.esp = tss.esp0 = static_cast<uint32_t>(stack_top);
     tss.ss = tss.ss0 = tss.ds = tss.es = k_kernel_ds;
     tss.fs = k_percpu_sel; // this CPU's: its GDT holds this task's descriptor
     tss.cs = k_kernel_cs;

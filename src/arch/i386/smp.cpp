@@ -26,6 +26,7 @@ extern "C" char i386_ap_start[], i386_ap_start_end[];
 struct ApStart {
     uint32_t cr0, cr3, cr4, stack_top;
     toll::Cpu* cpu;
+    uint32_t double_fault_stack_top; ///< read in C++ only
 };
 static_assert(offsetof(ApStart, cr0) == AP_CR0);
 static_assert(offsetof(ApStart, cr3) == AP_CR3);
@@ -45,14 +46,16 @@ namespace {
 constexpr uint32_t k_online_wait_us = 1'000'000, k_online_poll_us = 1'000;
 
 // The directory a starting CPU turns paging on with: the kernel's, plus
-// the first 4 MB at 0 (a 4 MB page), where the start code runs.
-alignas(4096) uint32_t g_start_directory[k_entries];
+// the first 4 MB at 0 (a 4 MB page), where the start code runs. A page of
+// the heap while CPUs start, given back afterwards.
+uint32_t* g_start_directory;
 
 bool start_one(uint32_t apic_id)
 {
     Cpu* cpu = cpu_allocate();
     void* stack = cpu ? vm::kmalloc(proc::k_kstack_size) : nullptr;
-    if (!stack) {
+    void* df_stack = stack ? vm::kmalloc(k_double_fault_stack_size) : nullptr;
+    if (!df_stack) {
         kprintf("smp: no room to start apic id %u\n", apic_id);
         return false;
     }
@@ -62,6 +65,8 @@ bool start_one(uint32_t apic_id)
     i386_ap_start_block.cr4 = read_cr4();
     i386_ap_start_block.stack_top = reinterpret_cast<uint32_t>(stack) + proc::k_kstack_size;
     i386_ap_start_block.cpu = cpu;
+    i386_ap_start_block.double_fault_stack_top =
+        reinterpret_cast<uint32_t>(df_stack) + k_double_fault_stack_size;
     unsigned before = cpus_online();
     apic_start_cpu(apic_id, AP_START_PHYS);
     for (uint32_t waited = 0; waited < k_online_wait_us; waited += k_online_poll_us) {
@@ -84,7 +89,7 @@ extern "C" [[noreturn]] void i386_ap_main(toll::Cpu* cpu)
     load_cr3(kernel_page_directory_phys()); // leave the start directory's low map
     gdt_init(*cpu);                         // from here this_cpu() is this Cpu
     idt_load();
-    double_fault_init(cpu->id);
+    double_fault_init(cpu->id, i386_ap_start_block.double_fault_stack_top);
     // Under the isolated layouts a trap from user mode lands on the
     // trampoline stack (one, shared): user threads stay on the boot CPU.
     if (layout_isolated())
@@ -131,13 +136,25 @@ void cpus_start()
     // directory it pages with.
     size_t code = static_cast<size_t>(i386_ap_start_end - i386_ap_start);
     memcpy(arch::phys_to_virt(AP_START_PHYS), i386_ap_start, code);
+    g_start_directory = static_cast<uint32_t*>(vm::alloc_page());
+    if (!g_start_directory) {
+        kprintf("smp: no page for the start directory: one CPU\n");
+        return;
+    }
     auto* kernel = static_cast<const uint32_t*>(arch::phys_to_virt(kernel_page_directory_phys()));
-    memcpy(g_start_directory, kernel, sizeof g_start_directory);
+    memcpy(g_start_directory, kernel, k_entries * sizeof *kernel);
     g_start_directory[0] = k_pte_present | k_pte_write | k_pde_large;
     unsigned listed = m.count < k_max_cpus ? m.count : k_max_cpus;
     for (unsigned i = 0; i < listed; ++i)
         if (m.apic_id[i] != self)
             start_one(m.apic_id[i]);
+    // Every started CPU has left it for the kernel's directory (its first
+    // act); one that never came online may still be on its way, so it
+    // stays allocated then.
+    if (cpus_online() == listed) {
+        vm::free_page(g_start_directory);
+        g_start_directory = nullptr;
+    }
     kprintf("smp: %u of %u CPUs online\n", cpus_online(), m.count);
 }
 
