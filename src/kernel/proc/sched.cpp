@@ -112,12 +112,24 @@ void copy_name(Thread* t, const char* name)
     t->name[n] = '\0';
 }
 
+// The online CPUs, recomputed only when their number changes (CPUs come
+// online at boot and never leave): the placement asks on every wakeup.
+uint32_t g_online_mask;
+unsigned g_online_seen;
+
 uint32_t online_mask()
 {
+    unsigned n = cpus_online();
+    if (n == __atomic_load_n(&g_online_seen, __ATOMIC_ACQUIRE))
+        return __atomic_load_n(&g_online_mask, __ATOMIC_RELAXED);
     uint32_t mask = 0;
     for (unsigned i = 0; i < k_max_cpus; ++i)
         if (__atomic_load_n(&cpu_by_id(i).online, __ATOMIC_ACQUIRE))
             mask |= 1u << i;
+    if (static_cast<unsigned>(__builtin_popcount(mask)) == n) {
+        __atomic_store_n(&g_online_mask, mask, __ATOMIC_RELAXED);
+        __atomic_store_n(&g_online_seen, n, __ATOMIC_RELEASE);
+    }
     return mask;
 }
 
@@ -225,9 +237,8 @@ unsigned choose_cpu(const Thread* t)
         return last;
     unsigned best = k_max_cpus;
     unsigned best_load = ~0u;
-    for (unsigned i = 0; i < k_max_cpus; ++i) {
-        if (!(ok & (1u << i)))
-            continue;
+    for (uint32_t left = ok; left; left &= left - 1) {
+        auto i = static_cast<unsigned>(__builtin_ctz(left));
         unsigned l = load(i);
         if (i == last && l > 0)
             --l; // the warm cache breaks ties
@@ -451,20 +462,35 @@ void wake_one(Thread* t)
     make_runnable(t);
 }
 
-// Wakes every sleeper for which @p should_wake is true.
+// Wakes every sleeper for which @p should_wake is true: takes them off the
+// sleepers under its lock, then makes them runnable after releasing it, so
+// that no run-queue lock is ever taken inside the sleepers' lock.
 template <typename Predicate>
 void wake_if(Predicate should_wake)
 {
-    SpinGuard g(g_sleep_lock);
-    Thread** link = &g_sleepers;
-    while (Thread* t = *link) {
-        if (should_wake(t)) {
-            *link = t->next;
-            t->next = nullptr;
-            wake_one(t);
-        } else {
-            link = &t->next;
+    // Nobody asleep: nothing to take the lock for. A sleeper that is about
+    // to be added tested its condition before the waker changed it (under
+    // the caller's lock, sleep_on(channel, lock)), so it sees the change.
+    if (!__atomic_load_n(&g_sleepers, __ATOMIC_ACQUIRE))
+        return;
+    Thread* woken = nullptr;
+    {
+        SpinGuard g(g_sleep_lock);
+        Thread** link = &g_sleepers;
+        while (Thread* t = *link) {
+            if (should_wake(t)) {
+                *link = t->next;
+                t->next = woken;
+                woken = t;
+            } else {
+                link = &t->next;
+            }
         }
+    }
+    while (Thread* t = woken) {
+        woken = t->next;
+        t->next = nullptr;
+        wake_one(t);
     }
 }
 
@@ -747,7 +773,8 @@ void make_runnable(Thread* t)
     {
         SpinGuard g(g_rq[home].lock);
         t->state = ThreadState::runnable;
-        if (t->on_cpu) {
+        // The usual case, the thread's own CPU, without taking a second lock.
+        if (t->on_cpu || choose_cpu(t) == home) {
             ipi = place_locked(home, t);
             placed = true;
         }
