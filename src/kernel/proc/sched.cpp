@@ -1,8 +1,9 @@
 // The scheduler: one run queue per CPU, each under its own spinlock, served
 // by one of two policies chosen at boot (sched=rr or sched=mlfq); sleep and
-// wakeup on channels; an idle thread per CPU that steals work from the
-// busiest queue; a periodic balance on the boot CPU's clock; and CPU
-// affinity.
+// wakeup are the wait queues' (proc/waitqueue.h, proc/sleep.cpp), which
+// block the current thread and make it runnable through here; an idle
+// thread per CPU that steals work from the busiest queue; a periodic
+// balance on the boot CPU's clock; and CPU affinity.
 //
 // The rules that keep a thread on one CPU at a time:
 //  - A thread's queue membership, its on_cpu flag and its cpu field are
@@ -47,7 +48,7 @@ TOLL_CPU_COUNTER(g_kicks, "sched.ipis", CpuEvent::sched_ipis);
 
 TOLL_PARAM(g_param_sched, "sched", "the scheduling policy: rr (the default) or mlfq");
 TOLL_PARAM(g_param_smp_user, "smp.user",
-           "1: run user processes on every CPU; 0 (the default): on the boot CPU only");
+           "1 (the default): run user processes on every CPU; 0: on the boot CPU only");
 
 // The MLFQ's shape: three levels, the quantum doubling at each (1, 2, 4
 // ticks); a thread that uses its level's whole allotment drops one level,
@@ -80,14 +81,8 @@ RunQueue g_rq[k_max_cpus] = {
 };
 static_assert(k_max_cpus == 8, "one run queue per CPU, each with its lock's name");
 
-// Sleeping threads, linked through Thread::next; taken before a run-queue
-// lock when a wakeup queues a sleeper.
-Spinlock g_sleep_lock("sched.sleepers");
-Thread* g_sleepers;
-
-// Dead threads a CPU other than the boot CPU could not free: while user
-// processes stay on the boot CPU the heap is the boot CPU's alone, so the
-// boot CPU frees them.
+// Dead threads a CPU other than the boot CPU did not free: with smp.user=0
+// the heap is used from the boot CPU alone, so the boot CPU frees them.
 Spinlock g_orphan_lock("sched.orphans");
 Thread* g_orphans;
 
@@ -134,7 +129,7 @@ uint32_t online_mask()
 }
 
 // The CPUs @p t may run on now: its affinity, the online CPUs, and for a
-// user thread the boot CPU alone unless smp.user=1.
+// user thread the boot CPU alone with smp.user=0.
 uint32_t allowed(const Thread* t)
 {
     uint32_t mask = t->affinity & online_mask();
@@ -377,6 +372,7 @@ void switch_locked(Cpu& cpu, RunQueue& rq)
     cpu_count(CpuEvent::context_switches);
     rq.prev = prev;
     __atomic_store_n(&cpu.current, next, __ATOMIC_RELAXED);
+    cpu.mutexes = &next->mutexes; // the spinlocks' order check reads them
     // A user thread runs in its own address space; a kernel thread runs in
     // whichever is loaded (the kernel part is the same in all of them).
     if (next->process && next->process->vm)
@@ -446,69 +442,6 @@ void idle_loop(void*)
         // interrupt handler, or another CPU's reschedule IPI, ends the halt.
         arch::wait_for_interrupt();
     }
-}
-
-void add_sleeper(Thread* t)
-{
-    t->next = g_sleepers;
-    g_sleepers = t;
-}
-
-// A sleeper taken off the sleepers (and so touched by nobody else) runs again.
-void wake_one(Thread* t)
-{
-    t->wait_channel = nullptr;
-    t->wake_tick = 0;
-    make_runnable(t);
-}
-
-// Wakes every sleeper for which @p should_wake is true: takes them off the
-// sleepers under its lock, then makes them runnable after releasing it, so
-// that no run-queue lock is ever taken inside the sleepers' lock.
-template <typename Predicate>
-void wake_if(Predicate should_wake)
-{
-    // Nobody asleep: nothing to take the lock for. A sleeper that is about
-    // to be added tested its condition before the waker changed it (under
-    // the caller's lock, sleep_on(channel, lock)), so it sees the change.
-    if (!__atomic_load_n(&g_sleepers, __ATOMIC_ACQUIRE))
-        return;
-    Thread* woken = nullptr;
-    {
-        SpinGuard g(g_sleep_lock);
-        Thread** link = &g_sleepers;
-        while (Thread* t = *link) {
-            if (should_wake(t)) {
-                *link = t->next;
-                t->next = woken;
-                woken = t;
-            } else {
-                link = &t->next;
-            }
-        }
-    }
-    while (Thread* t = woken) {
-        woken = t->next;
-        t->next = nullptr;
-        wake_one(t);
-    }
-}
-
-// The current thread goes to sleep on @p channel; the caller holds
-// g_sleep_lock (and nothing else) with interrupts off.
-void sleep_locked(const void* channel, uint64_t wake_tick)
-{
-    Thread* t = this_cpu().current;
-    t->state = ThreadState::sleeping;
-    t->wait_channel = channel;
-    t->wake_tick = wake_tick;
-    add_sleeper(t);
-    g_sleep_lock.unlock();
-    // From here a wakeup on another CPU may make t runnable: it finds t
-    // on_cpu and queues it here, where switch_locked picks it up again.
-    Cpu& cpu = this_cpu();
-    g_rq[cpu.id].lock.lock();
-    switch_locked(cpu, g_rq[cpu.id]);
 }
 
 // Every CPU's queue back to the top level (MLFQ's priority boost).
@@ -673,9 +606,11 @@ unsigned sched_this_cpu()
 void sched_init()
 {
     g_policy = static_cast<Policy>(param_get_choice("sched", k_policy_names, 0));
-    g_user_smp = param_get_ulong("smp.user", 0) != 0;
+    g_user_smp = param_get_ulong("smp.user", 1) != 0;
     if (g_user_smp && !arch::user_threads_on_every_cpu()) {
-        kprintf("sched: smp.user=1 ignored: this port runs user threads on the boot CPU only\n");
+        if (param_present("smp.user"))
+            kprintf(
+                "sched: smp.user=1 ignored: this port runs user threads on the boot CPU only\n");
         g_user_smp = false;
     }
     kprintf("sched: policy %s, %s\n", sched_policy_name(),
@@ -687,6 +622,7 @@ void sched_init()
     g_boot_thread.id = g_next_id++;
     g_boot_thread.on_cpu = true;
     cpu.current = &g_boot_thread;
+    cpu.mutexes = &g_boot_thread.mutexes;
     cpu.idle = thread_alloc("idle");
     TOLL_ASSERT(cpu.idle);
     arch::context_init_kernel(cpu.idle->context, cpu.idle->kstack_base + k_kstack_size, idle_loop,
@@ -708,6 +644,7 @@ void sched_init_secondary(uintptr_t stack_base)
     idle->cpu = idle->last_ran = cpu.id;
     idle->affinity = 1u << cpu.id;
     cpu.idle = cpu.current = idle;
+    cpu.mutexes = &idle->mutexes;
 }
 
 void sched_idle_secondary()
@@ -805,35 +742,6 @@ void yield()
     requeue_current_and_switch();
 }
 
-void sleep_on(const void* channel, uint64_t wake_tick)
-{
-    lock_order_check_sleep("sleeps");
-    arch::InterruptsOff off;
-    g_sleep_lock.lock();
-    sleep_locked(channel, wake_tick);
-}
-
-void sleep_on(const void* channel, Spinlock& held, uint64_t wake_tick)
-{
-    Cpu& cpu = this_cpu();
-    if (!held.held_here() || cpu.spin_depth != 1)
-        panic("sleep_on: cpu%u must hold %s and no other spinlock", cpu.id, held.name());
-    // The interrupt state the caller's lock saved: interrupts stay off until
-    // the switch, and come back as they were when the caller unlocks again.
-    bool were = cpu.spin_interrupts_were;
-    cpu.spin_interrupts_were = false;
-    g_sleep_lock.lock();
-    held.unlock();
-    sleep_locked(channel, wake_tick);
-    held.lock();
-    this_cpu().spin_interrupts_were = were;
-}
-
-void wakeup(const void* channel)
-{
-    wake_if([channel](Thread* t) { return t->wait_channel == channel; });
-}
-
 void thread_exit()
 {
     lock_order_check_sleep("exits");
@@ -852,7 +760,7 @@ void sched_clock_tick()
     cpu_count(CpuEvent::clock_ticks);
     if (cpu.id == 0) {
         uint64_t now = __atomic_add_fetch(&g_ticks, 1, __ATOMIC_RELAXED);
-        wake_if([now](Thread* t) { return t->wake_tick && t->wake_tick <= now; });
+        sleep_clock_tick(now); // the timed sleepers (proc/sleep.cpp)
         if (g_policy == Policy::mlfq && now % k_boost_ticks == 0)
             boost_all();
         if (now % k_balance_ticks == 0)

@@ -47,6 +47,7 @@ struct Thread {
     bool preemptible = false;                  ///< A kernel thread that runs with interrupts on.
     bool need_resched = false; ///< Set by the clock when others wait: switch at the next chance.
     uint64_t switches_in = 0;  ///< How often it was switched to.
+    MutexesHeld mutexes;       ///< The sleeping locks it holds (proc/mutex.h).
     // Scheduling (sched.cpp), under the run-queue lock of CPU @c cpu.
     uint32_t affinity = ~0u; ///< CPUs it may run on, bit n for CPU n
     unsigned cpu = 0;        ///< the CPU it runs on, is queued on or last ran on
@@ -103,24 +104,29 @@ void make_runnable(Thread* t);
 /// Gives up the CPU to the next runnable thread, if any.
 void yield();
 
-/// Sleeps on @p channel until wakeup(channel) (or the tick @p wake_tick, if non-zero).
+/// Sleeps on @p channel until wakeup(channel) (or the tick @p wake_tick, if
+/// non-zero). The caller rechecks its condition on return. Channels hash to
+/// a fixed set of wait queues (proc/sleep.cpp).
 void sleep_on(const void* channel, uint64_t wake_tick = 0);
 
-/// sleep_on with @p held, a spinlock that guards the caller's condition (and
-/// the only one it holds), released once the thread is asleep and taken
-/// again before it returns: the caller checks the condition under @p held,
-/// and a waker on another CPU that changes it under @p held cannot slip its
-/// wakeup in before the sleep (the lost wake-up).
+/// sleep_on with @p held, a spinlock that guards the caller's condition,
+/// released while asleep and taken again before it returns: the caller
+/// checks the condition under @p held, and a waker that changes it under
+/// @p held cannot slip its wakeup in before the sleep (the lost wake-up).
 void sleep_on(const void* channel, Spinlock& held, uint64_t wake_tick = 0);
-
-/// Gives up the CPU with the current thread asleep: the caller has set its
-/// state and put it where its waker finds it, with interrupts off. It runs
-/// again once a waker passes it to make_runnable (on its own CPU if that
-/// comes before it is off the CPU).
-void block();
 
 /// Wakes every thread sleeping on @p channel.
 void wakeup(const void* channel);
+
+/// Wakes the timed sleepers whose tick has come (from the clock interrupt).
+void sleep_clock_tick(uint64_t now);
+
+/// Gives up the CPU with the current thread asleep: for the wait queues,
+/// which have set its state and queued it, with interrupts off. It runs
+/// again once a waker passes it to make_runnable; a waker that comes before
+/// the thread is off this CPU (its on_cpu flag) queues it here again, and
+/// the switch picks it up.
+void block();
 
 /// Ends the current thread; another thread frees its stack.
 [[noreturn]] void thread_exit();

@@ -2,6 +2,7 @@
 // (sched_setaffinity, sched_getaffinity) and getcpu, with Linux's rules for
 // the mask's size (kernel/sched/core.c) and its errors.
 #include "kernel/arch/cpu.h"
+#include "kernel/kern/spinlock.h"
 #include "kernel/proc/process.h"
 #include "kernel/proc/sched.h"
 #include "kernel/proc/thread.h"
@@ -18,17 +19,23 @@ namespace {
 constexpr size_t k_mask_bytes = sizeof(unsigned long);
 static_assert(k_max_cpus <= 8 * k_mask_bytes, "a CPU mask fits one long");
 
-// The thread @p pid names (0: the caller), or k_esrch.
-Result<proc::Thread*> target(uintptr_t pid)
+// Runs @p op on the thread @p pid names (0 or the caller's own pid: the
+// caller), or returns k_esrch. Another process's thread is reached under the
+// process table's lock, held while @p op runs so that it cannot exit
+// meanwhile (the lock comes before the run queues' locks).
+template <typename Op>
+Errno with_target(uintptr_t pid, Op op)
 {
-    if (pid == 0)
-        return proc::current();
     if (static_cast<long>(pid) < 0)
         return k_esrch;
+    proc::Process* self = proc::current_process();
+    if (pid == 0 || (self && static_cast<int>(pid) == self->pid))
+        return op(proc::current());
+    SpinGuard g(proc::process_table_lock());
     proc::Process* p = proc::find_process(static_cast<int>(pid));
     if (!p || p->zombie || !p->thread)
         return k_esrch;
-    return p->thread;
+    return op(p->thread);
 }
 
 // Linux's nr_cpu_ids: the CPUs the kernel runs (no hotplug here).
@@ -52,10 +59,9 @@ long sys_sched_setaffinity(const SyscallArgs& a)
     unsigned long mask = 0;
     if (Errno e = copyin(&mask, a.a[2], len < k_mask_bytes ? len : k_mask_bytes); e != k_ok)
         return -e;
-    Result<proc::Thread*> t = target(a.a[0]);
-    if (!t)
-        return -t.error();
-    Errno e = proc::sched_set_affinity(t.value(), static_cast<uint32_t>(mask));
+    Errno e = with_target(a.a[0], [mask](proc::Thread* t) {
+        return proc::sched_set_affinity(t, static_cast<uint32_t>(mask));
+    });
     return e == k_ok ? 0 : -e;
 }
 
@@ -67,10 +73,13 @@ long sys_sched_getaffinity(const SyscallArgs& a)
     size_t len = a.a[1];
     if (len * 8 < cpu_ids() || len % sizeof(unsigned long) != 0)
         return -k_einval;
-    Result<proc::Thread*> t = target(a.a[0]);
-    if (!t)
-        return -t.error();
-    unsigned long mask = proc::sched_get_affinity(t.value());
+    unsigned long mask = 0;
+    Errno found = with_target(a.a[0], [&mask](proc::Thread* t) {
+        mask = proc::sched_get_affinity(t);
+        return k_ok;
+    });
+    if (found != k_ok)
+        return -found;
     size_t n = len < k_mask_bytes ? len : k_mask_bytes;
     if (Errno e = copyout(a.a[2], &mask, n); e != k_ok)
         return -e;
