@@ -10,6 +10,7 @@
 #include "kernel/vm/kmalloc.h"
 #include "kernel/vm/phys.h"
 #include "lib/checked.h"
+#include "lib/format.h"
 #include "lib/string.h"
 
 namespace toll::proc {
@@ -278,9 +279,19 @@ bool add_string(ArgBlock& block, const char* s, const char** slot)
 Errno load(const char* path, const ArgBlock& args, vm::VmSpace** out_space, uintptr_t* pc,
            uintptr_t* sp)
 {
-    const RamdiskFile* file = initrd_lookup(path);
-    if (!file)
-        return k_enoent;
+    // Any regular file of the tree with an execute bit (Linux: EACCES
+    // otherwise); the node is held until the program is loaded.
+    Result<sys::NodeRef> node = sys::vfs_lookup(nullptr, path, sys::k_follow);
+    if (!node)
+        return node.error();
+    const sys::Node* n = node.value().get();
+    if ((n->mode & sys::k_s_ifmt) != sys::k_s_ifreg || !(n->mode & 0111) ||
+        n->proc != sys::ProcKind::none)
+        return k_eacces;
+    RamdiskFile bytes{};
+    bytes.data = sys::node_bytes(n);
+    bytes.size = static_cast<size_t>(n->size);
+    const RamdiskFile* file = &bytes;
     if (file->size < 16 || memcmp(file->data,
                                   "\x7f"
                                   "ELF",
@@ -325,12 +336,33 @@ const char* basename(const char* path)
     return slash ? slash + 1 : path;
 }
 
-void set_name(Process* p, const char* path)
+// Records the program's name (its path's last part), path and arguments.
+void set_name(Process* p, const char* path, const char* const* argv)
 {
     const char* b = basename(path);
     size_t n = strnlen(b, sizeof p->name - 1);
     memcpy(p->name, b, n);
     p->name[n] = '\0';
+    size_t used = 0;
+    if (path[0] != '/' && p->cwd)
+        if (Result<size_t> dir = sys::node_path(p->cwd.get(), p->exe, sizeof p->exe - 1); dir) {
+            used = dir.value();
+            if (used > 1)
+                p->exe[used++] = '/';
+            else
+                used = 1;
+        }
+    if (path[0] != '/' && used == 0)
+        p->exe[used++] = '/';
+    lib::snformat(p->exe + used, sizeof p->exe - used, "%s", path);
+    p->cmdline_length = 0;
+    for (size_t i = 0; argv && argv[i]; ++i) {
+        size_t length = strlen(argv[i]) + 1;
+        if (p->cmdline_length + length > sizeof p->cmdline)
+            break;
+        memcpy(p->cmdline + p->cmdline_length, argv[i], length);
+        p->cmdline_length += length;
+    }
 }
 
 // Gathers the arguments into the kernel and loads @p path with them.
@@ -365,7 +397,7 @@ Errno exec(const char* path, const char* const* argv, const char* const* envp)
     p->vm = space;
     vm::pmap_activate(space->pmap);
     vm::vmspace_destroy(old);
-    set_name(p, path);
+    set_name(p, path, argv);
     p->execed = true;
     signals_exec_reset(*p);
     sys::fd_close_on_exec(p);
@@ -394,7 +426,7 @@ Result<int> spawn(const char* path, const char* const* argv)
         return made.error();
     }
     p = made.value();
-    set_name(p, path);
+    set_name(p, path, argv);
     memcpy(t->name, p->name, sizeof t->name);
     // Descriptors 0, 1 and 2: the console, one reference each (console_open's
     // own reference goes when `console` does).

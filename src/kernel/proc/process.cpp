@@ -125,6 +125,11 @@ Result<int> fork(arch::TrapFrame& frame)
     child->signals.blocked = parent->signals.blocked;
     child->signals.altstack = parent->signals.altstack; // fork keeps it (Linux)
     sys::fd_copy_table(child, parent);
+    child->cwd = parent->cwd;
+    child->umask = parent->umask;
+    memcpy(child->exe, parent->exe, sizeof child->exe);
+    memcpy(child->cmdline, parent->cmdline, sizeof child->cmdline);
+    child->cmdline_length = parent->cmdline_length;
     child->thread->process = child;
     child->thread->context.tls = current()->context.tls;
     Thread* t = child->thread;
@@ -140,6 +145,7 @@ void exit_current(int wait_status)
     TOLL_ASSERT(p);
     g_exits.add();
     sys::fd_close_all(p);
+    p->cwd.reset();
     vm::pmap_activate(nullptr); // leave the address space before freeing it
     vm::vmspace_destroy(p->vm);
     p->vm = nullptr;
