@@ -40,20 +40,20 @@ test::SimulatedMemory* g_memory;
 constexpr int k_garbage = 0xa5;
 } // namespace
 
-void* vm::phys_to_virt(PhysAddr pa)
+void* arch::phys_to_virt(PhysAddr pa)
 {
     if (g_memory == nullptr || pa < g_memory->base() || pa - g_memory->base() >= g_memory->size())
         throw std::out_of_range("phys_to_virt: address outside simulated memory");
     return g_memory->host() + (pa - g_memory->base());
 }
 
-vm::PhysAddr vm::virt_to_phys(const void* kernel_address)
+arch::PhysAddr arch::virt_to_phys(const void* kernel_address)
 {
     auto* p = static_cast<const unsigned char*>(kernel_address);
     if (g_memory == nullptr || p < g_memory->host() ||
         static_cast<size_t>(p - g_memory->host()) >= g_memory->size())
         throw std::out_of_range("virt_to_phys: pointer outside simulated memory");
-    return g_memory->base() + static_cast<vm::PhysAddr>(p - g_memory->host());
+    return g_memory->base() + static_cast<arch::PhysAddr>(p - g_memory->host());
 }
 
 namespace test {
@@ -66,11 +66,11 @@ Counter& counter_named(const char* name)
     throw std::runtime_error(std::string("no counter named ") + name);
 }
 
-SimulatedMemory::SimulatedMemory(vm::PhysAddr base, size_t size) : m_base(base), m_size(size)
+SimulatedMemory::SimulatedMemory(arch::PhysAddr base, size_t size) : m_base(base), m_size(size)
 {
     if (g_memory != nullptr)
         throw std::logic_error("only one SimulatedMemory at a time");
-    m_memory = static_cast<unsigned char*>(std::aligned_alloc(vm::k_page_size, size));
+    m_memory = static_cast<unsigned char*>(std::aligned_alloc(arch::k_page_size, size));
     if (m_memory == nullptr)
         throw std::bad_alloc();
     // Garbage, not zeroes: the allocator must not rely on memory being clear.

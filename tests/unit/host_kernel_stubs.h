@@ -1,5 +1,5 @@
 // What kernel sources need to run inside the host tests: a panic that throws,
-// and simulated physical memory behind vm::phys_to_virt.
+// and simulated physical memory behind arch::phys_to_virt.
 #pragma once
 #include "kernel/arch/physmem.h"
 #include "kernel/arch/pmap.h"
@@ -18,22 +18,22 @@ struct KernelPanic : std::runtime_error {
 };
 
 /// Simulated physical memory [base, base + size): an ordinary host array that
-/// vm::phys_to_virt maps while this object lives. One at a time. An access
+/// arch::phys_to_virt maps while this object lives. One at a time. An access
 /// outside it throws std::out_of_range, which catches address arithmetic bugs.
 class SimulatedMemory {
   public:
-    SimulatedMemory(vm::PhysAddr base, size_t size);
+    SimulatedMemory(arch::PhysAddr base, size_t size);
     ~SimulatedMemory();
     SimulatedMemory(const SimulatedMemory&) = delete;
     SimulatedMemory& operator=(const SimulatedMemory&) = delete;
 
-    vm::PhysAddr base() const { return m_base; }
+    arch::PhysAddr base() const { return m_base; }
     size_t size() const { return m_size; }
     /// The host array standing in for physical address base().
     unsigned char* host() const { return m_memory; }
 
   private:
-    vm::PhysAddr m_base;
+    arch::PhysAddr m_base;
     size_t m_size;
     unsigned char* m_memory;
 };
@@ -46,7 +46,7 @@ Counter& counter_named(const char* name);
 /// A mapping pmap_extract found, field by field into whichever of @p pa,
 /// @p prot and @p psind is not null; false if there was none. For tests
 /// that check the fields one by one.
-inline bool extract_into(Optional<vm::Mapping> m, vm::PhysAddr* pa, unsigned* prot,
+inline bool extract_into(Optional<arch::Mapping> m, arch::PhysAddr* pa, unsigned* prot,
                          unsigned* psind = nullptr)
 {
     if (!m)
@@ -62,7 +62,7 @@ inline bool extract_into(Optional<vm::Mapping> m, vm::PhysAddr* pa, unsigned* pr
 
 /// The address a successful allocation returned. A failed one throws, which
 /// fails the test with the errno: for allocations the test expects to work.
-inline vm::PhysAddr allocated(Result<vm::PhysAddr> result)
+inline arch::PhysAddr allocated(Result<arch::PhysAddr> result)
 {
     if (!result)
         throw std::runtime_error("allocation failed, errno " +
@@ -71,7 +71,7 @@ inline vm::PhysAddr allocated(Result<vm::PhysAddr> result)
 }
 
 /// The Errno of a failed allocation, k_ok if it succeeded (for CHECKs).
-inline Errno failure(Result<vm::PhysAddr> result)
+inline Errno failure(Result<arch::PhysAddr> result)
 {
     return result.error();
 }

@@ -12,12 +12,12 @@
 #include <vector>
 
 using toll::Result;
+using toll::arch::k_page_size;
+using toll::arch::PhysAddr;
 using toll::test::allocated;
 using toll::test::failure;
 using toll::test::KernelPanic;
 using toll::test::SimulatedMemory;
-using toll::vm::k_page_size;
-using toll::vm::PhysAddr;
 using toll::vm::PhysAllocator;
 
 namespace {

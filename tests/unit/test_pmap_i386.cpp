@@ -13,11 +13,11 @@
 #include <random>
 #include <vector>
 
+using toll::arch::k_page_size;
+using toll::arch::PhysAddr;
+using toll::arch::Pmap;
 using toll::test::SimulatedMemory;
-using toll::vm::k_page_size;
-using toll::vm::PhysAddr;
 using toll::vm::PhysAllocator;
-using toll::vm::Pmap;
 using namespace toll::vm;
 using toll::Result;
 using toll::test::allocated;

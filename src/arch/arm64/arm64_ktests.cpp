@@ -130,7 +130,7 @@ KTEST("arm64.fdt_from_qemu_is_well_formed")
     KEXPECT(b.dtb != 0);
     if (!b.dtb)
         return;
-    Fdt fdt(vm::phys_to_virt(b.dtb));
+    Fdt fdt(arch::phys_to_virt(b.dtb));
     KEXPECT(fdt.valid());
     KEXPECT(fdt.version() >= k_fdt_min_version);
     CountingVisitor v;
@@ -161,15 +161,15 @@ KTEST("arm64.memory_map_is_ram_and_covers_the_kernel")
             blob_reserved = r.type == MemType::reserved;
         if (r.type != MemType::usable)
             continue;
-        uint64_t kernel_start = vm::virt_to_phys(__kernel_start);
-        uint64_t kernel_end = vm::virt_to_phys(__kernel_end);
+        uint64_t kernel_start = arch::virt_to_phys(__kernel_start);
+        uint64_t kernel_end = arch::virt_to_phys(__kernel_end);
         if (region_contains(r, kernel_start, kernel_end))
             kernel_covered = true;
         uint64_t ends[2] = {r.base, r.base + r.length - sizeof(uint64_t)};
         for (uint64_t at : ends) {
             if (at < kernel_end && at + sizeof(uint64_t) > kernel_start)
                 continue; // Not over our own code or data.
-            auto* word = static_cast<volatile uint64_t*>(vm::phys_to_virt(at));
+            auto* word = static_cast<volatile uint64_t*>(arch::phys_to_virt(at));
             uint64_t saved = *word;
             *word = 0x70115A5A0000ull ^ at;
             KEXPECT_EQ(*word, 0x70115A5A0000ull ^ at);

@@ -97,7 +97,7 @@ void init()
     kprintf("asid: %s, %u bits\n", g_enabled ? "on" : "off", g_bits);
 }
 
-void activate(vm::PhysAddr l1_phys, uint64_t& context)
+void activate(arch::PhysAddr l1_phys, uint64_t& context)
 {
     if (!g_enabled) {
         set_user_table(l1_phys, 0, true);

@@ -21,7 +21,7 @@ void init();
 /// an older generation gets a fresh ASID first, which at a rollover costs one
 /// full TLB flush (vm.pmap.asid.rollovers). With ASIDs off every call flushes
 /// the TLB. Counts vm.pmap.ttbr0_loads.
-void activate(vm::PhysAddr l1_phys, uint64_t& context);
+void activate(arch::PhysAddr l1_phys, uint64_t& context);
 
 /// Makes TTBR0_EL1 the empty table (no process runs) under the reserved ASID 0.
 void activate_none();

@@ -81,8 +81,8 @@ void kernel_image_range(uint64_t* start, uint64_t* end)
 {
     // Physical addresses: the kernel runs in the upper half (linker.ld).
     // The ramdisk is in .rodata, inside the image.
-    *start = vm::virt_to_phys(__kernel_start);
-    *end = vm::virt_to_phys(__kernel_end);
+    *start = arch::virt_to_phys(__kernel_start);
+    *end = arch::virt_to_phys(__kernel_end);
 }
 
 unsigned clock_hz()

@@ -5,7 +5,7 @@
 #include "arch/arm64/board.h"
 #include "arch/arm64/mmu.h"
 
-namespace toll::vm {
+namespace toll::arch {
 
 PhysAddr virt_to_phys(const void* kernel_address)
 {
@@ -30,4 +30,4 @@ PhysAddr allocatable_floor()
     return 0; // what the device tree reserves is marked so in the map itself
 }
 
-} // namespace toll::vm
+} // namespace toll::arch

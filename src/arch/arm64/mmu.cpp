@@ -30,7 +30,7 @@ void mmu_init()
             (unsigned long long)(k_page_size >> 10), k_va_bits, (unsigned long long)k_kernel_base);
 }
 
-void set_user_table(vm::PhysAddr l1_phys, unsigned asid, bool flush)
+void set_user_table(arch::PhysAddr l1_phys, unsigned asid, bool flush)
 {
     g_table_loads.add();
     // TTBR0_EL1: the table's address, the ASID in bits [63:48].

@@ -17,8 +17,8 @@ namespace toll::arm64 {
 // 4 KB granule: 512 entries; level 3 maps 4 KB pages, level 2 2 MB blocks,
 // level 1 1 GB. 16 KB granule: 2048 entries; 16 KB pages, 32 MB blocks, and
 // level 1 entries of 64 GB, which may only point to tables.
-constexpr unsigned k_page_shift = vm::k_page_shift;
-constexpr uint64_t k_page_size = vm::k_page_size;
+constexpr unsigned k_page_shift = arch::k_page_shift;
+constexpr uint64_t k_page_size = arch::k_page_size;
 constexpr unsigned k_table_shift = k_page_shift - 3;
 constexpr unsigned k_entries = 1u << k_table_shift;
 constexpr unsigned k_l3_shift = k_page_shift;
@@ -76,11 +76,11 @@ constexpr unsigned l3_index(uint64_t va)
 }
 
 /// The kernel's level-1 table, the one in TTBR1_EL1: its physical address.
-vm::PhysAddr kernel_l1_phys();
+arch::PhysAddr kernel_l1_phys();
 
 /// The physical address of an all-invalid level-1 table, which TTBR0_EL1
 /// holds while no process runs: every user address then faults.
-vm::PhysAddr empty_user_table_phys();
+arch::PhysAddr empty_user_table_phys();
 
 /// Finishes what arm64_mmu_boot (called by entry.S) began: drops the
 /// identity map the jump to the upper half needed (TTBR0_EL1 gets the empty
@@ -89,7 +89,7 @@ void mmu_init();
 
 /// Loads TTBR0_EL1 with @p l1_phys and ASID @p asid (vm.pmap.ttbr0_loads),
 /// and flushes the whole TLB if @p flush (asid.cpp decides).
-void set_user_table(vm::PhysAddr l1_phys, unsigned asid, bool flush);
+void set_user_table(arch::PhysAddr l1_phys, unsigned asid, bool flush);
 
 /// Invalidates the TLB entries for the page at @p va (every ASID)
 /// (vm.pmap.tlbi.page).

@@ -73,14 +73,14 @@ void map_blocks(uint64_t start, uint64_t end, uint64_t attributes, uint64_t* l2)
 
 } // namespace
 
-vm::PhysAddr kernel_l1_phys()
+arch::PhysAddr kernel_l1_phys()
 {
-    return vm::virt_to_phys(g_kernel_l1);
+    return arch::virt_to_phys(g_kernel_l1);
 }
 
-vm::PhysAddr empty_user_table_phys()
+arch::PhysAddr empty_user_table_phys()
 {
-    return vm::virt_to_phys(g_empty_l1);
+    return arch::virt_to_phys(g_empty_l1);
 }
 
 } // namespace toll::arm64

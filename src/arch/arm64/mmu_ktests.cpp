@@ -26,12 +26,12 @@ KTEST("arm64.mmu.on_with_kernel_tables")
     asm volatile("mrs %0, ttbr0_el1" : "=r"(ttbr0));
     asm volatile("mrs %0, ttbr1_el1" : "=r"(ttbr1));
     KEXPECT(sctlr & k_sctlr_m);
-    vm::Pmap* current = vm::pmap_current();
-    uint64_t expected = current ? vm::virt_to_phys(current) : empty_user_table_phys();
+    arch::Pmap* current = arch::pmap_current();
+    uint64_t expected = current ? arch::virt_to_phys(current) : empty_user_table_phys();
     KEXPECT_EQ(ttbr0 & k_desc_address, expected);
     KEXPECT_EQ(ttbr1 & k_desc_address, kernel_l1_phys());
-    KEXPECT_EQ(vm::user_space_limit(), k_user_limit);
-    KEXPECT(vm::user_space_limit() >= (1ull << 30)); // at least a gigabyte of user space
+    KEXPECT_EQ(arch::user_space_limit(), k_user_limit);
+    KEXPECT(arch::user_space_limit() >= (1ull << 30)); // at least a gigabyte of user space
 }
 
 // The split is the hardware's: an address translation as EL0 (AT S1E0R)
@@ -55,9 +55,9 @@ KTEST("arm64.mmu.kernel_only_in_the_upper_half")
     KEXPECT(va >= k_kernel_base);
     uint64_t par = translate(va, false);
     KEXPECT(!(par & k_par_fault));
-    KEXPECT_EQ((par & k_par_pa) | (va & 0xFFF), vm::virt_to_phys(&probe));
+    KEXPECT_EQ((par & k_par_pa) | (va & 0xFFF), arch::virt_to_phys(&probe));
     KEXPECT(translate(va, true) & k_par_fault);
-    KEXPECT(translate(vm::virt_to_phys(&probe), false) & k_par_fault); // no identity map
+    KEXPECT(translate(arch::virt_to_phys(&probe), false) & k_par_fault); // no identity map
 }
 
 // The granule in TCR_EL1.TG0 is the one the kernel was built for (the page
@@ -67,8 +67,8 @@ KTEST("arm64.mmu.granule_is_the_page_size")
     uint64_t tcr;
     asm volatile("mrs %0, tcr_el1" : "=r"(tcr));
     unsigned tg0 = (tcr >> 14) & 3;
-    KEXPECT_EQ(tg0, vm::k_page_size == 16384 ? 2u : 0u);
-    KEXPECT(vm::k_page_size == 4096 || vm::k_page_size == 16384);
+    KEXPECT_EQ(tg0, arch::k_page_size == 16384 ? 2u : 0u);
+    KEXPECT(arch::k_page_size == 4096 || arch::k_page_size == 16384);
 }
 
 // No process: a fault on a user address cannot be satisfied, so every copy
@@ -92,15 +92,15 @@ KTEST("arm64.uaccess.bad_pointers_give_efault")
 KTEST("arm64.uaccess.top_of_user_space")
 {
     size_t free_before = vm::phys_allocator().free_pages();
-    vm::Pmap* pmap = vm::pmap_create();
+    arch::Pmap* pmap = arch::pmap_create();
     KEXPECT(pmap != nullptr);
     if (!pmap)
         return;
     const uintptr_t top = k_user_limit - k_page_size;
-    vm::PhysAddr page = vm::phys_allocator().alloc(0).value(); // a fresh boot has plenty
-    KEXPECT_EQ(vm::pmap_enter(pmap, top, page, vm::k_prot_read | vm::k_prot_write), k_ok);
-    vm::Pmap* before = vm::pmap_current();
-    vm::pmap_activate(pmap);
+    arch::PhysAddr page = vm::phys_allocator().alloc(0).value(); // a fresh boot has plenty
+    KEXPECT_EQ(arch::pmap_enter(pmap, top, page, arch::k_prot_read | arch::k_prot_write), k_ok);
+    arch::Pmap* before = arch::pmap_current();
+    arch::pmap_activate(pmap);
     const char text[8] = "at top";
     char back[8] = {};
     Errno out = sys::copyout(k_user_limit - sizeof text, text, sizeof text);
@@ -109,7 +109,7 @@ KTEST("arm64.uaccess.top_of_user_space")
     Errno in_over = sys::copyin(back, k_user_limit - 1, 2);
     Errno at_limit = sys::copyout(k_user_limit, text, 1);
     Result<size_t> str = sys::copyinstr(back, k_user_limit - sizeof text, sizeof back);
-    vm::pmap_activate(before);
+    arch::pmap_activate(before);
     KEXPECT_EQ(out, k_ok);
     KEXPECT_EQ(in, k_ok);
     KEXPECT(memcmp(back, text, sizeof text) == 0);
@@ -117,9 +117,9 @@ KTEST("arm64.uaccess.top_of_user_space")
     KEXPECT_EQ(in_over, k_efault);
     KEXPECT_EQ(at_limit, k_efault);
     KEXPECT(str.ok() && str.value() == 6);
-    KEXPECT_EQ(vm::pmap_remove_page(pmap, top).value_or(0), page);
+    KEXPECT_EQ(arch::pmap_remove_page(pmap, top).value_or(0), page);
     vm::phys_allocator().free(page, 0);
-    vm::pmap_destroy(pmap);
+    arch::pmap_destroy(pmap);
     KEXPECT_EQ(vm::phys_allocator().free_pages(), free_before);
 }
 
@@ -129,41 +129,42 @@ KTEST("arm64.uaccess.top_of_user_space")
 KTEST("arm64.pmap.live_map_copy_protect_unmap")
 {
     size_t free_before = vm::phys_allocator().free_pages();
-    vm::Pmap* pmap = vm::pmap_create();
+    arch::Pmap* pmap = arch::pmap_create();
     KEXPECT(pmap != nullptr);
     if (!pmap)
         return;
-    vm::PhysAddr page = vm::phys_allocator().alloc(0).value(); // a fresh boot has plenty
-    KEXPECT_EQ(vm::pmap_enter(pmap, k_test_va, page, vm::k_prot_read | vm::k_prot_write), k_ok);
-    Optional<vm::Mapping> m = vm::pmap_extract(pmap, k_test_va + 12);
+    arch::PhysAddr page = vm::phys_allocator().alloc(0).value(); // a fresh boot has plenty
+    KEXPECT_EQ(arch::pmap_enter(pmap, k_test_va, page, arch::k_prot_read | arch::k_prot_write),
+               k_ok);
+    Optional<arch::Mapping> m = arch::pmap_extract(pmap, k_test_va + 12);
     KEXPECT(m.has_value());
     KEXPECT_EQ(m.value_or({}).pa, page + 12);
-    KEXPECT_EQ(m.value_or({}).prot, unsigned(vm::k_prot_read | vm::k_prot_write));
+    KEXPECT_EQ(m.value_or({}).prot, unsigned(arch::k_prot_read | arch::k_prot_write));
     // The kernel's devices are not user pages, whatever the table holds there.
-    KEXPECT(!vm::pmap_extract(pmap, k_device_start).has_value());
+    KEXPECT(!arch::pmap_extract(pmap, k_device_start).has_value());
 
-    vm::Pmap* before = vm::pmap_current();
-    vm::pmap_activate(pmap);
+    arch::Pmap* before = arch::pmap_current();
+    arch::pmap_activate(pmap);
     const uint32_t value = 0xC0FFEE;
     Errno out = sys::copyout(k_test_va + 16, &value, sizeof value);
     uint32_t back = 0;
     Errno in = sys::copyin(&back, k_test_va + 16, sizeof back);
-    vm::pmap_protect(pmap, k_test_va, k_test_va + k_page_size, vm::k_prot_read);
+    arch::pmap_protect(pmap, k_test_va, k_test_va + k_page_size, arch::k_prot_read);
     Errno out_read_only = sys::copyout(k_test_va, &value, sizeof value);
-    vm::pmap_activate(before);
+    arch::pmap_activate(before);
 
     KEXPECT_EQ(out, k_ok);
     KEXPECT_EQ(in, k_ok);
     KEXPECT_EQ(back, value);
-    KEXPECT_EQ(static_cast<uint32_t*>(vm::phys_to_virt(page))[4], value);
+    KEXPECT_EQ(static_cast<uint32_t*>(arch::phys_to_virt(page))[4], value);
     KEXPECT_EQ(out_read_only, k_efault);
-    m = vm::pmap_extract(pmap, k_test_va);
+    m = arch::pmap_extract(pmap, k_test_va);
     KEXPECT(m.has_value());
-    KEXPECT_EQ(m.value_or({}).prot, unsigned(vm::k_prot_read));
-    KEXPECT_EQ(vm::pmap_remove_page(pmap, k_test_va).value_or(0), page);
-    KEXPECT(!vm::pmap_extract(pmap, k_test_va).has_value());
+    KEXPECT_EQ(m.value_or({}).prot, unsigned(arch::k_prot_read));
+    KEXPECT_EQ(arch::pmap_remove_page(pmap, k_test_va).value_or(0), page);
+    KEXPECT(!arch::pmap_extract(pmap, k_test_va).has_value());
     vm::phys_allocator().free(page, 0);
-    vm::pmap_destroy(pmap);
+    arch::pmap_destroy(pmap);
     KEXPECT_EQ(vm::phys_allocator().free_pages(), free_before); // tables freed too
 }
 
@@ -192,22 +193,23 @@ KTEST("arm64.pmap.counters_count_the_work")
     uint64_t before[k_n], after[k_n];
     for (size_t i = 0; i < k_n; ++i)
         before[i] = count(names[i]);
-    vm::Pmap* pmap = vm::pmap_create(); // the level-1 table: one page-table page
+    arch::Pmap* pmap = arch::pmap_create(); // the level-1 table: one page-table page
     KEXPECT(pmap != nullptr);
     if (!pmap)
         return;
-    vm::PhysAddr page = vm::phys_allocator().alloc(0).value(); // a fresh boot has plenty
-    vm::Pmap* previous = vm::pmap_current();
-    vm::pmap_activate(pmap); // a TTBR0 load (and again on the way back)
-    KEXPECT_EQ(vm::pmap_enter(pmap, k_test_va, page, vm::k_prot_read), k_ok); // 2 tables, 3 stores
-    vm::pmap_protect(pmap, k_test_va, k_test_va + k_page_size,
-                     vm::k_prot_read | vm::k_prot_exec);                 // 1 store, 1 TLBI, 1 sync
-    KEXPECT_EQ(vm::pmap_remove_page(pmap, k_test_va).value_or(0), page); // 1 store, 1 TLBI
+    arch::PhysAddr page = vm::phys_allocator().alloc(0).value(); // a fresh boot has plenty
+    arch::Pmap* previous = arch::pmap_current();
+    arch::pmap_activate(pmap); // a TTBR0 load (and again on the way back)
+    KEXPECT_EQ(arch::pmap_enter(pmap, k_test_va, page, arch::k_prot_read),
+               k_ok); // 2 tables, 3 stores
+    arch::pmap_protect(pmap, k_test_va, k_test_va + k_page_size,
+                       arch::k_prot_read | arch::k_prot_exec); // 1 store, 1 TLBI, 1 sync
+    KEXPECT_EQ(arch::pmap_remove_page(pmap, k_test_va).value_or(0), page); // 1 store, 1 TLBI
     char buf[4];
     KEXPECT_EQ(sys::copyin(buf, k_test_va, sizeof buf), k_efault); // 1 data abort
-    vm::pmap_activate(previous);
+    arch::pmap_activate(previous);
     vm::phys_allocator().free(page, 0);
-    vm::pmap_destroy(pmap);
+    arch::pmap_destroy(pmap);
     for (size_t i = 0; i < k_n; ++i)
         after[i] = count(names[i]);
     // 5 descriptor stores: 3 leaf, 2 table (level 2, level 3); two activations.
@@ -228,37 +230,37 @@ KTEST("arm64.asid.distinct_tagged_and_renewed")
 {
     if (!asid::enabled())
         return;
-    vm::Pmap* a = vm::pmap_create();
-    vm::Pmap* b = vm::pmap_create();
+    arch::Pmap* a = arch::pmap_create();
+    arch::Pmap* b = arch::pmap_create();
     KEXPECT(a && b);
     if (!a || !b)
         return;
-    vm::PhysAddr page = vm::phys_allocator().alloc(0).value(); // a fresh boot has plenty
-    vm::Pmap* previous = vm::pmap_current();
+    arch::PhysAddr page = vm::phys_allocator().alloc(0).value(); // a fresh boot has plenty
+    arch::Pmap* previous = arch::pmap_current();
     auto ttbr_asid = [] {
         uint64_t ttbr0;
         asm volatile("mrs %0, ttbr0_el1" : "=r"(ttbr0));
         return unsigned(ttbr0 >> 48);
     };
-    vm::pmap_activate(a);
+    arch::pmap_activate(a);
     unsigned asid_a = ttbr_asid();
-    KEXPECT_EQ(vm::pmap_enter(a, k_test_va, page, vm::k_prot_read | vm::k_prot_write), k_ok);
-    vm::pmap_activate(b);
+    KEXPECT_EQ(arch::pmap_enter(a, k_test_va, page, arch::k_prot_read | arch::k_prot_write), k_ok);
+    arch::pmap_activate(b);
     unsigned asid_b = ttbr_asid();
     // A change to a's valid entry while b is live: the TLB may hold the old one.
-    vm::pmap_protect(a, k_test_va, k_test_va + k_page_size, vm::k_prot_read);
+    arch::pmap_protect(a, k_test_va, k_test_va + k_page_size, arch::k_prot_read);
     uint64_t by_asid = count("vm.pmap.tlbi.asid");
-    vm::pmap_activate(a);
+    arch::pmap_activate(a);
     by_asid = count("vm.pmap.tlbi.asid") - by_asid;
     unsigned asid_a2 = ttbr_asid();
-    vm::pmap_activate(previous);
+    arch::pmap_activate(previous);
     KEXPECT(asid_a != 0 && asid_b != 0 && asid_a != asid_b);
     KEXPECT_EQ(asid_a2, asid_a);
     KEXPECT_EQ(by_asid, 1u);
-    KEXPECT_EQ(vm::pmap_remove_page(a, k_test_va).value_or(0), page);
+    KEXPECT_EQ(arch::pmap_remove_page(a, k_test_va).value_or(0), page);
     vm::phys_allocator().free(page, 0);
-    vm::pmap_destroy(a);
-    vm::pmap_destroy(b);
+    arch::pmap_destroy(a);
+    arch::pmap_destroy(b);
 }
 
 } // namespace toll::arm64

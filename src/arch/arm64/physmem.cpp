@@ -3,11 +3,11 @@
 #include "kernel/arch/physmem.h"
 #include "arch/arm64/layout.h"
 
-namespace toll::vm {
+namespace toll::arch {
 
 void* phys_to_virt(PhysAddr pa)
 {
     return reinterpret_cast<void*>(static_cast<uintptr_t>(pa) + KERNEL_VA_BASE);
 }
 
-} // namespace toll::vm
+} // namespace toll::arch

@@ -18,7 +18,7 @@
 #include "kernel/vm/phys.h"
 #include "lib/string.h"
 
-namespace toll::vm {
+namespace toll::arch {
 namespace arm64_pmap {
 namespace {
 
@@ -36,7 +36,7 @@ Pmap* g_current;
 // A zeroed page for a table, or k_enomem.
 Result<PhysAddr> alloc_table()
 {
-    Result<PhysAddr> pa = phys_allocator().alloc(0);
+    Result<PhysAddr> pa = vm::phys_allocator().alloc(0);
     if (!pa)
         return pa;
     memset(phys_to_virt(pa.value()), 0, k_page_size);
@@ -47,7 +47,7 @@ Result<PhysAddr> alloc_table()
 
 void free_table(PhysAddr pa)
 {
-    phys_allocator().free(pa, 0);
+    vm::phys_allocator().free(pa, 0);
     g_page_tables.lower();
 }
 
@@ -57,7 +57,7 @@ uint64_t* l2_table(Pmap* pmap, uint64_t va, bool create)
     if (!(l1e & k_desc_valid)) {
         if (!create)
             return nullptr;
-        Result<PhysAddr> pa = phys_allocator().alloc(1);
+        Result<PhysAddr> pa = vm::phys_allocator().alloc(1);
         if (!pa)
             return nullptr;
         memset(phys_to_virt(pa.value()), 0, 2 * k_page_size);
@@ -237,7 +237,7 @@ Pmap* pmap_create()
 {
     // An order-1 block: the level-1 table, then the page of asid_context.
     static_assert(sizeof(Pmap) <= 2 * k_page_size);
-    Result<PhysAddr> l1 = phys_allocator().alloc(1);
+    Result<PhysAddr> l1 = vm::phys_allocator().alloc(1);
     if (!l1)
         return nullptr;
     memset(phys_to_virt(l1.value()), 0, sizeof(Pmap)); // nothing mapped, no ASID yet
@@ -260,11 +260,11 @@ void pmap_destroy(Pmap* pmap)
             if (l2[k_entries + j])
                 free_table(l2[k_entries + j]);
         }
-        phys_allocator().free(pmap->entries[i] & k_desc_address, 1);
+        vm::phys_allocator().free(pmap->entries[i] & k_desc_address, 1);
         g_page_tables.lower();
     }
     asid::release(pmap->asid_context); // TLBI by ASID: nothing of it stays cached
-    phys_allocator().free(virt_to_phys(pmap), 1);
+    vm::phys_allocator().free(virt_to_phys(pmap), 1);
     g_page_tables.lower();
 }
 
@@ -540,4 +540,4 @@ uintptr_t user_space_limit()
     return k_user_limit;
 }
 
-} // namespace toll::vm
+} // namespace toll::arch

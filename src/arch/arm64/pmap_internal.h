@@ -8,7 +8,7 @@
 #include "kernel/arch/pmap.h"
 #include <stdint.h>
 
-namespace toll::vm {
+namespace toll::arch {
 
 /// The arm64 pmap is its level-1 table: a Pmap* is the table's kernel
 /// address. Each level-2 table below it is followed by a page of
@@ -107,4 +107,4 @@ void demote_run(Pmap* pmap, uint64_t* l3, uint64_t va);
 void demote_block(Pmap* pmap, uint64_t* l2e, uint64_t va);
 
 } // namespace arm64_pmap
-} // namespace toll::vm
+} // namespace toll::arch

@@ -10,7 +10,7 @@
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
 
-namespace toll::vm {
+namespace toll::arch {
 namespace arm64_pmap {
 namespace {
 
@@ -164,4 +164,4 @@ bool pmap_promote(Pmap* pmap, uintptr_t va, unsigned psind)
     return promote_run(pmap, first, base);
 }
 
-} // namespace toll::vm
+} // namespace toll::arch

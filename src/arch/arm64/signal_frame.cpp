@@ -40,7 +40,7 @@ struct UContextHead {
 constexpr size_t k_mcontext_offset = (sizeof(UContextHead) + 15) / 16 * 16;
 
 // Offsets in struct rt_sigframe {siginfo_t info; struct ucontext uc;}.
-constexpr size_t k_uc_offset = proc::k_siginfo_size;
+constexpr size_t k_uc_offset = k_siginfo_size;
 constexpr size_t k_sc_offset = k_uc_offset + k_mcontext_offset;
 constexpr size_t k_reserved_offset = k_sc_offset + (sizeof(SigContext) + 15) / 16 * 16;
 constexpr size_t k_frame_size = k_sc_offset + k_sigcontext_size;
@@ -75,7 +75,7 @@ constexpr uint64_t k_stack_align = 16;
 
 } // namespace
 
-bool signal_frame_push(TrapFrame& f, ThreadContext& ctx, const proc::SignalDelivery& d)
+bool signal_frame_push(TrapFrame& f, ThreadContext& ctx, const SignalDelivery& d)
 {
     // Below the interrupted stack, or at the top of the alternate one (which
     // Linux's arm64 does not check the frame fits on).
@@ -85,7 +85,7 @@ bool signal_frame_push(TrapFrame& f, ThreadContext& ctx, const proc::SignalDeliv
     if (record > sp || frame > record)
         return false;
     FrameRecord fr{f.x[29], f.x[30]};
-    uint8_t info[proc::k_siginfo_size];
+    uint8_t info[k_siginfo_size];
     proc::siginfo_write(info, d);
     UContextHead uc{};
     uc.uc_stack.ss_sp = d.altstack.sp;

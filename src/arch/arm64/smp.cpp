@@ -92,8 +92,8 @@ bool start_one(uint64_t mpidr)
     g_start.cpu = reinterpret_cast<uintptr_t>(cpu);
     clean_to_memory(&g_start, sizeof g_start);
     unsigned before = cpus_online();
-    int64_t status = psci_call(k_psci_cpu_on, mpidr, vm::virt_to_phys(arm64_secondary_entry),
-                               vm::virt_to_phys(&g_start));
+    int64_t status = psci_call(k_psci_cpu_on, mpidr, arch::virt_to_phys(arm64_secondary_entry),
+                               arch::virt_to_phys(&g_start));
     if (status != k_psci_success) {
         kprintf("cpu%u: mpidr 0x%llx did not start (PSCI CPU_ON returned %lld)\n", cpu->id,
                 (unsigned long long)mpidr, (long long)status);

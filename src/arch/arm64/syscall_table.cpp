@@ -20,7 +20,7 @@ using namespace toll::sys;
 
 // Linux, include/uapi/asm-generic/signal.h: SIGCHLD, the signal clone's low
 // byte names; alone it asks for exactly what fork() does.
-constexpr uintptr_t k_sigchld = 17;
+constexpr uintptr_t TOLL_SIGCHLD = 17;
 // Linux, arch/arm64/include/uapi/asm/fcntl.h: the open flags whose arm64
 // values differ from the i386 ones the core uses (kernel/sys/file.h).
 constexpr uintptr_t k_arm64_o_directory = 040000, k_arm64_o_nofollow = 0100000,
@@ -143,7 +143,7 @@ long sys_fstatfs(const SyscallArgs& a)
 // clone(flags, stack, ...): only the fork() form, clone(SIGCHLD, 0).
 long sys_clone(const SyscallArgs& a)
 {
-    if (a.a[0] != k_sigchld || a.a[1] != 0)
+    if (a.a[0] != TOLL_SIGCHLD || a.a[1] != 0)
         return -k_enosys;
     return sys_fork(a);
 }
@@ -152,9 +152,10 @@ long sys_clone(const SyscallArgs& a)
 // arm64; Toll's mmap takes pages, as i386's mmap2 does.
 long sys_mmap(const SyscallArgs& a)
 {
-    if (a.a[5] % vm::k_page_size != 0)
+    if (a.a[5] % arch::k_page_size != 0)
         return -k_einval;
-    SyscallArgs pages{{a.a[0], a.a[1], a.a[2], a.a[3], a.a[4], a.a[5] / vm::k_page_size}, a.frame};
+    SyscallArgs pages{{a.a[0], a.a[1], a.a[2], a.a[3], a.a[4], a.a[5] / arch::k_page_size},
+                      a.frame};
     return sys_mmap_pages(pages);
 }
 

@@ -33,7 +33,7 @@ bool fixup_user_access(arch::TrapFrame& f)
         fault_exit = reinterpret_cast<uint64_t>(arm64_copy_string_fault);
     else
         return false;
-    if (f.far >= vm::user_space_limit())
+    if (f.far >= arch::user_space_limit())
         return false; // a kernel address: the caller's range check failed
     bool write = f.esr & k_iss_wnr;
     bool present = (f.esr & k_fsc_mask) == k_fsc_permission;

@@ -21,33 +21,33 @@ KTEST("i386.layout.user_directory_holds_only_user_and_trampoline")
     if (!space)
         return;
     constexpr uintptr_t k_low = 0x08048000, k_high = 0xBF000000;
-    KEXPECT_EQ(vm::vmspace_map(space, k_low, 8192, vm::k_prot_read | vm::k_prot_write), k_ok);
-    KEXPECT_EQ(vm::vmspace_map(space, k_high, 4096, vm::k_prot_read), k_ok);
+    KEXPECT_EQ(vm::vmspace_map(space, k_low, 8192, arch::k_prot_read | arch::k_prot_write), k_ok);
+    KEXPECT_EQ(vm::vmspace_map(space, k_high, 4096, arch::k_prot_read), k_ok);
     KEXPECT(vm::vmspace_fault(space, k_low, true) == k_ok);
     KEXPECT(vm::vmspace_fault(space, k_high, false) == k_ok);
     DirectoryCheck check = check_user_directory(space->pmap);
     KEXPECT_EQ(check.user_tables, 2u);
     KEXPECT_EQ(check.violations, 0u);
     vm::vmspace_destroy(space);
-    ktest::metric("vm.user_limit_mb", vm::user_space_limit() >> 20, "MB");
+    ktest::metric("vm.user_limit_mb", arch::user_space_limit() >> 20, "MB");
 }
 
 KTEST("i386.layout.direct_map_covers_managed_memory")
 {
     // Every page the allocator hands out is reachable through the direct map;
     // under 4/4 the map reaches past 896 MB when the machine has more.
-    vm::PhysAddr limit = vm::direct_map_limit();
+    arch::PhysAddr limit = arch::direct_map_limit();
     ktest::metric("vm.direct_map_mb", limit >> 20, "MB");
-    Result<vm::PhysAddr> page = vm::phys_allocator().alloc(0);
+    Result<arch::PhysAddr> page = vm::phys_allocator().alloc(0);
     KEXPECT(page.ok());
     if (!page)
         return;
-    vm::PhysAddr pa = page.value();
+    arch::PhysAddr pa = page.value();
     KEXPECT(pa < limit);
-    auto* p = static_cast<volatile uint32_t*>(vm::phys_to_virt(pa));
+    auto* p = static_cast<volatile uint32_t*>(arch::phys_to_virt(pa));
     *p = 0x5AFE;
     KEXPECT_EQ(*p, 0x5AFEu);
-    KEXPECT_EQ(vm::virt_to_phys(const_cast<uint32_t*>(p)), pa);
+    KEXPECT_EQ(arch::virt_to_phys(const_cast<uint32_t*>(p)), pa);
     vm::phys_allocator().free(pa, 0);
 }
 
@@ -76,7 +76,7 @@ KTEST("destructive.i386.kernel_stack_overflow_panics_cleanly")
 {
     constexpr unsigned k_guard = 15, k_pages = 4;
     for (unsigned i = 0; i < k_pages; ++i) {
-        vm::PhysAddr pa = vm::phys_allocator().alloc(0).value(); // a fresh boot has plenty
+        arch::PhysAddr pa = vm::phys_allocator().alloc(0).value(); // a fresh boot has plenty
         *kernel_window_pte(k_guard + 1 + i) =
             static_cast<uint32_t>(pa) | k_pte_present | k_pte_write;
     }

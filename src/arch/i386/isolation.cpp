@@ -14,12 +14,13 @@
 
 namespace toll::i386 {
 
-DirectoryCheck check_user_directory(vm::Pmap* pmap)
+DirectoryCheck check_user_directory(arch::Pmap* pmap)
 {
-    auto* dir = static_cast<const uint32_t*>(vm::phys_to_virt(vm::pmap_user_directory_phys(pmap)));
-    auto* kernel = static_cast<const uint32_t*>(vm::phys_to_virt(kernel_page_directory_phys()));
+    auto* dir =
+        static_cast<const uint32_t*>(arch::phys_to_virt(arch::pmap_user_directory_phys(pmap)));
+    auto* kernel = static_cast<const uint32_t*>(arch::phys_to_virt(kernel_page_directory_phys()));
     DirectoryCheck result{};
-    unsigned user_slots = vm::user_space_limit() >> 22;
+    unsigned user_slots = arch::user_space_limit() >> 22;
     auto violation = [&](unsigned i, uint32_t e, const char* why) {
         if (result.violations++ == 0)
             kprintf("isolation: directory entry %u (0x%08x) %s\n", i, e, why);

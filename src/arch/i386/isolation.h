@@ -15,7 +15,7 @@ struct DirectoryCheck {
 /// that break the layout's promise: anything but user page tables and the
 /// trampoline under 3/1-pti and 4/4; a kernel quarter unlike the kernel's
 /// under 3/1.
-DirectoryCheck check_user_directory(vm::Pmap* pmap);
+DirectoryCheck check_user_directory(arch::Pmap* pmap);
 
 } // namespace toll::i386
 

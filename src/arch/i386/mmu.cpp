@@ -156,7 +156,7 @@ void direct_map_init(uint64_t phys_top)
 
 } // namespace toll::i386
 
-namespace toll::vm {
+namespace toll::arch {
 
 void* phys_to_virt(PhysAddr pa)
 {
@@ -187,4 +187,4 @@ PhysAddr allocatable_floor()
     return k_low_memory_end;
 }
 
-} // namespace toll::vm
+} // namespace toll::arch

@@ -56,8 +56,8 @@ uint32_t* kernel_window_pte(unsigned index);
 
 } // namespace toll::i386
 
-namespace toll::vm {
+namespace toll::arch {
 struct Pmap;
 /// The directory user mode runs on for @p pmap (the user one when isolated).
 uint32_t pmap_user_directory_phys(Pmap* pmap);
-} // namespace toll::vm
+} // namespace toll::arch

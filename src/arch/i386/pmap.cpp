@@ -11,7 +11,7 @@
 #include "kernel/vm/phys.h"
 #include "lib/string.h"
 
-namespace toll::vm {
+namespace toll::arch {
 
 /// The i386 pmap is its page directory: a Pmap* is the directory's kernel
 /// address. Under 3/1 that is one page, holding user and kernel entries.
@@ -68,7 +68,7 @@ uint32_t* pte_slot(Pmap* pmap, uint32_t va, bool create)
     if (!(pde & k_pte_present)) {
         if (!create)
             return nullptr;
-        Result<PhysAddr> page = phys_allocator().alloc(0);
+        Result<PhysAddr> page = vm::phys_allocator().alloc(0);
         if (!page)
             return nullptr;
         PhysAddr pt = page.value();
@@ -123,7 +123,7 @@ unsigned pmap_order()
 
 Pmap* pmap_create()
 {
-    Result<PhysAddr> pd = phys_allocator().alloc(pmap_order());
+    Result<PhysAddr> pd = vm::phys_allocator().alloc(pmap_order());
     if (!pd)
         return nullptr;
     auto* pmap = static_cast<Pmap*>(phys_to_virt(pd.value()));
@@ -147,11 +147,11 @@ void pmap_destroy(Pmap* pmap)
     for (unsigned i = 0; i < user_pde_count(); ++i) {
         uint32_t pde = dir[i];
         if ((pde & k_pte_present) && !(pde & k_pde_large)) {
-            phys_allocator().free(pde & k_pte_frame, 0);
+            vm::phys_allocator().free(pde & k_pte_frame, 0);
             g_page_tables.lower();
         }
     }
-    phys_allocator().free(virt_to_phys(pmap), pmap_order());
+    vm::phys_allocator().free(virt_to_phys(pmap), pmap_order());
 }
 
 unsigned pmap_page_size_count()
@@ -307,4 +307,4 @@ uintptr_t user_space_limit()
     return layout() == Layout::split_4_4 ? TRAMPOLINE_BASE : KERNEL_BASE;
 }
 
-} // namespace toll::vm
+} // namespace toll::arch

@@ -71,7 +71,7 @@ struct RtFrame {
     int32_t sig;
     uint32_t pinfo; ///< the handler's second argument: &info
     uint32_t puc;   ///< its third: &uc
-    uint8_t info[proc::k_siginfo_size];
+    uint8_t info[k_siginfo_size];
     UContext uc;
     uint8_t retcode[8];
 };
@@ -114,9 +114,9 @@ void restore_context(TrapFrame& f, const SigContext& sc)
 
 } // namespace
 
-bool signal_frame_push(TrapFrame& f, ThreadContext& ctx, const proc::SignalDelivery& d)
+bool signal_frame_push(TrapFrame& f, ThreadContext& ctx, const SignalDelivery& d)
 {
-    bool rt = d.action.flags & proc::k_sa_siginfo;
+    bool rt = d.action.flags & k_sa_siginfo;
     // FPU state first, just below the interrupted stack (or at the top of
     // the alternate one), then the frame, placed so that the handler starts
     // as if called: esp + 4 16-aligned.
@@ -139,7 +139,7 @@ bool signal_frame_push(TrapFrame& f, ThreadContext& ctx, const proc::SignalDeliv
     if (frame > sp)
         return false;
     // A frame for the alternate stack must fit on it (Linux's get_sigframe).
-    const proc::AltStack& alt = d.altstack;
+    const AltStack& alt = d.altstack;
     if (d.on_altstack && !(frame > alt.sp && frame - alt.sp <= alt.size))
         return false;
     uint32_t mask_low = static_cast<uint32_t>(d.saved_mask),

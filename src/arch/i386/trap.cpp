@@ -192,7 +192,7 @@ void interrupt(unsigned irq);
 {
     if (f.vector >= k_irq_base && f.vector < k_irq_base + 16)
         interrupt(f.vector - k_irq_base);
-    proc::terminate_by_fault(proc::k_sigsegv, f.vector, "entered virtual-8086 mode", f.eip, 0);
+    proc::terminate_by_fault(TOLL_SIGSEGV, f.vector, "entered virtual-8086 mode", f.eip, 0);
 }
 
 void interrupt(unsigned irq)

@@ -64,48 +64,48 @@ KTEST("i386.uaccess.bad_pointers_give_efault")
 
 KTEST("i386.pmap.live_map_write_unmap")
 {
-    vm::Pmap* pmap = vm::pmap_create();
+    arch::Pmap* pmap = arch::pmap_create();
     KEXPECT(pmap != nullptr);
     if (!pmap)
         return;
-    Result<vm::PhysAddr> got = vm::phys_allocator().alloc(0);
+    Result<arch::PhysAddr> got = vm::phys_allocator().alloc(0);
     KEXPECT(got.ok());
     if (!got) {
-        vm::pmap_destroy(pmap);
+        arch::pmap_destroy(pmap);
         return;
     }
-    vm::PhysAddr page = got.value();
+    arch::PhysAddr page = got.value();
     constexpr uint32_t k_va = 0x08048000;
-    KEXPECT_EQ(vm::pmap_enter(pmap, k_va, page, vm::k_prot_read | vm::k_prot_write), k_ok);
-    Optional<vm::Mapping> m = vm::pmap_extract(pmap, k_va + 12);
+    KEXPECT_EQ(arch::pmap_enter(pmap, k_va, page, arch::k_prot_read | arch::k_prot_write), k_ok);
+    Optional<arch::Mapping> m = arch::pmap_extract(pmap, k_va + 12);
     KEXPECT(m.has_value());
     KEXPECT_EQ(m.value_or({}).pa, page + 12);
-    KEXPECT(m.value_or({}).prot & vm::k_prot_write);
-    vm::Pmap* before = vm::pmap_current();
+    KEXPECT(m.value_or({}).prot & arch::k_prot_write);
+    arch::Pmap* before = arch::pmap_current();
     if (layout() == Layout::split_4_4) {
         // The kernel's own directory must not see the user mapping.
-        vm::pmap_activate(pmap);
+        arch::pmap_activate(pmap);
         uint32_t* kernel_pd =
-            static_cast<uint32_t*>(vm::phys_to_virt(kernel_page_directory_phys()));
+            static_cast<uint32_t*>(arch::phys_to_virt(kernel_page_directory_phys()));
         KEXPECT_EQ(kernel_pd[pd_index(k_va)], 0u);
-        vm::pmap_activate(before);
-        static_cast<uint32_t*>(vm::phys_to_virt(page))[4] = 0xC0FFEE;
+        arch::pmap_activate(before);
+        static_cast<uint32_t*>(arch::phys_to_virt(page))[4] = 0xC0FFEE;
     } else {
-        vm::pmap_activate(pmap);
+        arch::pmap_activate(pmap);
         *reinterpret_cast<volatile uint32_t*>(k_va + 16) = 0xC0FFEE;
-        vm::pmap_activate(before);
+        arch::pmap_activate(before);
     }
-    KEXPECT_EQ(static_cast<uint32_t*>(vm::phys_to_virt(page))[4], 0xC0FFEEu);
-    vm::pmap_protect(pmap, k_va, k_va + vm::k_page_size, vm::k_prot_read);
-    m = vm::pmap_extract(pmap, k_va);
+    KEXPECT_EQ(static_cast<uint32_t*>(arch::phys_to_virt(page))[4], 0xC0FFEEu);
+    arch::pmap_protect(pmap, k_va, k_va + arch::k_page_size, arch::k_prot_read);
+    m = arch::pmap_extract(pmap, k_va);
     KEXPECT(m.has_value());
-    KEXPECT(!(m.value_or({}).prot & vm::k_prot_write));
-    KEXPECT_EQ(vm::pmap_remove_page(pmap, k_va).value_or(0), page);
-    KEXPECT(!vm::pmap_extract(pmap, k_va).has_value());
+    KEXPECT(!(m.value_or({}).prot & arch::k_prot_write));
+    KEXPECT_EQ(arch::pmap_remove_page(pmap, k_va).value_or(0), page);
+    KEXPECT(!arch::pmap_extract(pmap, k_va).has_value());
     // The kernel's addresses are never user mappings of the pmap.
-    KEXPECT(!vm::pmap_extract(pmap, KERNEL_BASE + 0x100000).has_value());
+    KEXPECT(!arch::pmap_extract(pmap, KERNEL_BASE + 0x100000).has_value());
     vm::phys_allocator().free(page, 0);
-    vm::pmap_destroy(pmap);
+    arch::pmap_destroy(pmap);
 }
 
 } // namespace toll::i386

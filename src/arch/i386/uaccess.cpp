@@ -104,13 +104,13 @@ Result<uint8_t*> KernelWindow::map(uintptr_t address, bool write)
     vm::VmSpace* space = proc::current_vm();
     if (!space)
         return k_efault;
-    uintptr_t page = address & ~uintptr_t(vm::k_page_size - 1);
-    Optional<vm::Mapping> m = vm::pmap_extract(space->pmap, page);
-    bool ok =
-        m && m.value().prot != vm::k_prot_none && (!write || (m.value().prot & vm::k_prot_write));
+    uintptr_t page = address & ~uintptr_t(arch::k_page_size - 1);
+    Optional<arch::Mapping> m = arch::pmap_extract(space->pmap, page);
+    bool ok = m && m.value().prot != arch::k_prot_none &&
+              (!write || (m.value().prot & arch::k_prot_write));
     if (!ok) {
         TRY(vm::vmspace_fault(space, address, write));
-        m = vm::pmap_extract(space->pmap, page);
+        m = arch::pmap_extract(space->pmap, page);
         if (!m)
             return k_efault;
     }
@@ -131,7 +131,7 @@ Errno for_each_user_page(uintptr_t user, size_t length, bool write, Step step)
     g_slow_copies.add();
     KernelWindow window;
     for (size_t done = 0; done < length;) {
-        size_t in_page = vm::k_page_size - ((user + done) & (vm::k_page_size - 1));
+        size_t in_page = arch::k_page_size - ((user + done) & (arch::k_page_size - 1));
         size_t n = length - done < in_page ? length - done : in_page;
         uint8_t* w = TRY(window.map(user + done, write));
         if (!step(w, n, done))

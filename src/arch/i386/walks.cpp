@@ -32,7 +32,7 @@ TOLL_COUNTER(g_walk_harvests, "vm.walks.harvests");
 
 uint32_t* directory_at(uint32_t phys)
 {
-    return static_cast<uint32_t*>(vm::phys_to_virt(phys));
+    return static_cast<uint32_t*>(arch::phys_to_virt(phys));
 }
 
 // Counts and clears the accessed bits of @p dir and of the tables it points
@@ -79,11 +79,11 @@ extern "C" void i386_walks_harvest()
     if (!i386_walks_counting)
         return;
     g_walk_harvests.add();
-    vm::Pmap* pmap = vm::pmap_current();
+    arch::Pmap* pmap = arch::pmap_current();
     // The kernel's view: the process's full directory, or under 4/4 (and
     // with no process) the kernel's own.
     uint32_t kernel_view = pmap && layout() != Layout::split_4_4
-                               ? static_cast<uint32_t>(vm::virt_to_phys(pmap))
+                               ? static_cast<uint32_t>(arch::virt_to_phys(pmap))
                                : kernel_page_directory_phys();
     harvest_directory(directory_at(kernel_view));
     // The user's view under the isolated layouts: user tables (shared with

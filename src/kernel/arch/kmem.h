@@ -4,7 +4,7 @@
 #pragma once
 #include "kernel/arch/physmem.h"
 
-namespace toll::vm {
+namespace toll::arch {
 
 /// Physical address of a kernel direct-map address (inverse of phys_to_virt).
 PhysAddr virt_to_phys(const void* kernel_address);
@@ -17,4 +17,4 @@ PhysAddr direct_map_limit();
 /// belongs to the firmware or to the port (0 when the port needs none).
 PhysAddr allocatable_floor();
 
-} // namespace toll::vm
+} // namespace toll::arch

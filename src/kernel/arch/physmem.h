@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-namespace toll::vm {
+namespace toll::arch {
 
 /// A physical address. 64 bits on every architecture: i386 with PAE and arm64
 /// both name memory above 4 GB even where the kernel cannot map it all.
@@ -30,4 +30,4 @@ constexpr size_t k_page_size = size_t(1) << k_page_shift;
 /// arch (src/arch/<arch>/) or by the test; it costs an addition.
 void* phys_to_virt(PhysAddr pa);
 
-} // namespace toll::vm
+} // namespace toll::arch

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-namespace toll::vm {
+namespace toll::arch {
 
 /// Access rights of a mapping (combinable).
 enum Prot : unsigned {
@@ -139,4 +139,4 @@ Pmap* pmap_current();
 /// The lowest address above user space: user mappings lie below it.
 uintptr_t user_space_limit();
 
-} // namespace toll::vm
+} // namespace toll::arch

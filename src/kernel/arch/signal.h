@@ -3,13 +3,10 @@
 // unmodified musl programs (their handlers, their restorers that call
 // sigreturn) run; the core decides what to deliver (kernel/proc/signal.cpp).
 #pragma once
+#include "kernel/kern/signal_abi.h"
 #include "machine/context.h"
 #include <stddef.h>
 #include <stdint.h>
-
-namespace toll::proc {
-struct SignalDelivery;
-}
 
 namespace toll::arch {
 
@@ -23,7 +20,7 @@ bool user_frame_vet(TrapFrame& frame, ThreadContext& ctx);
 /// in a signal frame on the user stack and points @p frame at the handler of
 /// @p delivery, returning through its restorer. Returns false when the frame
 /// cannot be written (a bad stack pointer); the process then dies of SIGSEGV.
-bool signal_frame_push(TrapFrame& frame, ThreadContext& ctx, const proc::SignalDelivery& delivery);
+bool signal_frame_push(TrapFrame& frame, ThreadContext& ctx, const SignalDelivery& delivery);
 
 /// sigreturn: restores @p frame and @p ctx from the signal frame at the user
 /// stack pointer, keeping only what a user program may hold (the next return

@@ -105,7 +105,7 @@ Errno parse(const RamdiskFile& file, Image& image)
     image.phnum = h->phnum;
     image.phent = sizeof(Phdr);
     // Segments must end below the stack, with room to round up to a page.
-    const uint64_t top = vm::user_space_limit() - vm::k_user_stack_size - vm::k_page_size;
+    const uint64_t top = arch::user_space_limit() - vm::k_user_stack_size - arch::k_page_size;
     auto* ph = reinterpret_cast<const Phdr*>(file.data + h->phoff);
     for (size_t i = 0; i < h->phnum; ++i) {
         if (ph[i].type != k_pt_load)
@@ -127,20 +127,20 @@ Errno parse(const RamdiskFile& file, Image& image)
 
 unsigned prot_of(uint32_t flags)
 {
-    return ((flags & k_pf_r) ? vm::k_prot_read : 0) | ((flags & k_pf_w) ? vm::k_prot_write : 0) |
-           ((flags & k_pf_x) ? vm::k_prot_exec : 0);
+    return ((flags & k_pf_r) ? arch::k_prot_read : 0) |
+           ((flags & k_pf_w) ? arch::k_prot_write : 0) | ((flags & k_pf_x) ? arch::k_prot_exec : 0);
 }
 
 // Returns the kernel address of user page @p va in @p space, faulting it in.
 uint8_t* user_page(vm::VmSpace* space, uintptr_t va)
 {
-    Optional<vm::Mapping> m = vm::pmap_extract(space->pmap, va);
+    Optional<arch::Mapping> m = arch::pmap_extract(space->pmap, va);
     if (!m) {
         vm::Region* r = vm::vmspace_find(space, va);
         if (!r)
             return nullptr;
         unsigned saved = r->prot;
-        r->prot = vm::k_prot_read | vm::k_prot_write; // the kernel fills it
+        r->prot = arch::k_prot_read | arch::k_prot_write; // the kernel fills it
         // The region is there and writable now: the only failure left is
         // k_enomem, which is what load_segments reports for a nullptr.
         bool ok = vm::vmspace_fault(space, va, true) == k_ok;
@@ -148,11 +148,11 @@ uint8_t* user_page(vm::VmSpace* space, uintptr_t va)
         // The page stays writable until load_segments gives each region
         // its rights in one pass: whole superpages keep their size, and an
         // executable one has its instruction cache synced once.
-        if (!ok || !(m = vm::pmap_extract(space->pmap, va)))
+        if (!ok || !(m = arch::pmap_extract(space->pmap, va)))
             return nullptr;
     }
-    vm::PhysAddr pa = m.value().pa;
-    return static_cast<uint8_t*>(vm::phys_to_virt(pa & ~vm::PhysAddr(vm::k_page_size - 1)));
+    arch::PhysAddr pa = m.value().pa;
+    return static_cast<uint8_t*>(arch::phys_to_virt(pa & ~arch::PhysAddr(arch::k_page_size - 1)));
 }
 
 // Copies @p length bytes to user address @p to of @p space (not active).
@@ -160,9 +160,9 @@ bool write_user(vm::VmSpace* space, uintptr_t to, const void* from, size_t lengt
 {
     auto* src = static_cast<const uint8_t*>(from);
     while (length) {
-        uintptr_t page = to & ~uintptr_t(vm::k_page_size - 1);
+        uintptr_t page = to & ~uintptr_t(arch::k_page_size - 1);
         size_t offset = to - page;
-        size_t n = vm::k_page_size - offset < length ? vm::k_page_size - offset : length;
+        size_t n = arch::k_page_size - offset < length ? arch::k_page_size - offset : length;
         uint8_t* k = user_page(space, page);
         if (!k)
             return false;
@@ -176,7 +176,7 @@ bool write_user(vm::VmSpace* space, uintptr_t to, const void* from, size_t lengt
 
 Errno load_segments(vm::VmSpace* space, const RamdiskFile& file, const Image& image)
 {
-    constexpr uintptr_t k_mask = vm::k_page_size - 1;
+    constexpr uintptr_t k_mask = arch::k_page_size - 1;
     uintptr_t highest = 0;
     for (size_t i = 0; i < image.count; ++i) {
         const Segment& s = image.segments[i];
@@ -187,7 +187,7 @@ Errno load_segments(vm::VmSpace* space, const RamdiskFile& file, const Image& im
         for (vm::Region* r = space->regions.first(); r; r = r->next)
             if (r->end > start && r->start < end) {
                 r->prot |= prot_of(s.flags);
-                vm::pmap_protect(space->pmap, start, start + vm::k_page_size, r->prot);
+                arch::pmap_protect(space->pmap, start, start + arch::k_page_size, r->prot);
                 start = r->end;
             }
         if (end > start)
@@ -199,7 +199,7 @@ Errno load_segments(vm::VmSpace* space, const RamdiskFile& file, const Image& im
             highest = end;
     }
     for (vm::Region* r = space->regions.first(); r; r = r->next)
-        TRY(vm::pmap_protect(space->pmap, r->start, r->end, r->prot));
+        TRY(arch::pmap_protect(space->pmap, r->start, r->end, r->prot));
     space->brk_start = space->brk = highest;
     return k_ok;
 }
@@ -207,7 +207,7 @@ Errno load_segments(vm::VmSpace* space, const RamdiskFile& file, const Image& im
 // Builds argc/argv/envp/auxv at the top of the new stack; returns the stack pointer.
 uintptr_t build_stack(vm::VmSpace* space, const ArgBlock& args, const Image& image)
 {
-    uintptr_t top = vm::user_space_limit();
+    uintptr_t top = arch::user_space_limit();
     uintptr_t sp = top;
     uintptr_t argv_at[k_max_args], envp_at[k_max_args];
     auto push_string = [&](const char* s) {
@@ -233,7 +233,7 @@ uintptr_t build_stack(vm::VmSpace* space, const ArgBlock& args, const Image& ima
     uintptr_t auxv[][2] = {{k_at_phdr, image.phdr},
                            {k_at_phent, image.phent},
                            {k_at_phnum, image.phnum},
-                           {k_at_pagesz, vm::k_page_size},
+                           {k_at_pagesz, arch::k_page_size},
                            {k_at_entry, image.entry},
                            {k_at_uid, 0},
                            {k_at_euid, 0},
@@ -310,10 +310,10 @@ Errno load(const char* path, const ArgBlock& args, vm::VmSpace** out_space, uint
     vm::VmSpace* space = vm::vmspace_create();
     if (!space)
         return k_enomem;
-    uintptr_t limit = vm::user_space_limit();
+    uintptr_t limit = arch::user_space_limit();
     if ((e = load_segments(space, *file, image)) != k_ok ||
         (e = vm::vmspace_map(space, limit - vm::k_user_stack_size, vm::k_user_stack_size,
-                             vm::k_prot_read | vm::k_prot_write)) != k_ok) {
+                             arch::k_prot_read | arch::k_prot_write)) != k_ok) {
         vm::vmspace_destroy(space);
         return e;
     }
@@ -395,7 +395,7 @@ Errno exec(const char* path, const char* const* argv, const char* const* envp)
     Process* p = current_process();
     vm::VmSpace* old = p->vm;
     p->vm = space;
-    vm::pmap_activate(space->pmap);
+    arch::pmap_activate(space->pmap);
     vm::vmspace_destroy(old);
     set_name(p, path, argv);
     p->execed = true;

@@ -13,10 +13,10 @@ void page_fault(const UserFault& f, Errno e)
 {
     vm::VmSpace* space = current_vm();
     if (e == k_enomem)
-        terminate_by_fault(k_sigkill, f.vector, "out of memory", f.pc, f.address);
-    bool region = f.present || (space && f.address < vm::user_space_limit() &&
+        terminate_by_fault(TOLL_SIGKILL, f.vector, "out of memory", f.pc, f.address);
+    bool region = f.present || (space && f.address < arch::user_space_limit() &&
                                 vm::vmspace_find(space, f.address));
-    force_signal(k_sigsegv, region ? k_segv_accerr : k_segv_maperr, f.vector, f.what, f.pc,
+    force_signal(TOLL_SIGSEGV, region ? TOLL_SEGV_ACCERR : TOLL_SEGV_MAPERR, f.vector, f.what, f.pc,
                  f.address);
 }
 
@@ -29,27 +29,27 @@ void user_fault_signal(const UserFault& f, Errno vm_answer)
         page_fault(f, vm_answer);
         return;
     case FaultKind::access:
-        force_signal(k_sigsegv, k_segv_accerr, f.vector, f.what, f.pc, f.address);
+        force_signal(TOLL_SIGSEGV, TOLL_SEGV_ACCERR, f.vector, f.what, f.pc, f.address);
         return;
     case FaultKind::alignment:
-        force_signal(k_sigbus, k_bus_adraln, f.vector, f.what, f.pc, f.address);
+        force_signal(TOLL_SIGBUS, TOLL_BUS_ADRALN, f.vector, f.what, f.pc, f.address);
         return;
     case FaultKind::bus:
-        force_signal(k_sigbus, k_bus_objerr, f.vector, f.what, f.pc, f.address);
+        force_signal(TOLL_SIGBUS, TOLL_BUS_OBJERR, f.vector, f.what, f.pc, f.address);
         return;
     case FaultKind::fatal:
-        terminate_by_fault(k_sigkill, f.vector, f.what, f.pc, f.address);
+        terminate_by_fault(TOLL_SIGKILL, f.vector, f.what, f.pc, f.address);
     case FaultKind::illegal:
-        force_signal(k_sigill, k_ill_illopc, f.vector, f.what, f.pc, f.pc);
+        force_signal(TOLL_SIGILL, TOLL_ILL_ILLOPC, f.vector, f.what, f.pc, f.pc);
         return;
     case FaultKind::breakpoint:
-        force_signal(k_sigtrap, k_trap_brkpt, f.vector, f.what, f.pc, f.pc);
+        force_signal(TOLL_SIGTRAP, TOLL_TRAP_BRKPT, f.vector, f.what, f.pc, f.pc);
         return;
     case FaultKind::arithmetic:
-        force_signal(k_sigfpe, k_fpe_intdiv, f.vector, f.what, f.pc, f.pc);
+        force_signal(TOLL_SIGFPE, TOLL_FPE_INTDIV, f.vector, f.what, f.pc, f.pc);
         return;
     case FaultKind::protection:
-        force_signal(k_sigsegv, k_si_kernel, f.vector, f.what, f.pc, 0);
+        force_signal(TOLL_SIGSEGV, TOLL_SI_KERNEL, f.vector, f.what, f.pc, 0);
         return;
     }
 }

@@ -146,7 +146,7 @@ void exit_current(int wait_status)
     g_exits.add();
     sys::fd_close_all(p);
     p->cwd.reset();
-    vm::pmap_activate(nullptr); // leave the address space before freeing it
+    arch::pmap_activate(nullptr); // leave the address space before freeing it
     vm::vmspace_destroy(p->vm);
     p->vm = nullptr;
     // Orphans go to the kernel (parent nullptr): their zombies are reaped

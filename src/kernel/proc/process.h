@@ -84,10 +84,10 @@ Result<int> wait_child(int pid, int* status, int options);
 /// group, -1 every process but init and the caller, < -1 the group -pid. A
 /// zombie that is still to be waited for counts as found (the signal does
 /// nothing to it). Signal 0 only checks that a target exists. @p code is the
-/// siginfo's si_code (k_si_user for kill, k_si_tkill for tkill and tgkill).
+/// siginfo's si_code (TOLL_SI_USER for kill, TOLL_SI_TKILL for tkill and tgkill).
 /// Returns k_ok, k_einval for a bad signal number, k_esrch when no process
 /// matched. Costs one pass over the process table.
-Errno kill(int pid, int signal, int code = k_si_user);
+Errno kill(int pid, int signal, int code = TOLL_SI_USER);
 
 /// The process numbered @p pid, zombies that their parent may still wait
 /// for included; nullptr if there is none.

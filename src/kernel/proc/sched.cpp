@@ -75,7 +75,7 @@ void reschedule()
     // A user thread runs in its own address space; a kernel thread runs in
     // whichever is loaded (the kernel part is the same in all of them).
     if (next->process && next->process->vm)
-        vm::pmap_activate(next->process->vm->pmap);
+        arch::pmap_activate(next->process->vm->pmap);
     arch::context_switch(prev->context, next->context);
     // Back on prev's stack, perhaps much later: this_cpu() again, since
     // the Cpu read above was the one prev left on.

@@ -25,25 +25,25 @@ enum class Default { terminate, ignore, stop, cont };
 Default default_action(int sig)
 {
     switch (sig) {
-    case k_sigchld:
-    case k_sigurg:
-    case k_sigwinch:
+    case TOLL_SIGCHLD:
+    case TOLL_SIGURG:
+    case TOLL_SIGWINCH:
         return Default::ignore;
-    case k_sigstop:
-    case k_sigtstp:
-    case k_sigttin:
-    case k_sigttou:
+    case TOLL_SIGSTOP:
+    case TOLL_SIGTSTP:
+    case TOLL_SIGTTIN:
+    case TOLL_SIGTTOU:
         return Default::stop;
-    case k_sigcont:
+    case TOLL_SIGCONT:
         return Default::cont;
     default:
         return Default::terminate; // the "core" signals too: Toll writes no core files
     }
 }
 
-constexpr SigSet k_unblockable = sig_bit(k_sigkill) | sig_bit(k_sigstop);
+constexpr SigSet k_unblockable = sig_bit(TOLL_SIGKILL) | sig_bit(TOLL_SIGSTOP);
 constexpr SigSet k_stop_set =
-    sig_bit(k_sigstop) | sig_bit(k_sigtstp) | sig_bit(k_sigttin) | sig_bit(k_sigttou);
+    sig_bit(TOLL_SIGSTOP) | sig_bit(TOLL_SIGTSTP) | sig_bit(TOLL_SIGTTIN) | sig_bit(TOLL_SIGTTOU);
 
 SigAction& action_of(Process& p, int sig)
 {
@@ -77,10 +77,10 @@ void stop_current(Process& p, int sig)
     g_stops.add();
     p.signals.stopped = true;
     p.signals.stop_report = sig;
-    if (p.parent && !(action_of(*p.parent, k_sigchld).flags & k_sa_nocldstop))
-        signal_send(*p.parent, k_sigchld, SigInfo{k_cld_stopped, p.pid, sig, 0});
+    if (p.parent && !(action_of(*p.parent, TOLL_SIGCHLD).flags & k_sa_nocldstop))
+        signal_send(*p.parent, TOLL_SIGCHLD, SigInfo{TOLL_CLD_STOPPED, p.pid, sig, 0});
     wakeup(p.parent); // a parent in wait4(WUNTRACED) sleeps on itself
-    while (p.signals.stopped && !(p.signals.pending & sig_bit(k_sigkill)))
+    while (p.signals.stopped && !(p.signals.pending & sig_bit(TOLL_SIGKILL)))
         sleep_on(&p.signals.stopped);
 }
 
@@ -104,8 +104,8 @@ void siginfo_write(uint8_t (&out)[k_siginfo_size], const SignalDelivery& d)
     memcpy(out, head, sizeof head);
     // The union after the three ints is aligned for a pointer.
     constexpr size_t k_union = (sizeof head + alignof(void*) - 1) & ~(alignof(void*) - 1);
-    bool fault = d.signo == k_sigsegv || d.signo == k_sigbus || d.signo == k_sigill ||
-                 d.signo == k_sigfpe || d.signo == k_sigtrap;
+    bool fault = d.signo == TOLL_SIGSEGV || d.signo == TOLL_SIGBUS || d.signo == TOLL_SIGILL ||
+                 d.signo == TOLL_SIGFPE || d.signo == TOLL_SIGTRAP;
     if (fault && d.info.code > 0) {
         memcpy(out + k_union, &d.info.addr, sizeof d.info.addr);
     } else {
@@ -124,18 +124,18 @@ void signal_send(Process& p, int sig, const SigInfo& info)
     if (p.pid == 1 && (action_of(p, sig).handler == k_sig_dfl || (sig_bit(sig) & k_unblockable)))
         return;
     g_sent.add();
-    if (sig == k_sigcont || sig == k_sigkill) {
+    if (sig == TOLL_SIGCONT || sig == TOLL_SIGKILL) {
         s.pending &= ~k_stop_set;
         if (s.stopped) {
             s.stopped = false;
             s.stop_report = 0;
             s.continue_report = true;
             wakeup(&s.stopped);
-            if (p.parent && sig == k_sigcont)
-                signal_send(*p.parent, k_sigchld, SigInfo{k_cld_continued, p.pid, sig, 0});
+            if (p.parent && sig == TOLL_SIGCONT)
+                signal_send(*p.parent, TOLL_SIGCHLD, SigInfo{TOLL_CLD_CONTINUED, p.pid, sig, 0});
         }
     } else if (sig_bit(sig) & k_stop_set) {
-        s.pending &= ~sig_bit(k_sigcont);
+        s.pending &= ~sig_bit(TOLL_SIGCONT);
     }
     // Blocked signals are kept even if ignored: the action may change
     // before they are unblocked.
@@ -249,15 +249,16 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
     if (t.exit_work & k_exit_check_frame) {
         t.exit_work &= ~k_exit_check_frame;
         if (!arch::user_frame_vet(frame, t.context))
-            force_signal(k_sigsegv, k_si_kernel, 0, "frame cannot be restored", frame.pc(), 0);
+            force_signal(TOLL_SIGSEGV, TOLL_SI_KERNEL, 0, "frame cannot be restored", frame.pc(),
+                         0);
     }
     for (;;) {
         SigSet ready = s.pending & ~s.blocked;
         if (!ready)
             break;
         int sig = __builtin_ctzll(ready) + 1;
-        if (ready & sig_bit(k_sigkill))
-            sig = k_sigkill;
+        if (ready & sig_bit(TOLL_SIGKILL))
+            sig = TOLL_SIGKILL;
         s.pending &= ~sig_bit(sig);
         SigAction a = action_of(*p, sig);
         if (a.handler == k_sig_ign)
@@ -294,7 +295,7 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
                          top, nested || entering, s.altstack};
         if (!arch::signal_frame_push(frame, t.context, d)) {
             // No room for the frame (a bad stack pointer): Linux's answer too.
-            terminate_by_fault(k_sigsegv, 0, "cannot write the signal frame", frame.pc(), 0);
+            terminate_by_fault(TOLL_SIGSEGV, 0, "cannot write the signal frame", frame.pc(), 0);
         }
         g_delivered.add();
         if (!(a.flags & k_sa_nodefer))
@@ -333,10 +334,10 @@ bool notify_parent_of_exit(Process& child, int wait_status)
     if (!parent)
         return false;
     bool killed = (wait_status & 0x7F) != 0;
-    signal_send(*parent, k_sigchld,
-                SigInfo{killed ? k_cld_killed : k_cld_exited, child.pid,
+    signal_send(*parent, TOLL_SIGCHLD,
+                SigInfo{killed ? TOLL_CLD_KILLED : TOLL_CLD_EXITED, child.pid,
                         killed ? wait_status & 0x7F : (wait_status >> 8) & 0xFF, 0});
-    const SigAction& a = action_of(*parent, k_sigchld);
+    const SigAction& a = action_of(*parent, TOLL_SIGCHLD);
     return a.handler == k_sig_ign || (a.flags & k_sa_nocldwait);
 }
 

@@ -72,7 +72,7 @@ long pipe_write(File& f, uintptr_t buffer, size_t count)
     while (done < count) {
         if (p->readers == 0) {
             // Linux: the writer also gets SIGPIPE, which ends it by default.
-            proc::signal_send(*proc::current_process(), proc::k_sigpipe, proc::SigInfo{});
+            proc::signal_send(*proc::current_process(), TOLL_SIGPIPE, SigInfo{});
             return done ? static_cast<long>(done) : -k_epipe;
         }
         if (k_pipe_size - p->count < (done ? 1 : first_room)) {

@@ -11,8 +11,8 @@ constexpr uintptr_t k_map_shared = 0x01, k_map_private = 0x02, k_map_fixed = 0x1
 constexpr uintptr_t k_map_known = k_map_shared | k_map_private | k_map_fixed | k_map_anonymous |
                                   k_map_fixed_noreplace | 0x4000 /*NORESERVE*/ | 0x20000 /*STACK*/ |
                                   0x0100 /*GROWSDOWN*/ | 0x8000 /*POPULATE*/;
-constexpr uintptr_t k_prot_known = vm::k_prot_read | vm::k_prot_write | vm::k_prot_exec;
-constexpr uintptr_t k_page_mask = vm::k_page_size - 1;
+constexpr uintptr_t k_prot_known = arch::k_prot_read | arch::k_prot_write | arch::k_prot_exec;
+constexpr uintptr_t k_page_mask = arch::k_page_size - 1;
 
 uintptr_t page_round_up(uintptr_t v)
 {
@@ -26,14 +26,14 @@ long sys_brk(const SyscallArgs& a)
     vm::VmSpace* space = proc::current_process()->vm;
     uintptr_t want = a.a[0];
     // Linux: an impossible request leaves the break where it is and returns it.
-    if (want < space->brk_start || want >= vm::user_space_limit() - vm::k_user_stack_size)
+    if (want < space->brk_start || want >= arch::user_space_limit() - vm::k_user_stack_size)
         return static_cast<long>(space->brk);
     uintptr_t old_end = page_round_up(space->brk), new_end = page_round_up(want);
     if (new_end > old_end) {
         if (!vm::vm_can_commit(new_end - old_end) ||
             vm::vmspace_overlaps(space, old_end, new_end) ||
             vm::vmspace_grow(space, old_end, new_end - old_end,
-                             vm::k_prot_read | vm::k_prot_write) != k_ok)
+                             arch::k_prot_read | arch::k_prot_write) != k_ok)
             return static_cast<long>(space->brk);
     } else if (new_end < old_end) {
         vm::vmspace_unmap(space, new_end, old_end - new_end);
@@ -53,7 +53,7 @@ long sys_mmap_pages(const SyscallArgs& a)
     if (!(flags & k_map_anonymous))
         return -k_enodev; // only anonymous memory: the ramdisk is not mappable
     length = page_round_up(length);
-    if (length == 0 || length >= vm::user_space_limit())
+    if (length == 0 || length >= arch::user_space_limit())
         return -k_enomem;
     if (!vm::vm_can_commit(length))
         return -k_enomem;
@@ -63,7 +63,7 @@ long sys_mmap_pages(const SyscallArgs& a)
             return -k_einval;
         if (address < vm::k_user_space_floor)
             return -k_eperm; // as Linux refuses mappings below mmap_min_addr
-        if (address + length < address || address + length > vm::user_space_limit())
+        if (address + length < address || address + length > arch::user_space_limit())
             return -k_enomem;
         if ((flags & k_map_fixed_noreplace) &&
             vm::vmspace_overlaps(space, address, address + length))
@@ -88,7 +88,7 @@ long sys_munmap(const SyscallArgs& a)
 {
     uintptr_t address = a.a[0], length = page_round_up(a.a[1]);
     if ((address & k_page_mask) || !length || address + length < address ||
-        address + length > vm::user_space_limit())
+        address + length > arch::user_space_limit())
         return -k_einval;
     Errno e = vm::vmspace_unmap(proc::current_process()->vm, address, length);
     return e == k_ok ? 0 : -e;
@@ -101,7 +101,7 @@ long sys_mprotect(const SyscallArgs& a)
         return -k_einval;
     if (!length)
         return 0;
-    if (address + length < address || address + length > vm::user_space_limit())
+    if (address + length < address || address + length > arch::user_space_limit())
         return -k_enomem;
     Errno e = vm::vmspace_protect(proc::current_process()->vm, address, length,
                                   static_cast<unsigned>(prot));

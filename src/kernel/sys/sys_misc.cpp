@@ -505,7 +505,7 @@ long ppoll(const SyscallArgs& a, bool wide)
     if (a.a[3]) {
         if (a.a[4] != k_sigset_size)
             return -k_einval;
-        proc::SigSet mask = 0;
+        SigSet mask = 0;
         if (Errno e = copyin(&mask, a.a[3], sizeof mask); e != k_ok)
             return -e;
         proc::suspend_mask(proc::current_process()->signals, mask);

@@ -14,8 +14,6 @@
 namespace toll::sys {
 namespace {
 
-using proc::SigSet;
-
 // Linux's struct sigaction as rt_sigaction reads and writes it (the kernel's
 // layout, include/linux/signal_types.h: handler, flags, restorer, mask).
 struct LinuxSigaction {
@@ -27,7 +25,7 @@ struct LinuxSigaction {
 static_assert(sizeof(LinuxSigaction) == 3 * sizeof(uintptr_t) + 8);
 
 constexpr uintptr_t k_sigset_size = sizeof(SigSet); // rt_*'s sigsetsize argument
-constexpr SigSet k_unblockable = proc::sig_bit(proc::k_sigkill) | proc::sig_bit(proc::k_sigstop);
+constexpr SigSet k_unblockable = sig_bit(TOLL_SIGKILL) | sig_bit(TOLL_SIGSTOP);
 
 SigSet set_from(const uint32_t words[2])
 {
@@ -41,7 +39,7 @@ long sys_tkill(const SyscallArgs& a)
     // Toll's processes have one thread each, whose id is the pid.
     if (static_cast<long>(a.a[0]) <= 0)
         return -k_einval;
-    return -proc::kill(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]), proc::k_si_tkill);
+    return -proc::kill(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]), TOLL_SI_TKILL);
 }
 
 long sys_tgkill(const SyscallArgs& a)
@@ -50,7 +48,7 @@ long sys_tgkill(const SyscallArgs& a)
         return -k_einval;
     if (a.a[0] != a.a[1])
         return -k_esrch; // no thread of that group has that id
-    return -proc::kill(static_cast<int>(a.a[1]), static_cast<int>(a.a[2]), proc::k_si_tkill);
+    return -proc::kill(static_cast<int>(a.a[1]), static_cast<int>(a.a[2]), TOLL_SI_TKILL);
 }
 
 long syscall_interrupted(SyscallHandler handler, uintptr_t overwritten)
@@ -66,18 +64,18 @@ long syscall_interrupted(SyscallHandler handler, uintptr_t overwritten)
 long sys_rt_sigaction(const SyscallArgs& a)
 {
     int sig = static_cast<int>(a.a[0]);
-    if (a.a[3] != k_sigset_size || sig < 1 || sig > proc::k_nsig)
+    if (a.a[3] != k_sigset_size || sig < 1 || sig > k_nsig)
         return -k_einval;
     proc::Process* p = proc::current_process();
     LinuxSigaction in;
     if (a.a[1]) {
         if (Errno e = copyin(&in, a.a[1], sizeof in); e != k_ok)
             return -e;
-        if (sig == proc::k_sigkill || sig == proc::k_sigstop)
+        if (sig == TOLL_SIGKILL || sig == TOLL_SIGSTOP)
             return -k_einval;
     }
     if (a.a[2]) {
-        const proc::SigAction& old = p->signals.actions[sig - 1];
+        const SigAction& old = p->signals.actions[sig - 1];
         LinuxSigaction out{
             old.handler,
             static_cast<unsigned long>(old.flags),
@@ -90,14 +88,14 @@ long sys_rt_sigaction(const SyscallArgs& a)
         // Flags Linux knows but Toll has no use for (SA_ONSTACK without an
         // alternate stack, SA_RESTORER) are kept and reported back; unknown
         // bits are kept too, as Linux does, but mean nothing.
-        proc::SigAction& act = p->signals.actions[sig - 1];
-        act = proc::SigAction{in.handler, in.flags & 0xFFFFFFFFu, in.restorer,
-                              set_from(in.mask) & ~k_unblockable};
+        SigAction& act = p->signals.actions[sig - 1];
+        act = SigAction{in.handler, in.flags & 0xFFFFFFFFu, in.restorer,
+                        set_from(in.mask) & ~k_unblockable};
         // Setting SIG_IGN (or a default that ignores) drops what is pending.
-        if (in.handler == proc::k_sig_ign ||
-            (in.handler == proc::k_sig_dfl &&
-             (sig == proc::k_sigchld || sig == proc::k_sigurg || sig == proc::k_sigwinch)))
-            p->signals.pending &= ~proc::sig_bit(sig);
+        if (in.handler == k_sig_ign ||
+            (in.handler == k_sig_dfl &&
+             (sig == TOLL_SIGCHLD || sig == TOLL_SIGURG || sig == TOLL_SIGWINCH)))
+            p->signals.pending &= ~sig_bit(sig);
     }
     return 0;
 }
@@ -168,21 +166,21 @@ long sys_sigaltstack(const SyscallArgs& a)
             return -e;
     proc::Signals& s = proc::current_process()->signals;
     uintptr_t sp = a.frame->user_sp();
-    proc::AltStack old = proc::altstack_state(s, sp);
+    AltStack old = proc::altstack_state(s, sp);
     if (a.a[0]) {
         // Not while a handler runs on it (Linux's EPERM); SS_ONSTACK is
         // accepted as 0 for old programs. SS_AUTODISARM is not offered.
         if (proc::on_altstack(s, sp))
             return -k_eperm;
-        if (in.flags != 0 && in.flags != proc::k_ss_onstack && in.flags != proc::k_ss_disable)
+        if (in.flags != 0 && in.flags != k_ss_onstack && in.flags != k_ss_disable)
             return -k_einval;
-        if (in.flags == proc::k_ss_disable) {
+        if (in.flags == k_ss_disable) {
             in.sp = 0;
             in.size = 0;
         } else if (in.size < arch::min_signal_stack()) {
             return -k_enomem;
         }
-        s.altstack = proc::AltStack{in.sp, in.size, in.flags};
+        s.altstack = AltStack{in.sp, in.size, in.flags};
     }
     if (a.a[1]) {
         LinuxStack out;
@@ -212,7 +210,7 @@ long do_sigreturn(const SyscallArgs& a, bool rt)
     SigSet mask;
     proc::Thread* t = proc::current();
     if (!arch::signal_frame_pop(*a.frame, t->context, rt, &mask))
-        proc::terminate_by_fault(proc::k_sigsegv, 0, "bad signal frame at sigreturn", a.frame->pc(),
+        proc::terminate_by_fault(TOLL_SIGSEGV, 0, "bad signal frame at sigreturn", a.frame->pc(),
                                  0);
     t->exit_work |= proc::k_exit_check_frame; // every value came from the program
     proc::current_process()->signals.blocked = mask & ~k_unblockable;

@@ -54,7 +54,7 @@ long sys_tlb_reach(const SyscallArgs&)
     proc::Process* p = proc::current_process();
     if (!p || !p->vm)
         return -k_esrch;
-    return static_cast<long>(vm::pmap_tlb_entries(p->vm->pmap, 0, vm::user_space_limit()));
+    return static_cast<long>(arch::pmap_tlb_entries(p->vm->pmap, 0, arch::user_space_limit()));
 }
 
 long sys_fail_alloc(const SyscallArgs& a)

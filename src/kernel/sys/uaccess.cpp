@@ -27,7 +27,7 @@ Errno copy_failed(Errno e)
 
 bool user_range_ok(uintptr_t address, size_t length)
 {
-    uintptr_t limit = vm::user_space_limit();
+    uintptr_t limit = arch::user_space_limit();
     return address <= limit && length <= limit - address;
 }
 
@@ -60,7 +60,7 @@ Errno copyout(uintptr_t to, const void* from, size_t length)
 Result<size_t> copyinstr(char* to, uintptr_t from, size_t size)
 {
     g_copyin_calls.add();
-    uintptr_t limit = vm::user_space_limit();
+    uintptr_t limit = arch::user_space_limit();
     if (from >= limit) {
         g_copy_faults.add();
         return k_efault;

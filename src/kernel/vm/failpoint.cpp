@@ -1,8 +1,8 @@
 // The memory fault injector behind fail.alloc= (see failpoint.h).
 #include "kernel/vm/failpoint.h"
-#include "kernel/arch/pmap.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/param.h"
+#include "kernel/vm/arch.h"
 
 namespace toll::vm {
 namespace {

@@ -3,9 +3,9 @@
 // page whose last block is freed goes back to the page allocator. Large
 // objects are whole runs of pages with a header naming their order.
 #include "kernel/vm/kmalloc.h"
-#include "kernel/arch/kmem.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
+#include "kernel/vm/arch.h"
 #include "kernel/vm/failpoint.h"
 #include "kernel/vm/phys.h"
 #include "lib/string.h"

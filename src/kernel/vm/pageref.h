@@ -1,9 +1,9 @@
 // Page reference counts: how many user mappings share each physical page, so
 // that fork can share pages copy-on-write and the last unmapping frees them.
 #pragma once
-#include "kernel/arch/physmem.h"
 #include "kernel/kern/errno.h"
 #include "kernel/kern/result.h"
+#include "kernel/vm/arch.h"
 #include <stdint.h>
 
 namespace toll::vm {

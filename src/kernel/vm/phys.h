@@ -1,8 +1,8 @@
 // The physical page allocator: a binary buddy allocator over the usable memory
 // the boot loader reported, handing out naturally aligned runs of 2^order pages.
 #pragma once
-#include "kernel/arch/physmem.h"
 #include "kernel/kern/result.h"
+#include "kernel/vm/arch.h"
 #include <stddef.h>
 #include <stdint.h>
 

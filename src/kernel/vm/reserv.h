@@ -6,9 +6,8 @@
 // the sizes come from pmap_page_size(), and nothing is reserved on an
 // architecture that reports no superpage size or with vm.superpages=0.
 #pragma once
-#include "kernel/arch/physmem.h"
-#include "kernel/arch/pmap.h"
 #include "kernel/kern/result.h"
+#include "kernel/vm/arch.h"
 #include <stddef.h>
 #include <stdint.h>
 

@@ -2,10 +2,9 @@
 // the services that stand on it.
 #include "kernel/vm/vm_init.h"
 #include "kernel/arch/cpu.h"
-#include "kernel/arch/kmem.h"
-#include "kernel/arch/pmap.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
+#include "kernel/vm/arch.h"
 #include "kernel/vm/failpoint.h"
 #include "kernel/vm/pageref.h"
 #include "kernel/vm/phys.h"

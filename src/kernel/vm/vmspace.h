@@ -5,9 +5,9 @@
 // a private copy, or takes the page back writable when no one else maps it.
 // vm.fork=copy copies every present page at fork instead.
 #pragma once
-#include "kernel/arch/pmap.h"
 #include "kernel/kern/errno.h"
 #include "kernel/kern/result.h"
+#include "kernel/vm/arch.h"
 #include "kernel/vm/region_tree.h"
 #include <stddef.h>
 #include <stdint.h>

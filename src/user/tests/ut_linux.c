@@ -20,7 +20,6 @@
 #include <ucontext.h>
 
 /* Linux's own values, which the C library does not all spell. */
-#define SI_TKILL_CODE (-6)       /* include/uapi/asm-generic/siginfo.h: SI_TKILL */
 #define MAX_RW_COUNT 0x7ffff000L /* include/linux/fs.h: INT_MAX & PAGE_MASK */
 #define UIO_MAXIOV_COUNT 1024    /* include/uapi/linux/uio.h: UIO_MAXIOV */
 #if defined(__aarch64__)
@@ -366,7 +365,7 @@ static void test_si_code(void)
     pid_t me = getpid();
     g_code = 99;
     raise(SIGUSR1);
-    CHECK_EQ(g_code, SI_TKILL_CODE);
+    CHECK_EQ(g_code, SI_TKILL);
     CHECK_EQ(g_pid, me);
     g_code = 99;
     kill(me, SIGUSR1);
@@ -374,10 +373,10 @@ static void test_si_code(void)
     CHECK_EQ(g_pid, me);
     g_code = 99;
     syscall(SYS_tkill, (long)syscall(SYS_gettid), SIGUSR1);
-    CHECK_EQ(g_code, SI_TKILL_CODE);
+    CHECK_EQ(g_code, SI_TKILL);
     g_code = 99;
     syscall(SYS_tgkill, me, (long)syscall(SYS_gettid), SIGUSR1);
-    CHECK_EQ(g_code, SI_TKILL_CODE);
+    CHECK_EQ(g_code, SI_TKILL);
     signal(SIGUSR1, SIG_DFL);
 }
 

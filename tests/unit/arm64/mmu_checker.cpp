@@ -23,7 +23,7 @@ std::string hex(uint64_t v)
 
 const uint64_t* host_table(uint64_t descriptor, Arm64Geometry g)
 {
-    return static_cast<const uint64_t*>(vm::phys_to_virt(descriptor & g.address_mask()));
+    return static_cast<const uint64_t*>(arch::phys_to_virt(descriptor & g.address_mask()));
 }
 
 } // namespace

@@ -29,7 +29,7 @@ using toll::test::BbmChecker;
 using toll::test::extract_into;
 using toll::test::SimulatedMemory;
 
-inline const Arm64Geometry g{toll::vm::k_page_shift};
+inline const Arm64Geometry g{toll::arch::k_page_shift};
 inline const uint64_t k_page = g.page();
 inline const uint64_t k_run = g.run_size();
 inline const uint64_t k_block = g.l2_block();

@@ -31,12 +31,12 @@ BootInfo g_boot_info;
 uintptr_t find_device_tree(uint64_t x0, const char*& how)
 {
     if (x0 >= k_ram_map_start && x0 < k_ram_map_end && x0 % 8 == 0 &&
-        fdt_be32(vm::phys_to_virt(x0)) == k_fdt_magic) {
+        fdt_be32(arch::phys_to_virt(x0)) == k_fdt_magic) {
         how = "passed in x0";
         return x0;
     }
     how = "found at the start of RAM";
-    if (fdt_be32(vm::phys_to_virt(VIRT_DTB_ADDRESS)) == k_fdt_magic)
+    if (fdt_be32(arch::phys_to_virt(VIRT_DTB_ADDRESS)) == k_fdt_magic)
         return VIRT_DTB_ADDRESS;
     return 0;
 }
@@ -55,7 +55,7 @@ void find_extra_ramdisk(const char* cmdline, BootInfo& info)
         return;
     }
     info.extra_ramdisk_phys = base;
-    info.extra_ramdisk = static_cast<const uint8_t*>(vm::phys_to_virt(base));
+    info.extra_ramdisk = static_cast<const uint8_t*>(arch::phys_to_virt(base));
     info.extra_ramdisk_size = size;
 }
 
@@ -83,7 +83,7 @@ extern "C" [[noreturn]] void arm64_boot(uint64_t x0)
     BootInfo& info = g_boot_info;
     const char* how = "";
     uintptr_t dtb = find_device_tree(x0, how);
-    if (dtb && read_device_tree(reinterpret_cast<uintptr_t>(vm::phys_to_virt(dtb)), g_board, info,
+    if (dtb && read_device_tree(reinterpret_cast<uintptr_t>(arch::phys_to_virt(dtb)), g_board, info,
                                 g_cmdline, k_cmdline_size)) {
         lib::snformat(g_loader, sizeof g_loader, "QEMU -kernel (device tree at 0x%llx, %s)",
                       (unsigned long long)dtb, how);

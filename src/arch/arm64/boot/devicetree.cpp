@@ -12,7 +12,7 @@ namespace {
 // Devicetree Specification 2.3.5: a node without #address-cells or
 // #size-cells gets these defaults.
 constexpr uint32_t k_default_address_cells = 2, k_default_size_cells = 1;
-using vm::k_page_size;
+using arch::k_page_size;
 
 /// True if node @p name is @p base, with or without a unit address ("memory@40000000").
 bool node_is(const char* name, const char* base)
@@ -156,7 +156,7 @@ bool read_device_tree(uintptr_t dtb, Board& board, BootInfo& info, char* cmdline
     Fdt fdt(reinterpret_cast<const void*>(dtb));
     if (!fdt.valid())
         return false;
-    board.dtb = vm::virt_to_phys(reinterpret_cast<const void*>(dtb));
+    board.dtb = arch::virt_to_phys(reinterpret_cast<const void*>(dtb));
     board.dtb_size = fdt.total_size();
     board.address_cells = k_default_address_cells;
     board.size_cells = k_default_size_cells;

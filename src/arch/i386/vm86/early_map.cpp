@@ -27,10 +27,11 @@ volatile uint32_t* early_map_page(uint64_t pa)
         panic("early mapping of physical 0x%llx before the page tables exist: "
               "i386_boot must call direct_map_init first",
               (unsigned long long)pa);
-    if (pa >= vm::direct_map_limit())
+    if (pa >= arch::direct_map_limit())
         panic("early mapping of physical 0x%llx beyond the direct map (0x%llx)",
-              (unsigned long long)pa, (unsigned long long)vm::direct_map_limit());
-    return static_cast<volatile uint32_t*>(vm::phys_to_virt(pa & ~uint64_t(vm::k_page_size - 1)));
+              (unsigned long long)pa, (unsigned long long)arch::direct_map_limit());
+    return static_cast<volatile uint32_t*>(
+        arch::phys_to_virt(pa & ~uint64_t(arch::k_page_size - 1)));
 }
 
 bool early_map_set_ready_for_test(bool ready)

@@ -283,7 +283,7 @@ void getmemsize_verify(const BootInfo& info)
     for (size_t i = 0; i < info.region_count; ++i) {
         const MemRegion& r = info.regions[i];
         uint64_t last = (r.base + r.length - 1) & ~uint64_t(0xFFF);
-        if (r.type != MemType::usable || last < k_one_mb || last >= vm::direct_map_limit())
+        if (r.type != MemType::usable || last < k_one_mb || last >= arch::direct_map_limit())
             continue;
         volatile uint32_t* word = early_map_page(last);
         uint32_t saved = *word;
