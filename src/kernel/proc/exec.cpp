@@ -3,6 +3,7 @@
 // (argc, argv, envp, the auxiliary vector; System V ABI, "Process Initialization").
 #include "kernel/arch/context.h"
 #include "kernel/arch/cpu.h"
+#include "kernel/arch/signal.h"
 #include "kernel/kern/counters.h"
 #include "kernel/proc/initrd.h"
 #include "kernel/proc/process.h"
@@ -274,6 +275,25 @@ bool add_string(ArgBlock& block, const char* s, const char** slot)
     return true;
 }
 
+// Maps the port's signal-return code (arch::signal_trampoline), if it has
+// any, at signal_trampoline_address() of @p space.
+Errno map_trampoline(vm::VmSpace* space)
+{
+    const uint8_t* code = nullptr;
+    size_t size = arch::signal_trampoline(&code);
+    if (size == 0)
+        return k_ok;
+    uintptr_t at = signal_trampoline_address();
+    constexpr unsigned k_prot = arch::k_prot_read | arch::k_prot_exec;
+    TRY(vm::vmspace_map(space, at, arch::k_page_size, k_prot));
+    if (!write_user(space, at, code, size))
+        return k_enomem;
+    // write_user left the page writable: now its rights (and, on arm64, the
+    // instruction cache sync of a page becoming executable).
+    arch::pmap_protect(space->pmap, at, at + arch::k_page_size, k_prot);
+    return k_ok;
+}
+
 // Loads @p path into a new address space. On success *out_space, *pc and *sp
 // describe the new program.
 Errno load(const char* path, const ArgBlock& args, vm::VmSpace** out_space, uintptr_t* pc,
@@ -313,7 +333,8 @@ Errno load(const char* path, const ArgBlock& args, vm::VmSpace** out_space, uint
     uintptr_t limit = arch::user_space_limit();
     if ((e = load_segments(space, *file, image)) != k_ok ||
         (e = vm::vmspace_map(space, limit - vm::k_user_stack_size, vm::k_user_stack_size,
-                             arch::k_prot_read | arch::k_prot_write)) != k_ok) {
+                             arch::k_prot_read | arch::k_prot_write)) != k_ok ||
+        (e = map_trampoline(space)) != k_ok) {
         vm::vmspace_destroy(space);
         return e;
     }
@@ -386,6 +407,13 @@ Errno load_program(const char* path, const char* const* argv, const char* const*
 }
 
 } // namespace
+
+uintptr_t signal_trampoline_address()
+{
+    // The page below the stack: above every segment exec loads (parse
+    // keeps them below it), and taken before any mmap looks for a hole.
+    return arch::user_space_limit() - vm::k_user_stack_size - arch::k_page_size;
+}
 
 Errno exec(const char* path, const char* const* argv, const char* const* envp)
 {

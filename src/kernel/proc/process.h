@@ -66,6 +66,10 @@ Result<Process*> make_process_for_spawn(Thread* t, vm::VmSpace* space);
 /// when the process table is full, k_enomem when memory is short.
 Result<int> fork(arch::TrapFrame& frame);
 
+/// Where exec maps the port's signal-return code (arch::signal_trampoline)
+/// in every program: the return address of a handler without SA_RESTORER.
+uintptr_t signal_trampoline_address();
+
 /// execve(): replaces the current program: on k_ok, @p frame's thread
 /// resumes in the new program (the old one is gone); otherwise why not
 /// (load_program's error), with the old program untouched.

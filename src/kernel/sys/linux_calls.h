@@ -18,8 +18,8 @@ namespace toll::sys {
 /// One row of the list.
 struct LinuxCall {
     const char* name;
-    uint16_t nr_i386;  ///< i386's number, or k_none
-    uint16_t nr_arm64; ///< arm64's number, or k_none
+    uint16_t nr_i386;       ///< i386's number, or k_none
+    uint16_t nr_arm64;      ///< arm64's number, or k_none
     SyscallHandler handler; ///< nullptr: each port that has it supplies its own
 };
 

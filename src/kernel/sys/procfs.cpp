@@ -132,8 +132,8 @@ void pid_stat(Text& t, const proc::Process& p)
 void pid_status(Text& t, const proc::Process& p)
 {
     int ppid = p.parent ? p.parent->pid : 0;
-    t.add("Name:\t%s\nState:\t%c\nTgid:\t%d\nPid:\t%d\nPPid:\t%d\n", p.name, state_letter(p),
-          p.pid, p.pid, ppid);
+    t.add("Name:\t%s\nState:\t%c\nTgid:\t%d\nPid:\t%d\nPPid:\t%d\n", p.name, state_letter(p), p.pid,
+          p.pid, ppid);
     t.add("Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nThreads:\t1\n");
 }
 

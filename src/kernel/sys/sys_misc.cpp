@@ -56,7 +56,8 @@ Limit limit_of(unsigned resource)
     if (resource == k_rlimit_stack)
         return Limit{vm::k_user_stack_size, vm::k_user_stack_size};
     if (resource == k_rlimit_nofile)
-        return Limit{static_cast<uint64_t>(proc::k_max_fds), static_cast<uint64_t>(proc::k_max_fds)};
+        return Limit{static_cast<uint64_t>(proc::k_max_fds),
+                     static_cast<uint64_t>(proc::k_max_fds)};
     return Limit{k_infinity, k_infinity};
 }
 
@@ -125,8 +126,8 @@ long do_poll(uintptr_t fds, uintptr_t count, int64_t timeout_ns)
         } else if (!fd_open(p.fd)) {
             p.revents = k_pollnval;
         } else {
-            p.revents =
-                static_cast<int16_t>(p.events & (k_pollin | k_pollout | k_pollrdnorm | k_pollwrnorm));
+            p.revents = static_cast<int16_t>(p.events &
+                                             (k_pollin | k_pollout | k_pollrdnorm | k_pollwrnorm));
         }
         ready += p.revents != 0;
         if (Errno e = copyout(fds + i * sizeof p + 6, &p.revents, sizeof p.revents); e != k_ok)
@@ -206,8 +207,7 @@ long timespec_out(uintptr_t user, bool wide)
     return -copyout(user, ts, sizeof ts);
 }
 
-long do_sendfile(uintptr_t out_fd, uintptr_t in_fd, uintptr_t offset_user, size_t count,
-                 bool wide)
+long do_sendfile(uintptr_t out_fd, uintptr_t in_fd, uintptr_t offset_user, size_t count, bool wide)
 {
     File* out = fd_get(static_cast<int>(out_fd));
     File* in = fd_get(static_cast<int>(in_fd));
@@ -522,7 +522,8 @@ long ppoll(const SyscallArgs& a, bool wide)
             int64_t ts[2] = {left / k_ns_per_s, left % k_ns_per_s};
             e = copyout(a.a[2], ts, sizeof ts);
         } else {
-            long ts[2] = {static_cast<long>(left / k_ns_per_s), static_cast<long>(left % k_ns_per_s)};
+            long ts[2] = {static_cast<long>(left / k_ns_per_s),
+                          static_cast<long>(left % k_ns_per_s)};
             e = copyout(a.a[2], ts, sizeof ts);
         }
         if (e != k_ok)

@@ -376,8 +376,7 @@ Result<NodeRef> fd_node(uintptr_t fd)
 }
 
 // utimensat with the times at @p times in @p read_time's layout.
-long do_utimens(uintptr_t dirfd, uintptr_t user_path, uintptr_t times, uintptr_t flags,
-                bool wide)
+long do_utimens(uintptr_t dirfd, uintptr_t user_path, uintptr_t times, uintptr_t flags, bool wide)
 {
     // Linux, include/uapi/linux/stat.h: UTIME_NOW and UTIME_OMIT.
     constexpr int64_t k_utime_now = (1l << 30) - 1, k_utime_omit = (1l << 30) - 2;
@@ -473,7 +472,8 @@ Result<FileRef> vfs_open(Node* base, const char* path, int flags, uint32_t mode)
 {
     int follow = (flags & k_o_nofollow) ? 0 : k_follow;
     if (!(flags & k_o_creat)) {
-        Result<NodeRef> n = vfs_lookup(base, path, follow | ((flags & k_o_directory) ? k_want_dir : 0));
+        Result<NodeRef> n =
+            vfs_lookup(base, path, follow | ((flags & k_o_directory) ? k_want_dir : 0));
         if (!n)
             return n.error();
         return node_open(n.value(), flags);
@@ -687,9 +687,9 @@ long sys_chown(const SyscallArgs& a)
 
 long sys_lchown(const SyscallArgs& a)
 {
-    SyscallArgs b{{static_cast<uintptr_t>(k_at_fdcwd), a.a[0], a.a[1], a.a[2],
-                   k_at_symlink_nofollow, 0},
-                  a.frame};
+    SyscallArgs b{
+        {static_cast<uintptr_t>(k_at_fdcwd), a.a[0], a.a[1], a.a[2], k_at_symlink_nofollow, 0},
+        a.frame};
     return sys_fchownat(b);
 }
 

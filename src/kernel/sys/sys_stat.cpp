@@ -89,8 +89,8 @@ Errno stat_fd(uintptr_t fd, FileStat* out)
 
 Errno stat_at(uintptr_t dirfd, uintptr_t user_path, uintptr_t flags, FileStat* out)
 {
-    if (flags & ~(k_at_symlink_nofollow | k_at_no_automount | k_at_empty_path |
-                  k_at_statx_sync_type))
+    if (flags &
+        ~(k_at_symlink_nofollow | k_at_no_automount | k_at_empty_path | k_at_statx_sync_type))
         return k_einval;
     char* path = static_cast<char*>(vm::kmalloc(k_path_max));
     if (!path)

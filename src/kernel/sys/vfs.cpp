@@ -221,7 +221,8 @@ Timestamp vfs_now()
     uint64_t hz = arch::clock_hz();
     uint64_t t = proc::ticks();
     constexpr uint64_t k_ns_per_s = 1000000000;
-    return Timestamp{static_cast<int64_t>(t / hz), static_cast<uint32_t>((t % hz) * k_ns_per_s / hz)};
+    return Timestamp{static_cast<int64_t>(t / hz),
+                     static_cast<uint32_t>((t % hz) * k_ns_per_s / hz)};
 }
 
 void node_touch(Node* node, bool modified)

@@ -17,8 +17,8 @@ struct Process;
 namespace toll::sys {
 
 // Linux, include/uapi/linux/stat.h: the file types and permission bits of st_mode.
-constexpr uint32_t k_s_ifmt = 0170000, k_s_ifreg = 0100000, k_s_ifdir = 040000,
-                   k_s_iflnk = 0120000, k_s_ifchr = 020000, k_s_ififo = 010000;
+constexpr uint32_t k_s_ifmt = 0170000, k_s_ifreg = 0100000, k_s_ifdir = 040000, k_s_iflnk = 0120000,
+                   k_s_ifchr = 020000, k_s_ififo = 010000;
 constexpr uint32_t k_s_perm = 07777;
 // Linux, include/uapi/linux/limits.h: NAME_MAX and PATH_MAX.
 constexpr size_t k_name_max = 255, k_path_max = 4096;
@@ -48,7 +48,7 @@ struct DirEntry {
 /// to it (an open file, a process's working directory, a look-up in
 /// progress): the last of these to go frees it and its data.
 struct Node {
-    uint32_t mode = 0; ///< type and permission bits
+    uint32_t mode = 0;  ///< type and permission bits
     uint32_t links = 0; ///< the directory entries naming it (hard links)
     int refs = 0;       ///< NodeRefs held (lock: vfs)
     uint64_t ino = 0;
@@ -63,10 +63,10 @@ struct Node {
     // A directory: its entries (newest first) and where ".." goes.
     DirEntry* entries = nullptr;
     Node* parent = nullptr;
-    unsigned subdirs = 0; ///< entries that are directories (st_nlink is 2 + subdirs)
+    unsigned subdirs = 0;            ///< entries that are directories (st_nlink is 2 + subdirs)
     const FileOps* device = nullptr; ///< a character device
     ProcKind proc = ProcKind::none;
-    int proc_pid = 0;   ///< a /proc/PID directory: the process
+    int proc_pid = 0;      ///< a /proc/PID directory: the process
     uint8_t proc_file = 0; ///< a /proc file: which one (procfs.cpp)
 };
 
@@ -102,8 +102,8 @@ void vfs_init();
 Node* vfs_root();
 
 /// How a look-up treats the path's last component.
-constexpr int k_follow = 1;    ///< a symbolic link there is followed
-constexpr int k_want_dir = 2;  ///< it must be a directory (a trailing '/' asks this too)
+constexpr int k_follow = 1;   ///< a symbolic link there is followed
+constexpr int k_want_dir = 2; ///< it must be a directory (a trailing '/' asks this too)
 
 /// Finds the node @p path (a kernel string) names, relative to @p base
 /// (nullptr: the caller's working directory) unless it is absolute.
