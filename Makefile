@@ -11,7 +11,7 @@ CPUS ?= 1
 CMAKE_ARGS ?=
 PYTHON := /usr/bin/python3
 
-.PHONY: all help deps configure build qemu qemu-arm64 bochs qemu-gdb qemu-gdb-arm64 check check-fast book book-instructor bench fuzz clean format
+.PHONY: all help deps configure build qemu qemu-arm64 bochs qemu-gdb qemu-gdb-arm64 check check-fast book book-instructor bench fuzz conformance clean format
 
 all: build
 
@@ -30,6 +30,7 @@ help:
 	@echo '  book-instructor  the instructor edition (solutions, answers, grading notes) into $(BUILD)/book-instructor/html'
 	@echo '  bench           the benchmarks in deterministic mode (ARGS="--book", "--linux", "--quick")'
 	@echo '  fuzz            the long fuzz run (minutes); ARGS="--calls N --seed S"'
+	@echo '  conformance     busybox'"'"'s own testsuite (more of it than make check) on both architectures'
 	@echo '  deps            check and install the Debian packages (tools/deps --list)'
 	@echo '  configure       run CMake into $(BUILD) only'
 	@echo '  format          clang-format every C++ file git tracks'
@@ -86,6 +87,16 @@ check-fast: deps build
 # and on arm64, and fault injection over every user test. ARGS="--calls N --seed S".
 fuzz: deps build
 	$(PYTHON) tests/system/fuzz_long.py --build $(BUILD) $(ARGS)
+
+# Debian's busybox-static and its source package's testsuite (tools/deps
+# --busybox fetches both): a larger list than make check's, on both ports.
+CONFORMANCE = cut.tests expand.tests fold.tests head.tests nl.tests rev.tests seq.tests \
+	sort.tests tr.tests uniq.tests printf.tests tail.tests comm.tests sed.tests xargs.tests \
+	od.tests hexdump.tests md5sum.tests sha1sum.tests sha256sum.tests sum.tests
+conformance: deps build
+	$(PYTHON) tools/deps --busybox
+	PYTHONPATH=tools $(PYTHON) tests/system/busybox_check.py --arch i386 --build $(BUILD) --timeout 600 --suite $(CONFORMANCE)
+	PYTHONPATH=tools $(PYTHON) tests/system/busybox_check.py --arch arm64 --build $(BUILD) --timeout 600 --suite $(CONFORMANCE)
 
 book: deps configure
 	$(PYTHON) tools/book --build $(BUILD)

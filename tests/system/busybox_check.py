@@ -27,8 +27,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-from lib import busybox  # noqa: E402
+from lib import busybox  # PYTHONPATH=tools (tests/system/busybox.cmake)
 
 SKIPPED = 77
 UNAME_MACHINE = {"i386": "i686", "arm64": "aarch64"}

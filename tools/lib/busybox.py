@@ -158,8 +158,8 @@ def fetch_testsuite(dest: str, say: Callable[[str], None]) -> bool:
             path = get(name)
             if not path:
                 return False
-            with open(path, "rb") as f:
-                if hashlib.sha256(f.read()).hexdigest() != digest:
+            with open(path, "rb") as blob:
+                if hashlib.sha256(blob.read()).hexdigest() != digest:
                     say(f"{name}: SHA-256 differs from the .dsc's")
                     return False
             tarballs[kind] = path

@@ -64,7 +64,7 @@ enum : uintptr_t {
 };
 
 constexpr size_t k_max_args = 64;
-constexpr size_t k_arg_bytes = 8192;
+constexpr size_t k_arg_bytes = 65536; // as sys_execve's k_exec_strings
 
 // The program's arguments, gathered in the kernel before the old address
 // space goes away.
@@ -364,18 +364,10 @@ void set_name(Process* p, const char* path, const char* const* argv)
     size_t n = strnlen(b, sizeof p->name - 1);
     memcpy(p->name, b, n);
     p->name[n] = '\0';
-    size_t used = 0;
-    if (path[0] != '/' && p->cwd)
-        if (Result<size_t> dir = sys::node_path(p->cwd.get(), p->exe, sizeof p->exe - 1); dir) {
-            used = dir.value();
-            if (used > 1)
-                p->exe[used++] = '/';
-            else
-                used = 1;
-        }
-    if (path[0] != '/' && used == 0)
-        p->exe[used++] = '/';
-    lib::snformat(p->exe + used, sizeof p->exe - used, "%s", path);
+    // The file itself, links resolved (a program run as /proc/self/exe
+    // must not show that link as its own exe); as given if that fails.
+    if (!sys::vfs_real_path(path, p->exe, sizeof p->exe))
+        lib::snformat(p->exe, sizeof p->exe, "%s", path);
     p->cmdline_length = 0;
     for (size_t i = 0; argv && argv[i]; ++i) {
         size_t length = strlen(argv[i]) + 1;

@@ -14,7 +14,9 @@ namespace {
 
 TOLL_COUNTER(g_unknown_syscalls, "sys.unknown");
 
-constexpr size_t k_exec_strings = 16384;
+// Big enough for the environment of busybox's testsuite (its OPTIONFLAGS
+// alone is 10 KB); Linux allows far more (MAX_ARG_STRLEN is 128 KB).
+constexpr size_t k_exec_strings = 65536;
 constexpr size_t k_exec_max_args = 64;
 
 // execve's arguments copied into the kernel: the strings and pointers to them.

@@ -15,6 +15,7 @@
 #include "kernel/sys/devices.h"
 #include "kernel/sys/uaccess.h"
 #include "kernel/vm/kmalloc.h"
+#include "lib/format.h"
 #include "lib/string.h"
 
 namespace toll::sys {
@@ -587,9 +588,14 @@ Result<size_t> node_path(const Node* node, char* out, size_t size)
     used = 1;
     for (const Node* n = node; n != g_root;) {
         const Node* parent = n->parent;
-        if (!parent || n->links == 0)
+        if (!parent || (n->links == 0 && n->proc != ProcKind::pid_dir))
             return k_enoent;
         const char* name = nullptr;
+        char pid[16];
+        if (n->proc == ProcKind::pid_dir) { // /proc/PID is named by no entry
+            lib::snformat(pid, sizeof pid, "%d", n->proc_pid);
+            name = pid;
+        }
         for (DirEntry* e = parent->entries; e && !name; e = e->next)
             if (e->node == n)
                 name = e->name;
@@ -605,6 +611,67 @@ Result<size_t> node_path(const Node* node, char* out, size_t size)
     }
     memmove(out, out + size - used, used);
     return used - 1;
+}
+
+Result<size_t> vfs_real_path(const char* path, char* out, size_t size)
+{
+    char* work = static_cast<char*>(vm::kmalloc(2 * k_path_max));
+    if (!work)
+        return k_enomem;
+    char* next = work + k_path_max;
+    Result<size_t> result = k_eloop;
+    lib::snformat(work, k_path_max, "%s", path);
+    for (int links = 0; links <= k_max_symlinks; ++links) {
+        const char* name;
+        size_t length;
+        Result<NodeRef> dir = vfs_parent(nullptr, work, &name, &length);
+        if (!dir) {
+            result = dir.error();
+            break;
+        }
+        NodeRef n = dir_find(dir.value().get(), name, length);
+        if (!n) {
+            result = k_enoent;
+            break;
+        }
+        Result<size_t> at = node_path(dir.value().get(), next, k_path_max);
+        if (!at) {
+            result = at.error();
+            break;
+        }
+        size_t used = at.value();
+        if ((n->mode & k_s_ifmt) != k_s_iflnk) {
+            // The directory's path, a slash (unless it is the root), the name.
+            size_t total = used + (used > 1) + length;
+            if (total + 1 > size) {
+                result = k_erange;
+                break;
+            }
+            memcpy(out, next, used);
+            if (used > 1)
+                out[used++] = '/';
+            memcpy(out + used, name, length);
+            out[total] = '\0';
+            result = total;
+            break;
+        }
+        // A link: its target, relative to the directory unless absolute.
+        size_t target = static_cast<size_t>(n->size);
+        const uint8_t* bytes = node_bytes(n.get());
+        if (target && bytes[0] == '/')
+            used = 0;
+        else if (used > 1)
+            next[used++] = '/';
+        if (used + target + 1 > k_path_max) {
+            result = k_enametoolong;
+            break;
+        }
+        memcpy(next + used, bytes, target);
+        next[used + target] = '\0';
+        memcpy(work, next, used + target + 1);
+    }
+    vm::kfree(work);
+    return result;
 }
 
 uint64_t vfs_bytes_used()

@@ -166,6 +166,13 @@ Timestamp vfs_now();
 /// or k_erange when it does not fit, k_enoent when the node has no name.
 Result<size_t> node_path(const Node* node, char* out, size_t size);
 
+/// The absolute path, with no symbolic link left in it, of the file that
+/// @p path names (relative to the working directory), into @p out of
+/// @p size bytes: what /proc/PID/exe shows for a program exec'ed as
+/// /proc/self/exe or through a link. Its length, or why not (k_enoent,
+/// k_eloop, k_erange, k_enomem).
+Result<size_t> vfs_real_path(const char* path, char* out, size_t size);
+
 /// Bytes of file data the tree holds now (the level sys.vfs.bytes), for
 /// /proc/meminfo and df.
 uint64_t vfs_bytes_used();
