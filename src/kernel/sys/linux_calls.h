@@ -17,7 +17,7 @@ namespace toll::sys {
 
 /// One row of the list.
 struct LinuxCall {
-    const char* name;
+    const char* name;       ///< Linux's name of the call (its syscall_32.tbl entry)
     uint16_t nr_i386;       ///< i386's number, or k_none
     uint16_t nr_arm64;      ///< arm64's number, or k_none
     SyscallHandler handler; ///< nullptr: each port that has it supplies its own
