@@ -83,6 +83,10 @@ inline constexpr LinuxCall k_linux_calls[] = {
     // Descriptors
     {"read", 3, 63, sys_read},
     {"write", 4, 64, sys_write},
+    {"pread64", 180, k_none, sys_pread64_pair},
+    {"pwrite64", 181, k_none, sys_pwrite64_pair},
+    {"pread64 (64-bit)", k_none, 67, sys_pread64},
+    {"pwrite64 (64-bit)", k_none, 68, sys_pwrite64},
     {"readv", 145, 65, sys_readv},
     {"writev", 146, 66, sys_writev},
     {"close", 6, 57, sys_close},

@@ -116,6 +116,54 @@ long sys_write(const SyscallArgs& a)
     return do_rw(static_cast<int>(a.a[0]), a.a[1], a.a[2], true);
 }
 
+namespace {
+// pread and pwrite: do_rw at @p offset, the file's own offset untouched.
+long do_prw(int fd, uintptr_t buffer, size_t count, int64_t offset, bool write)
+{
+    File* f = fd_get(fd);
+    if (!f)
+        return -k_ebadf;
+    constexpr int k_s_ifreg = 0100000;
+    if (f->ops->mode != k_s_ifreg)
+        return -k_espipe; // Linux: pipes, devices and directories do not pread
+    if (offset < 0)
+        return -k_einval;
+    // With O_APPEND the write still goes to the end, as on Linux
+    // (pwrite(2), BUGS): the file's write does that.
+    uint64_t saved = f->offset; // lock: the file's offset
+    f->offset = static_cast<uint64_t>(offset);
+    long r = do_rw(fd, buffer, count, write);
+    f->offset = saved;
+    return r;
+}
+
+int64_t pair(uintptr_t low, uintptr_t high)
+{
+    return static_cast<int64_t>(static_cast<uint64_t>(static_cast<uint32_t>(low)) |
+                                static_cast<uint64_t>(static_cast<uint32_t>(high)) << 32);
+}
+} // namespace
+
+long sys_pread64(const SyscallArgs& a)
+{
+    return do_prw(static_cast<int>(a.a[0]), a.a[1], a.a[2], static_cast<intptr_t>(a.a[3]), false);
+}
+
+long sys_pwrite64(const SyscallArgs& a)
+{
+    return do_prw(static_cast<int>(a.a[0]), a.a[1], a.a[2], static_cast<intptr_t>(a.a[3]), true);
+}
+
+long sys_pread64_pair(const SyscallArgs& a)
+{
+    return do_prw(static_cast<int>(a.a[0]), a.a[1], a.a[2], pair(a.a[3], a.a[4]), false);
+}
+
+long sys_pwrite64_pair(const SyscallArgs& a)
+{
+    return do_prw(static_cast<int>(a.a[0]), a.a[1], a.a[2], pair(a.a[3], a.a[4]), true);
+}
+
 long sys_readv(const SyscallArgs& a)
 {
     return do_rwv(static_cast<int>(a.a[0]), a.a[1], a.a[2], false);

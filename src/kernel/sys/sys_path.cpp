@@ -565,11 +565,9 @@ long sys_faccessat2(const SyscallArgs& a)
     if (!n)
         return -n.error();
     // Toll's one user is root: reading and writing are always allowed
-    // (Linux's root too, but /proc refuses writes); executing needs an x bit
-    // on anything but a directory.
+    // (as for Linux's root); executing needs an x bit on anything but a
+    // directory.
     const Node* node = n.value().get();
-    if ((a.a[2] & k_w_ok) && node->proc != ProcKind::none)
-        return -k_eacces;
     if ((a.a[2] & k_x_ok) && !is_dir(node) && !(node->mode & 0111))
         return -k_eacces;
     return 0;

@@ -19,6 +19,10 @@ using SyscallHandler = long (*)(const SyscallArgs& args);
 // Files (sys_file.cpp)
 long sys_read(const SyscallArgs&);
 long sys_write(const SyscallArgs&);
+long sys_pread64(const SyscallArgs&);       ///< the offset one 64-bit register
+long sys_pwrite64(const SyscallArgs&);      ///< the offset one 64-bit register
+long sys_pread64_pair(const SyscallArgs&);  ///< the offset in two 32-bit halves (low first)
+long sys_pwrite64_pair(const SyscallArgs&); ///< the offset in two 32-bit halves (low first)
 long sys_readv(const SyscallArgs&);
 long sys_writev(const SyscallArgs&);
 long sys_open(const SyscallArgs&); ///< sys_path.cpp, as the other path calls

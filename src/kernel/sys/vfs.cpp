@@ -270,6 +270,10 @@ void vfs_init()
         dev->device = device_lookup(d.name);
         add_node(d.path, dev.get());
     }
+    // /dev is Toll's fixed set of devices, as if mounted read-only: no
+    // program can rename or remove the console or /dev/null.
+    if (Result<NodeRef> dev = vfs_lookup(g_root, "/dev", k_want_dir); dev)
+        dev.value()->read_only = true;
     NodeRef tmp = node_new(k_s_ifdir | 01777);
     if (tmp)
         (void)dir_link(g_root, "tmp", 3, tmp.get());
@@ -295,9 +299,11 @@ NodeRef dir_find(Node* dir, const char* name, size_t length)
 
 Errno dir_writable(const Node* dir)
 {
-    if (dir->proc != ProcKind::none || dir->links == 0)
-        return dir->links == 0 ? k_enoent : k_eacces;
-    return k_ok;
+    if (dir->links == 0)
+        return k_enoent;
+    if (dir->proc != ProcKind::none)
+        return k_eacces;
+    return dir->read_only ? k_erofs : k_ok;
 }
 
 Errno dir_link(Node* dir, const char* name, size_t length, Node* node)

@@ -65,6 +65,7 @@ struct Node {
     Node* parent = nullptr;
     unsigned subdirs = 0;            ///< entries that are directories (st_nlink is 2 + subdirs)
     const FileOps* device = nullptr; ///< a character device
+    bool read_only = false;          ///< a directory whose names are fixed (/dev): EROFS
     ProcKind proc = ProcKind::none;
     int proc_pid = 0;      ///< a /proc/PID directory: the process
     uint8_t proc_file = 0; ///< a /proc file: which one (procfs.cpp)
@@ -127,8 +128,9 @@ Errno dir_link(Node* dir, const char* name, size_t length, Node* node);
 /// Removes @p dir's entry @p name; the node loses a link.
 void dir_unlink(Node* dir, const char* name, size_t length);
 
-/// May @p dir have names added or removed? k_eacces (/proc, a read-only
-/// place), k_ok otherwise.
+/// May @p dir have names added or removed? k_eacces (/proc), k_erofs
+/// (/dev, mounted read-only: its devices cannot be renamed away), k_enoent
+/// (a removed directory), k_ok otherwise.
 Errno dir_writable(const Node* dir);
 
 /// Sets a regular file's size to @p size (zeros when it grows: sparse
