@@ -1,5 +1,5 @@
-// /dev/console (the serial port, with a small line discipline), /dev/zero and
-// /dev/null.
+// /dev/console (the serial port, with a small line discipline), /dev/zero,
+// /dev/null, /dev/full and /dev/random.
 #include "kernel/sys/devices.h"
 #include "kernel/arch/console.h"
 #include "kernel/kern/console.h"
@@ -48,7 +48,40 @@ long no_tty(File&, unsigned long, uintptr_t)
     return -k_enotty;
 }
 
+// /dev/full: reads as zeros, and every write fails as a full disk's would.
+long full_write(File&, uintptr_t, size_t)
+{
+    return -k_enospc;
+}
+
+// /dev/random and /dev/urandom: the generator getrandom uses (xorshift,
+// seeded by the clock). Toll has no entropy source: good for hash seeds and
+// shuffles, never for keys.
+uint64_t g_random_state = 0x2545F4914F6CDD1Dull; // lock: random
+
+long random_read(File&, uintptr_t buffer, size_t count)
+{
+    uint8_t chunk[128];
+    size_t done = 0;
+    g_random_state ^= proc::ticks();
+    while (done < count) {
+        size_t n = count - done < sizeof chunk ? count - done : sizeof chunk;
+        for (size_t i = 0; i < n; ++i) {
+            g_random_state ^= g_random_state << 13;
+            g_random_state ^= g_random_state >> 7;
+            g_random_state ^= g_random_state << 17;
+            chunk[i] = static_cast<uint8_t>(g_random_state >> 24);
+        }
+        if (Errno e = copyout(buffer + done, chunk, n); e != k_ok)
+            return done ? static_cast<long>(done) : -e;
+        done += n;
+    }
+    return static_cast<long>(count);
+}
+
 const FileOps k_zero_ops = {zero_read, sink_write, no_tty, nullptr, k_s_ifchr};
+const FileOps k_full_ops = {zero_read, full_write, no_tty, nullptr, k_s_ifchr};
+const FileOps k_random_ops = {random_read, sink_write, no_tty, nullptr, k_s_ifchr};
 const FileOps k_null_ops = {null_read, sink_write, no_tty, nullptr, k_s_ifchr};
 
 // --- /dev/console ----------------------------------------------------------
@@ -184,6 +217,10 @@ const FileOps* device_lookup(const char* path)
         return &k_zero_ops;
     if (strcmp(path, "/dev/null") == 0)
         return &k_null_ops;
+    if (strcmp(path, "/dev/full") == 0)
+        return &k_full_ops;
+    if (strcmp(path, "/dev/random") == 0 || strcmp(path, "/dev/urandom") == 0)
+        return &k_random_ops;
     return nullptr;
 }
 

@@ -259,10 +259,11 @@ void vfs_init()
         const char* name;
         uint32_t mode;
     };
-    const Device devices[] = {{"/dev/console", "/dev/console", 0600},
-                              {"/dev/tty", "/dev/tty", 0666},
-                              {"/dev/null", "/dev/null", 0666},
-                              {"/dev/zero", "/dev/zero", 0666}};
+    const Device devices[] = {
+        {"/dev/console", "/dev/console", 0600}, {"/dev/tty", "/dev/tty", 0666},
+        {"/dev/null", "/dev/null", 0666},       {"/dev/zero", "/dev/zero", 0666},
+        {"/dev/full", "/dev/full", 0666},       {"/dev/random", "/dev/random", 0666},
+        {"/dev/urandom", "/dev/urandom", 0666}};
     for (const Device& d : devices) {
         NodeRef dev = node_new(k_s_ifchr | d.mode);
         if (!dev)

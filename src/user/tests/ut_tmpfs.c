@@ -144,6 +144,20 @@ static void check_data(void)
     if (before >= 0)
         CHECK_MSG(vfs_bytes() == before, "an unlinked file's memory goes back");
     CHECK_ERR(truncate(D "/d", 0), EISDIR);
+    /* /dev/full: zeros to read, ENOSPC to write; /dev/urandom: bytes. */
+    fd = open("/dev/full", O_RDWR);
+    CHECK(fd >= 0);
+    CHECK_ERR(write(fd, "x", 1), ENOSPC);
+    CHECK(read(fd, mid, sizeof mid) == 4 && mid[0] == 0);
+    close(fd);
+    fd = open("/dev/urandom", O_RDONLY);
+    unsigned char r[64] = {0};
+    CHECK_EQ(read(fd, r, sizeof r), 64);
+    int nonzero = 0;
+    for (unsigned i = 0; i < sizeof r; ++i)
+        nonzero += r[i] != 0;
+    CHECK_MSG(nonzero > 32, "/dev/urandom gives bytes that are not all zero");
+    close(fd);
 }
 
 static void check_cwd(void)
