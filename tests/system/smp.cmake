@@ -30,7 +30,50 @@ foreach(n 2 4)
                       --cmdline "test=kern.deterministic_loop")
   set_tests_properties(system.arm64.qemu.smp.cpus${n}.determinism PROPERTIES TIMEOUT 120)
 endforeach()
-# i386 does not start its other CPUs yet: with two, the boot CPU alone runs
-# every ktest, and says so.
-toll_system_test(i386.qemu.smp.cpus2.boot_cpu_only --arch i386 --cpus 2 --cmdline "test=kern.*"
-                 --expect-output "i386 starts no other CPU yet")
+# i386 starts every CPU of the ACPI MADT with INIT-SIPI-SIPI: each names its
+# local APIC, the ktests check each is online, idle, takes an IPI and ticks.
+# The default layout (4/4) at 2 and 4 CPUs, the other two at 4.
+foreach(n 2 4)
+  math(EXPR last "${n} - 1")
+  toll_system_test(i386.qemu.smp.cpus${n}.online --arch i386 --cpus ${n}
+                   --cmdline "test=kern.cpu.*"
+                   --expect-output "cpu${last}: online, apic id ${last}"
+                   --expect-output "smp: ${n} of ${n} CPUs online")
+  # The IPI's trip crosses CPUs: under -icount it too must repeat exactly.
+  add_test(NAME system.i386.qemu.smp.cpus${n}.determinism
+           COMMAND ${TOLL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/determinism.py
+                   --metric kern.ipi.send_to_handler
+                   -- --build ${CMAKE_BINARY_DIR} --arch i386 --cpus ${n}
+                      --cmdline "test=kern.cpu.ipi_*")
+  set_tests_properties(system.i386.qemu.smp.cpus${n}.determinism PROPERTIES TIMEOUT 120)
+endforeach()
+foreach(split 3/1 3/1-pti)
+  string(REPLACE "/" "" tag ${split})
+  toll_system_test(i386.qemu.smp.cpus4.online_split_${tag} --arch i386 --cpus 4
+                   --cmdline "vm.split=${split} test=kern.cpu.*"
+                   --expect-output "cpu3: online, apic id 3"
+                   --expect-output "smp: 4 of 4 CPUs online")
+endforeach()
+# Bochs (its own BIOS and ACPI tables) from the loaderless disk: the vm86
+# memory probe runs on the boot CPU first, then the second CPU starts.
+toll_system_test(i386.bochs.smp.cpus2.online --arch i386 --emu bochs --cpus 2
+                 --cmdline "test=kern.cpu.*"
+                 --expect-output "memory map (BIOS probe)"
+                 --expect-output "cpu1: online, apic id 1"
+                 --expect-output "smp: 2 of 2 CPUs online")
+
+# A panic on one CPU stops the others (a stop IPI each) before its record.
+foreach(arch i386 arm64)
+  toll_system_test(${arch}.qemu.smp.cpus2.panic_stops_others --arch ${arch} --cpus 2
+                   --cmdline "test=destructive.lock_order.inversion_panics"
+                   --expect-output "panic: cpu0 stopped 1 of 1 other CPUs"
+                   --expect-panic "lock order reversal")
+endforeach()
+
+# The MP table, for firmware without ACPI (i386.acpi=off forces it): Bochs'
+# BIOS lists each CPU there. (SeaBIOS lists one entry per package, so under
+# QEMU's default topology, every CPU a core of one package, it names one.)
+toll_system_test(i386.bochs.smp.cpus2.mp_table --arch i386 --emu bochs --cpus 2
+                 --cmdline "i386.acpi=off test=kern.cpu.every_started_cpu_is_online_and_idle"
+                 --expect-output "smp: MP table lists 2 CPUs"
+                 --expect-output "smp: 2 of 2 CPUs online")

@@ -78,6 +78,13 @@ void wait_for_interrupt()
     asm volatile("dsb sy; wfi; msr daifclr, #2; isb" ::: "memory");
 }
 
+void halt()
+{
+    asm volatile("msr daifset, #0xF" ::: "memory");
+    for (;;)
+        asm volatile("wfi" ::: "memory");
+}
+
 void cpu_relax()
 {
     // YIELD (Arm ARM C6.2): a hint that this is a spin-wait loop.

@@ -12,11 +12,17 @@ using IrqHandler = void (*)();
 /// first SPIs, which cover the virt machine's devices).
 constexpr unsigned k_gic_max_irqs = 128;
 
-/// Turns on the distributor and this CPU's interface, every priority let through.
+/// The software-generated interrupt Toll's IPIs use (kernel/kern/ipi.h);
+/// SGIs are IDs 0-15 (IHI 0048B, 2.2.1).
+constexpr unsigned k_ipi_sgi = 1;
+
+/// Turns on the distributor and this CPU's interface, every priority let
+/// through, and attaches the IPI handler.
 void gic_init();
 
 /// Enables the CPU interface of the calling CPU (its registers are banked
-/// per CPU): for a CPU started after gic_init.
+/// per CPU) and the SGIs and PPIs that have handlers: for a CPU started
+/// after gic_init.
 void gic_init_cpu();
 
 /// Attaches @p handler to interrupt @p intid and enables it (nullptr disables it).

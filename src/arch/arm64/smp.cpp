@@ -7,6 +7,7 @@
 #include "arch/arm64/gic.h"
 #include "arch/arm64/layout.h"
 #include "arch/arm64/mmu.h"
+#include "arch/arm64/timer.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/arch/kmem.h"
 #include "kernel/kern/console.h"
@@ -123,6 +124,7 @@ extern "C" [[noreturn]] void arm64_secondary_main(toll::Cpu* cpu)
                  "isb" ::"r"(arm64::empty_user_table_phys())
                  : "memory");
     arm64::gic_init_cpu();
+    arm64::timer_start_cpu(); // ticks once the idle loop lets interrupts in
     kprintf("cpu%u: online, mpidr 0x%llx\n", cpu->id, (unsigned long long)cpu->hw_id);
     // The idle thread first: whoever sees this CPU online sees it too.
     proc::sched_init_secondary(arm64::g_start.stack_top - proc::k_kstack_size);

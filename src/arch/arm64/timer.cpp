@@ -4,6 +4,7 @@
 #include "arch/arm64/cpu.h"
 #include "arch/arm64/gic.h"
 #include "kernel/kern/counters.h"
+#include "kernel/kern/cpu.h"
 
 namespace toll::arm64 {
 namespace {
@@ -35,6 +36,13 @@ void on_interrupt()
     // Writing TVAL sets the next deadline relative to now and clears the
     // condition that holds the interrupt line high.
     write_tval(g_interval);
+    // Each CPU has its own virtual timer (a PPI, banked per CPU); the boot
+    // CPU's drives the scheduler's global time, each other one counts its
+    // own ticks.
+    if (this_cpu().id != 0) {
+        cpu_count(CpuEvent::clock_ticks);
+        return;
+    }
     g_ticks = g_ticks + 1;
     if (g_on_tick)
         g_on_tick();
@@ -50,6 +58,13 @@ void timer_start(unsigned hz, void (*on_tick)())
     g_ticks = 0;
     g_on_tick = on_tick;
     gic_set_handler(k_virtual_timer_intid, on_interrupt);
+    write_tval(g_interval);
+    write_ctl(k_ctl_enable);
+}
+
+void timer_start_cpu()
+{
+    asm volatile("msr cntkctl_el1, %0; isb" ::"r"(k_cntkctl_el0vcten));
     write_tval(g_interval);
     write_ctl(k_ctl_enable);
 }

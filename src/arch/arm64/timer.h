@@ -11,6 +11,11 @@ constexpr unsigned k_virtual_timer_intid = 27;
 /// @p on_tick (if not nullptr) with IRQs masked.
 void timer_start(unsigned hz, void (*on_tick)());
 
+/// Starts the same periodic interrupt on the calling CPU, one started after
+/// timer_start (its GIC interface enables the PPI: gic_init_cpu). Its ticks
+/// count CpuEvent::clock_ticks on that CPU only.
+void timer_start_cpu();
+
 /// Stops the periodic interrupt.
 void timer_stop();
 

@@ -1,9 +1,11 @@
 // The i386 side of the core's processor and console interfaces
 // (kernel/arch/cpu.h, kernel/arch/console.h).
+#include "arch/i386/apic.h"
 #include "arch/i386/io.h"
 #include "arch/i386/uart.h"
 #include "kernel/arch/console.h"
 #include "kernel/arch/cpu.h"
+#include "kernel/kern/cpu.h"
 
 namespace toll::arch {
 namespace {
@@ -58,6 +60,19 @@ void interrupts_restore(bool were_enabled)
 void wait_for_interrupt()
 {
     asm volatile("sti; hlt" ::: "memory");
+}
+
+void halt()
+{
+    for (;;)
+        asm volatile("cli; hlt" ::: "memory");
+}
+
+void send_ipi(const Cpu& target)
+{
+    // The locked OR that set the pending bit is ordered before this
+    // uncached write (Intel SDM Vol. 3, 8.2.2): no fence needed.
+    i386::apic_send_fixed(static_cast<uint32_t>(target.hw_id), i386::k_vec_ipi);
 }
 
 void cpu_relax()

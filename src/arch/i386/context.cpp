@@ -1,6 +1,7 @@
 // Threads on i386: building the first kernel-stack frames of new threads, and
 // switching kernel stacks (context_switch_stacks in switch.S).
 #include "kernel/arch/context.h"
+#include "arch/i386/apic.h"
 #include "arch/i386/cpu.h"
 #include "arch/i386/fpu/fpu.h"
 #include "arch/i386/layout.h"
@@ -63,22 +64,19 @@ void cpu_init(Cpu& boot)
     i386::walks_init(); // before idt_init: it picks the entry path
     i386::gdt_init(boot);
     i386::idt_init();
-    i386::double_fault_init();
+    i386::double_fault_init(boot.id);
     if (i386::layout_isolated())
         i386::tss_set_kernel_stack(reinterpret_cast<uint32_t>(trampoline_stack_top));
     i386::uaccess_init();
     i386::pic_init();
-    i386::pit_init(k_clock_hz);
-    i386::pic_enable(i386::k_irq_timer);
+    i386::pit_init(k_clock_hz); // runs on for pit_wait_us even when the APIC times
+    // The local APIC's timer is the clock where there is one (every CPU has
+    // its own); the PIT's IRQ 0 only on a CPU without.
+    if (i386::apic_init())
+        i386::apic_timer_start(k_clock_hz);
+    else
+        i386::pic_enable(i386::k_irq_timer);
     i386::fpu::init();
-}
-
-void cpus_start()
-{
-    // Not yet on i386: the local APIC, the MADT and the INIT-SIPI-SIPI
-    // start-up are still to come, so the other CPUs QEMU or Bochs has stay
-    // halted where the BIOS left them and only the boot CPU runs.
-    kprintf("cpu0: online (boot CPU); i386 starts no other CPU yet\n");
 }
 
 void kernel_image_range(uint64_t* start, uint64_t* end)
@@ -151,9 +149,13 @@ void context_switch(ThreadContext& from, ThreadContext& to)
     // Under 3/1 a trap from user mode lands on the thread's kernel stack
     // directly; under the isolated layouts it lands on the trampoline stack
     // (TSS.esp0, fixed) and the entry code moves it to kstack_top.
-    if (i386::layout_isolated())
-        trampoline_vars.kstack_top = to.trap_stack;
-    else
+    // The trampoline's variables are one set for every CPU: only the boot
+    // CPU, the one that runs user threads under these layouts, may write them
+    // (a kernel thread on another CPU never enters from user mode).
+    if (i386::layout_isolated()) {
+        if (arch::cpu_local_word<offsetof(Cpu, id)>() == 0)
+            trampoline_vars.kstack_top = to.trap_stack;
+    } else
         i386::tss_set_kernel_stack(to.trap_stack);
     i386::gdt_set_user_tls(to.tls);
     // The user's gs selector comes back from its trap frame; until then hold

@@ -95,6 +95,10 @@ Tss& boot_tss();
 /// The boot CPU's GDT (the vm86 and double-fault code patch descriptors).
 SegmentDescriptor* gdt();
 
+/// The GDT and the TSS of the CPU numbered @p cpu_id (Cpu::id).
+SegmentDescriptor* gdt_of(unsigned cpu_id);
+Tss& tss_of(unsigned cpu_id);
+
 inline uint32_t read_cr0()
 {
     uint32_t v;

@@ -43,9 +43,19 @@ SegmentDescriptor* gdt()
     return g_gdt[0];
 }
 
+SegmentDescriptor* gdt_of(unsigned cpu_id)
+{
+    return g_gdt[cpu_id];
+}
+
 Tss& boot_tss()
 {
     return g_tss[0];
+}
+
+Tss& tss_of(unsigned cpu_id)
+{
+    return g_tss[cpu_id];
 }
 
 void gdt_init(Cpu& cpu)

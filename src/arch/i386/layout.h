@@ -32,6 +32,18 @@
 #define TRAMPOLINE_STACK_SIZE 4096
 #define TRAMPOLINE_COPY_BUFFER 4096
 
+/* Where the boot CPU copies the real-mode start code for the others
+   (smp_boot.S): a page below 1 MB, as a STARTUP IPI needs (Intel SDM Vol. 3,
+   8.4.4.1), clear of the BIOS data area below 0x500, the vm86 monitor's
+   pages at 0x1000-0x3FFF and the boot sector's 0x7C00. */
+#define AP_START_PHYS 0x6000
+/* Offsets into what a starting CPU reads (smp.cpp ApStart). */
+#define AP_CR0 0
+#define AP_CR3 4
+#define AP_CR4 8
+#define AP_STACK 12
+#define AP_CPU 16
+
 /* Multiboot specification 0.6.96, 3.1.1 and 3.2. */
 #define MULTIBOOT_HEADER_MAGIC 0x1BADB002
 #define MULTIBOOT_HEADER_FLAGS 0x00000003 /* page-align modules, want memory info */

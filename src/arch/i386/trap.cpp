@@ -2,6 +2,7 @@
 // exceptions from user mode kill the program alone; from the kernel they are
 // either a recoverable fault in copyin/copyout or a PANIC with a register dump.
 #include "arch/i386/trap.h"
+#include "arch/i386/apic.h"
 #include "arch/i386/asm_offsets.h"
 #include "arch/i386/cpu.h"
 #include "arch/i386/io.h"
@@ -13,6 +14,7 @@
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/cpu.h"
+#include "kernel/kern/ipi.h"
 #include "kernel/kern/panic.h"
 #include "kernel/proc/fault.h"
 #include "kernel/proc/process.h"
@@ -141,6 +143,11 @@ void idt_init()
                      ? reinterpret_cast<uint32_t>(isolated_syscall_entry)
                      : trap_stub_address(k_vec_syscall),
                  true);
+    idt_load();
+}
+
+void idt_load()
+{
     TableRegister idtr{sizeof g_idt - 1, reinterpret_cast<uint32_t>(g_idt)};
     asm volatile("lidt %0" : : "m"(idtr));
 }
@@ -210,6 +217,27 @@ void interrupt(unsigned irq)
     }
 }
 
+// The local APIC's own vectors: its timer and the IPI (the spurious vector
+// needs no EOI, Intel SDM Vol. 3, 10.9).
+void apic_interrupt(unsigned vector)
+{
+    if (vector == k_vec_apic_spurious)
+        return;
+    InterruptScope in_interrupt;
+    apic_eoi();
+    if (vector == k_vec_ipi) {
+        ipi_received();
+    } else if (vector == k_vec_apic_timer) {
+        // Every CPU's clock; the boot CPU's also drives the scheduler's
+        // global time, each other one counts its own ticks.
+        g_timer_irqs.add();
+        if (this_cpu().id == 0)
+            proc::sched_clock_tick();
+        else
+            cpu_count(CpuEvent::clock_ticks);
+    }
+}
+
 } // namespace
 } // namespace toll::i386
 
@@ -241,6 +269,8 @@ extern "C" void i386_trap(toll::arch::TrapFrame* frame)
             kernel_exception(f);
     } else if (f.vector >= k_irq_base && f.vector < k_irq_base + 16) {
         interrupt(f.vector - k_irq_base);
+    } else if (f.vector >= k_vec_apic_timer) {
+        apic_interrupt(f.vector);
     } else {
         g_other_traps.add();
         if (!from_user)

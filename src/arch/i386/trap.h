@@ -1,6 +1,7 @@
 // Trap vectors and the i386 trap machinery's internal interface.
 #pragma once
 #include "machine/context.h"
+#include <stddef.h>
 #include <stdint.h>
 
 namespace toll::i386 {
@@ -19,14 +20,22 @@ constexpr uint32_t k_pf_present = 1u << 0, k_pf_write = 1u << 1, k_pf_user = 1u 
 /// Loads the IDT with a gate per vector pointing at trap_entry.S's stubs.
 void idt_init();
 
+/// Loads the IDT idt_init built on the calling CPU (every CPU shares it).
+void idt_load();
+
 /// Points @p vector at @p handler (an interrupt gate; DPL 3 if @p user_callable).
 void idt_set_gate(unsigned vector, uint32_t handler, bool user_callable);
 
 /// Points @p vector at a task gate for the TSS @p tss_selector.
 void idt_set_task_gate(unsigned vector, uint16_t tss_selector, uint8_t type_attr);
 
-/// Routes the double fault through a task gate (double_fault.cpp).
-void double_fault_init();
+/// The double-fault task's stack, per CPU.
+constexpr uint32_t k_double_fault_stack_size = 8192;
+
+/// Routes the double fault through a task gate (double_fault.cpp), to a
+/// TSS of the CPU @p cpu_id's own, running on the stack ending at
+/// @p stack_top (0: the boot CPU's static one); called on each CPU.
+void double_fault_init(unsigned cpu_id, uintptr_t stack_top = 0);
 
 /// Address of the entry stub for @p vector.
 uint32_t trap_stub_address(unsigned vector);

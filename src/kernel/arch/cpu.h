@@ -49,6 +49,15 @@ void cpu_init(Cpu& boot);
 /// after the scheduler exists, on the boot CPU.
 void cpus_start();
 
+/// Interrupts the CPU @p target (online, not this one necessarily) with the
+/// port's inter-processor interrupt; its handler calls toll::ipi_received()
+/// there, inside an InterruptScope. arm64: a GIC software-generated
+/// interrupt; i386: a fixed interrupt through the local APIC.
+void send_ipi(const Cpu& target);
+
+/// Stops this CPU for good: interrupts masked, halted (hlt / wfi) in a loop.
+[[noreturn]] void halt();
+
 /// The physical range [*start, *end) the kernel image (and its ramdisk) occupies.
 void kernel_image_range(uint64_t* start, uint64_t* end);
 

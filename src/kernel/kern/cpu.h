@@ -27,7 +27,9 @@ enum class CpuEvent : unsigned {
     preemptions,
     clock_ticks,
     interrupts,
-    count_, ///< the number of events, not one of them
+    ipi_sent,     ///< inter-processor interrupts this CPU sent (kernel/kern/ipi.h)
+    ipi_received, ///< and those it took
+    count_,       ///< the number of events, not one of them
 };
 
 /// A spinlock this CPU holds, and where it took it.
@@ -50,6 +52,11 @@ struct Cpu {
     proc::Thread* run_tail = nullptr; ///< its last thread
     proc::Thread* reap = nullptr;     ///< a dead thread whose stack the next thread frees
     unsigned interrupt_depth = 0;     ///< > 0 inside an interrupt handler
+    /// The IpiReason bits other CPUs have asked this one for and it has not
+    /// yet taken (kernel/kern/ipi.h); set and taken with atomic operations.
+    unsigned ipi_pending = 0;
+    /// arch::cycle_counter() when this CPU last took an IPI (its cost, measured).
+    uint64_t ipi_received_at = 0;
     /// How many spinlocks this CPU holds; while > 0 its interrupts are masked.
     uintptr_t spin_depth = 0; // a word: the sleep check reads it in one load
     /// The interrupt state the outermost spinlock saved, restored by its release.

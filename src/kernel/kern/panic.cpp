@@ -2,6 +2,8 @@
 #include "kernel/kern/panic.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/kern/console.h"
+#include "kernel/kern/cpu.h"
+#include "kernel/kern/ipi.h"
 #include "lib/format.h"
 
 namespace toll {
@@ -31,6 +33,13 @@ void panic(const char* fmt, ...)
     if (g_panicking) // A panic while panicking: do not recurse into the console again.
         arch::poweroff(false);
     g_panicking = true;
+    // The other CPUs stop where they are, so that nothing they print or
+    // change comes after the PANIC record. (Before the boot CPU's Cpu is
+    // set up only one CPU runs.)
+    if (unsigned online = cpus_online(); online > 1) {
+        unsigned stopped = ipi_stop_others();
+        kprintf("panic: cpu%u stopped %u of %u other CPUs\n", this_cpu().id, stopped, online - 1);
+    }
     krecord("PANIC %s", message);
     arch::poweroff(false);
 }

@@ -1,0 +1,31 @@
+// Inter-processor interrupts: one CPU asks another to do something now. The
+// sender sets a reason bit in the target's Cpu::ipi_pending and has the port
+// interrupt it (arch::send_ipi); the target's handler takes every pending bit
+// at once, so two requests before it runs cost one interrupt.
+#pragma once
+
+namespace toll {
+
+/// Why a CPU is interrupted: bit flags, several may be pending together.
+enum class IpiReason : unsigned {
+    reschedule = 1, ///< run the scheduler on the way out of the interrupt
+    stop = 2,       ///< halt for good, interrupts off (another CPU panicked)
+};
+
+/// Asks CPU @p cpu_id (online) for @p why: sets the bit in its pending word,
+/// then interrupts it. Counted as ipi.sent on this CPU.
+void ipi_send(unsigned cpu_id, IpiReason why);
+
+/// The port's IPI handler calls this, interrupts off, inside an
+/// InterruptScope: takes this CPU's pending bits and acts on them
+/// (reschedule sets the current thread's need_resched, which the preempt
+/// point on the way out honours; stop never returns). Counted as
+/// ipi.received here.
+void ipi_received();
+
+/// Stops every other online CPU (panic() calls this before it reports) and
+/// returns how many took the stop within a short wait (a CPU spinning with
+/// interrupts masked cannot).
+unsigned ipi_stop_others();
+
+} // namespace toll
