@@ -20,7 +20,7 @@ help:
 	@echo 'make [target] [BUILD=dir] [CMDLINE="kernel words"] [CPUS=n] [ARGS="tool options"]'
 	@echo '  all, build      build the kernels, user programs and host tests (the default)'
 	@echo '  qemu            boot i386 under QEMU on this terminal (Ctrl-A X quits); CMDLINE= picks what runs, CPUS=N the CPUs'
-	@echo '  qemu-arm64      boot arm64 under qemu-system-aarch64 -M virt'
+	@echo '  qemu-arm64      boot arm64 under qemu-system-aarch64 -M virt (BUSYBOX=1 on either: busybox sh as the shell)'
 	@echo '  bochs           boot the loaderless i386 disk image under Bochs'
 	@echo '  qemu-gdb        boot i386 stopped for gdb-multiarch -x tools/gdbinit (qemu-gdb-arm64: arm64)'
 	@echo '  qemu-gdb-arm64  the same for arm64, with tools/gdbinit-arm64'
@@ -56,11 +56,16 @@ build: configure
 	@ln -sf $(BUILD)/i386/compile_commands.json compile_commands.json
 
 # Boot the i386 kernel under QEMU with the serial console on this terminal.
+# BUSYBOX=1: Debian's busybox sh as the shell (tools/deps --busybox fetches it).
+BUSYBOX_DIR ?= $(HOME)/.cache/toll/busybox
+busybox_args = $(if $(filter 1,$(BUSYBOX)),--add $(BUSYBOX_DIR)/$(1)/busybox,)
+busybox_cmdline = $(if $(CMDLINE),$(CMDLINE),$(if $(filter 1,$(BUSYBOX)),run=/bin/busybox sh,))
+
 qemu: deps build
-	$(PYTHON) tools/run --build $(BUILD) --arch i386 --emu qemu --interactive --cpus $(CPUS) --cmdline "$(CMDLINE)" $(ARGS)
+	$(PYTHON) tools/run --build $(BUILD) --arch i386 --emu qemu --interactive --cpus $(CPUS) $(call busybox_args,i386) --cmdline "$(busybox_cmdline)" $(ARGS)
 
 qemu-arm64: deps build
-	$(PYTHON) tools/run --build $(BUILD) --arch arm64 --interactive --cpus $(CPUS) --cmdline "$(CMDLINE)" $(ARGS)
+	$(PYTHON) tools/run --build $(BUILD) --arch arm64 --interactive --cpus $(CPUS) $(call busybox_args,arm64) --cmdline "$(busybox_cmdline)" $(ARGS)
 
 # Boot the loaderless disk image under Bochs.
 bochs: deps build

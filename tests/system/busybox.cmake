@@ -15,6 +15,11 @@ foreach(arch i386 arm64)
                    --build ${CMAKE_BINARY_DIR} --applets)
   set_tests_properties(system.${arch}.qemu.busybox.applets PROPERTIES TIMEOUT 150
                        SKIP_RETURN_CODE 77 ENVIRONMENT PYTHONPATH=${CMAKE_SOURCE_DIR}/tools)
+  add_test(NAME system.${arch}.qemu.busybox.ash_console
+           COMMAND ${TOLL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/busybox_check.py --arch ${arch}
+                   --build ${CMAKE_BINARY_DIR} --ash)
+  set_tests_properties(system.${arch}.qemu.busybox.ash_console PROPERTIES TIMEOUT 90
+                       SKIP_RETURN_CODE 77 ENVIRONMENT PYTHONPATH=${CMAKE_SOURCE_DIR}/tools)
   add_test(NAME system.${arch}.qemu.busybox.testsuite
            COMMAND ${TOLL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/busybox_check.py --arch ${arch}
                    --build ${CMAKE_BINARY_DIR} --min-pass ${TOLL_BUSYBOX_MIN_PASS}

@@ -8,6 +8,10 @@ free, df, mount, uname and id and prints one "R name value" line each; the
 values it must print are computed here on the host (the sha256 of a file
 this harness writes, its size and line count) or are Linux's (uname, id).
 
+--ash: busybox sh reads lines typed on the console, as `make qemu
+BUSYBOX=1` gives it to a person: its prompt, arithmetic, cd, a pipeline and
+exit must work.
+
 --suite NAME...: the named *.tests of the testsuite in the Debian source
 package (tools/deps --busybox fetches it) run under busybox sh in the
 writable tree; the harness counts PASS, FAIL and SKIPPED lines, prints them
@@ -25,9 +29,10 @@ import subprocess
 import sys
 import tempfile
 
+from lib import busybox  # PYTHONPATH=tools (tests/system/busybox.cmake)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-from lib import busybox  # PYTHONPATH=tools (tests/system/busybox.cmake)
 
 SKIPPED = 77
 UNAME_MACHINE = {"i386": "i686", "arm64": "aarch64"}
@@ -103,6 +108,26 @@ def applets(args: argparse.Namespace) -> int:
     return 0
 
 
+def ash(args: argparse.Namespace) -> int:
+    bb = busybox.binary(args.arch)
+    assert bb is not None
+    typed = "echo $((6*7))\\ncd /tmp && mkdir typed && cd typed && pwd\\n" \
+            "echo a b c | wc -w\\nexit 3\\n"
+    cmd = [sys.executable, os.path.join(ROOT, "tools", "run"), "--arch", args.arch,
+           "--build", args.build, "--timeout", "60", "--add", bb,
+           "--cmdline", "run=/bin/busybox sh", "--prompt", "# ", "--input", typed]
+    out = subprocess.run(cmd, capture_output=True, text=True, errors="replace").stdout
+    lines = [line.strip() for line in out.splitlines()]
+    want = ["42", "/tmp/typed", "3"]
+    missing = [w for w in want if w not in lines]
+    ended = "TEST run:/bin/busybox FAIL exit status 3" in out
+    if missing or not ended:
+        print(f"busybox sh on the console: missing {missing}, exit 3 seen: {ended}\n{out}")
+        return 1
+    print(f"busybox sh read and ran the typed lines on {args.arch}")
+    return 0
+
+
 def suite(args: argparse.Namespace) -> int:
     source = busybox.testsuite_dir()
     if not source:
@@ -158,6 +183,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--arch", choices=busybox.ARCHES, required=True)
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--applets", action="store_true")
+    p.add_argument("--ash", action="store_true")
     p.add_argument("--suite", dest="names", nargs="+", default=None, metavar="NAME.tests")
     p.add_argument("--min-pass", type=int, default=1)
     p.add_argument("--timeout", type=int, default=200)
@@ -165,6 +191,8 @@ def main(argv: list[str]) -> int:
     if not busybox.binary(args.arch):
         print(f"busybox for {args.arch} is not fetched: tools/deps --busybox")
         return SKIPPED
+    if args.ash:
+        return ash(args)
     return applets(args) if args.applets else suite(args)
 
 
