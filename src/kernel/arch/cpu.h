@@ -43,7 +43,8 @@ void cpu_relax();
 void cpu_init(Cpu& boot);
 
 /// Starts every other CPU the firmware names (arm64: the device tree's
-/// /cpus, through PSCI CPU_ON), at most k_max_cpus in all: each takes a
+/// /cpus, through PSCI CPU_ON; i386: the ACPI MADT or the MP table, through
+/// INIT and STARTUP IPIs), at most k_max_cpus in all: each takes a
 /// Cpu (cpu_allocate), prints "cpuN: online, ..." and enters its idle loop.
 /// Returns once each has come online or given up. Called by kernel_main
 /// after the scheduler exists, on the boot CPU.
