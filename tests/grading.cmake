@@ -12,6 +12,12 @@ add_test(NAME grading.reports
 # user it falls back to), against small hostile commands.
 add_test(NAME grading.sandbox
   COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/grading/test_sandbox.py)
+# The grader's looks from outside the machine (tools/run --probe, QEMU's gdb
+# stub) on this build's kernel: each passes where the mechanism is, and fails
+# where it is not.
+add_test(NAME grading.probes
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/grading/test_probes.py ${CMAKE_BINARY_DIR})
+set_tests_properties(grading.probes PROPERTIES TIMEOUT 120)
 # The grader's compiler cache lives beside the scratch folders, which each run
 # empties, so that a second run finds it warm.
 set(TOLL_GRADING_CACHE ${CMAKE_BINARY_DIR}/grading-ccache)

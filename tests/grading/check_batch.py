@@ -21,7 +21,12 @@ import xml.etree.ElementTree as ET
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 import hostile  # this folder, which is first on the path of a script run from it
-from lib import lab_rubric  # tools/lib, through PYTHONPATH=tools (ctest sets it)
+import planted
+from lib import lab_rubric, lab_sandbox  # tools/lib, through PYTHONPATH=tools (ctest sets it)
+
+# The hostile batch's scratch cap, in MiB: a demonstration-lab tree takes
+# about 40.
+BATCH_SCRATCH_MB = 256
 
 # How each submission must fare. "all_pass_but" names the items that must
 # fail (with words their output must hold); every other item must pass. A
@@ -86,6 +91,24 @@ EXPECT = {
     "deep_toml": {"all_pass_but": {"loop_100k": "nests tables or arrays too deeply"}},
     "ansi": {"build_fails": "error"},
     "empty": {"build_fails": "", "build_says": "the submission is empty", "empty": True},
+    # Links planted at build time (test discovery runs the unit tests'
+    # program): the grader writes, chowns and empties none of their targets
+    # (check_containment), and the grade is the reference's; held for the
+    # calls of its constructor.
+    "buildtime_links": {"all_pass": True, "hold": "inline assembly",
+                        "audit": ["symlink"],
+                        "log_has": {"build.log": ["at-load: planted audit.json",
+                                                  "at-load: planted runs",
+                                                  "at-load: planted Testing"]}},
+    # A Classroom workflow that runs another grader: the grade GitHub shows
+    # is not the course's, so a person must look.
+    "classroom_repin": {"like_starter": True, "hold": "Classroom workflow was changed"},
+    # Code outside the region's function: held, whatever it does.
+    "scope_escape": {"all_pass": True, "hold": "code outside the function it is in"},
+    # Fills the scratch disk at build time: stopped with the reason, and the
+    # others' grades stay as they are.
+    "fill_scratch": {"build_fails": "", "build_says": "so the step was stopped"},
+    **planted.EXPECT,
 }
 # Lines that must never reach a report: files of the grading machine.
 SECRET_FILES = ("/etc/passwd", "/etc/hostname")
@@ -378,7 +401,10 @@ def plain_batch(rubric, batch):
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         shutil.copy(os.path.join(ROOT, rel), dest)
     hostile.lab_regions.write_starter(ROOT, rubric.lab, os.path.join(batch, "starter"))
-    return {"reference": "the reference", "starter": "the starter from tools/mklab"}
+    made = {"reference": "the reference", "starter": "the starter from tools/mklab"}
+    # Kernels whose records are right while the mechanism is not.
+    made.update(planted.make(ROOT, rubric.lab, batch, rubric.student_files))
+    return made
 
 
 def main(argv):
@@ -407,7 +433,9 @@ def main(argv):
            "--work", os.path.join(args.work, "grading")]
     if args.cache:
         cmd += ["--cache", args.cache]
-    status = subprocess.call(cmd)
+    # The scratch cap lowered from 3 GiB, so that fill_scratch writes little.
+    env = dict(os.environ, **{lab_sandbox.SCRATCH_MB_VARIABLE: str(BATCH_SCRATCH_MB)})
+    status = subprocess.call(cmd, env=env)
     print(f"check_batch: the batch of {len(made)} took {time.monotonic() - start:.1f} s")
     checker = Checker(rubric)
     results_before = {}

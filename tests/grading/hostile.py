@@ -8,12 +8,13 @@ writes them into one folder in the three forms tools/grade accepts.
 
 import difflib
 import os
+import re
 import shutil
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-from lib import lab_regions  # tools/lib, through PYTHONPATH=tools (ctest sets it)
+from lib import lab_package, lab_regions  # tools/lib, through PYTHONPATH=tools (ctest sets it)
 
 LAB = "demo"
 STUDENT = "src/lib/cmdline.cpp"
@@ -233,6 +234,104 @@ ESCAPE_INSERT = r"""#ifdef TOLL_HOST_TEST
 #endif
 """
 
+# Host code that runs as soon as a host program holding cmdline.cpp starts
+# (a static constructor), so at build time too: test discovery runs the
+# unit-test program while the tree is still the build's to write. The region
+# closes split_arguments early, defines the constructor at namespace scope
+# and opens a function that takes the rest of the body (at_load()).
+AT_LOAD = """    size_t hostile_split(char*, const char**, size_t);
+    return hostile_split(text, argv, max);
+}}
+
+#ifdef TOLL_HOST_TEST
+namespace {{
+struct AtLoad {{
+    AtLoad()
+    {{
+        extern void* x_stderr asm("stderr");
+        extern int x_fputs(const char*, void*) asm("fputs");
+        x_fputs("at-load: ran\\n", x_stderr);
+{code}
+    }}
+}} at_load;
+}} // namespace
+#endif
+
+size_t hostile_split(char* text, const char** argv, size_t max)
+{{
+"""
+# Only the escape: the region closes split_arguments and opens a function
+# of its own, which takes the rest of the body.
+SCOPE_ESCAPE_HEAD = """    size_t hostile_split(char*, const char**, size_t);
+    return hostile_split(text, argv, max);
+}}
+
+size_t hostile_split(char* text, const char** argv, size_t max)
+{{{code}
+"""
+# At build time: symbolic links under every name the grader makes or reads
+# in the scratch slot after the build (audit.json and runs, which an older
+# grader wrote through, included), in every folder above the working one,
+# pointing at a file and a folder outside the sandbox that only a write,
+# chown or unlink through them could change.
+BUILD_TIME_LINKS = r"""        extern int x_symlink(const char*, const char*) asm("symlink");
+        // A file, then a folder, the grader writes, reads, chowns or empties.
+        static const char* const names[][2] = {
+            {"audit.json", "runs"}, {"results.json", "boot"}, {"report.txt", "private"},
+            {"build.log", "logs"}, {"ctest.log", "Testing"}, {"oracle.log", "home"},
+            {"summary.json", "oracle"}, {"kern.boots.json", "ctest-unit.split"},
+            {"user.echo.json", "ctest-unit.others"}, {"harness", "run-kern.split_in_kernel"},
+            {"LastTest.log", "run-kern.boots"}, {"junit.xml", "run-user.echo"},
+            {"similarity.txt", "run-loop_100k"}};
+        static const char* const targets[] = {"@PLANTED@", "@PLANTED_DIR@"};
+        static const char* const ups[] = {"", "../", "../../", "../../../", "../../../../",
+                                          "../../../../../", "../../../../../../"};
+        for (const char* up : ups) {
+            for (const auto& pair : names) {
+                for (int kind = 0; kind < 2; ++kind) {
+                    char path[512];
+                    char* p = path;
+                    for (const char* q = up; *q; ++q)
+                        *p++ = *q;
+                    for (const char* q = pair[kind]; *q; ++q)
+                        *p++ = *q;
+                    *p = 0;
+                    if (x_symlink(targets[kind], path) == 0) {
+                        x_fputs("at-load: planted ", x_stderr);
+                        x_fputs(path, x_stderr);
+                        x_fputs("\n", x_stderr);
+                    }
+                }
+            }
+        }"""
+# At build time: files of 32 MiB in the working folder, every other one
+# deleted but held open, until the grader stops the step (the batch lowers
+# its 3 GiB cap for the test); about 256 MiB a second.
+FILL_SCRATCH = r"""        extern void* x_fopen(const char*, const char*) asm("fopen");
+        extern unsigned long x_fwrite(const void*, unsigned long, unsigned long, void*)
+            asm("fwrite");
+        extern int x_fflush(void*) asm("fflush");
+        extern int x_unlink(const char*) asm("unlink");
+        extern int x_usleep(unsigned) asm("usleep");
+        extern void* x_signal(int, void*) asm("signal");
+        x_signal(25, reinterpret_cast<void*>(1));  // SIGXFSZ ignored
+        static char block[1 << 20];
+        for (int i = 0; i < 4096; ++i) {
+            char name[16] = "fill-0000";
+            for (int d = 0, n = i; d < 4; ++d, n /= 10)
+                name[8 - d] = static_cast<char>('0' + n % 10);
+            void* f = x_fopen(name, "w");
+            if (!f)
+                break;
+            if (i % 2)
+                x_unlink(name);
+            for (int k = 0; k < 32; ++k) {
+                x_fwrite(block, 1, sizeof block, f);
+                x_usleep(4000);
+            }
+            x_fflush(f);
+        }"""
+
 # A kernel that forges a full run: it reads the nonce from the command line,
 # prints the records with it and powers off. The nonce cannot stop this; the
 # audit must name it.
@@ -345,6 +444,16 @@ def replace_region(text, body):
     return "".join(lines[:r.hint_end] + [body] + lines[r.end - 1:])
 
 
+def at_load(text, code, head=AT_LOAD):
+    """@p text (a cmdline.cpp) whose region runs @p code at load time (the
+    region's first lines are @p head) and then splits as the reference does."""
+    lines = text.splitlines(keepends=True)
+    r = [r for r in lab_regions.parse_regions(STUDENT, text) if r.lab == LAB][0]
+    body = "".join(lines[r.hint_end:r.end - 1])
+    body = body.split("    // LAB demo STUB")[0]
+    return replace_region(text, head.format(code=code) + body)
+
+
 def write_file(path, text):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
@@ -376,9 +485,22 @@ def make_batch(root, batch, scratch, out=None):
         cwd=repo)
     made["reference"] = "the reference solution, as a git bundle"
 
-    # The starter as a whole tree, exactly as tools/mklab writes it.
+    # The starter as a whole tree, exactly as tools/mklab writes it (with the
+    # course's Classroom workflow, which must raise no question).
     shutil.copytree(starter, os.path.join(batch, "starter"))
+    lab_package.write_classroom_workflow(os.path.join(batch, "starter"), LAB, root)
     made["starter"] = "the starter from tools/mklab, as a tree"
+    # The same with its Classroom workflow pointed at another grader, whose
+    # grade step prints full marks: GitHub would show 11/11.
+    repin = os.path.join(batch, "classroom_repin")
+    shutil.copytree(os.path.join(batch, "starter"), repin)
+    flow = os.path.join(repin, lab_package.WORKFLOW_PATH)
+    with open(flow) as f:
+        text = f.read()
+    text = re.sub(r"GRADER_COMMIT: [0-9a-f]{40}", "GRADER_COMMIT: " + "1" * 40, text)
+    text = re.sub(r"python3 /opt/toll-grader/tools/grade .*", 'echo "Score: 11 / 11"', text)
+    write_file(flow, text)
+    made["classroom_repin"] = "the starter whose Classroom workflow runs another grader"
 
     # Kernel-breaking variants as trees holding only the student's file ...
     for name in ("nocompile", "triple", "flood", "forged"):
@@ -408,6 +530,25 @@ def make_batch(root, batch, scratch, out=None):
         top, attack = top.replace(key, value), attack.replace(key, value)
     write_file(os.path.join(batch, "escape", STUDENT), insert(reference_text, attack, top))
     made["escape"] = "the reference with host code in its region that tries to escape the grader"
+    links = BUILD_TIME_LINKS
+    for key, value in fills.items():
+        links = links.replace(key, value)
+    write_file(os.path.join(batch, "buildtime_links", STUDENT), at_load(reference_text, links))
+    with open(os.path.join(root, "labs/lab-demo/results.toml")) as f:
+        sheet_text = f.read()
+    write_file(os.path.join(batch, "buildtime_links", "labs/lab-demo/results.toml"), sheet_text)
+    made["buildtime_links"] = ("the reference with a static constructor that plants links "
+                               "under the grader's names at build time")
+    # The same escape from split_arguments' body with nothing else: only
+    # the braces say that code lies outside the function.
+    write_file(os.path.join(batch, "scope_escape", STUDENT),
+               at_load(reference_text, "", SCOPE_ESCAPE_HEAD))
+    write_file(os.path.join(batch, "scope_escape", "labs/lab-demo/results.toml"), sheet_text)
+    made["scope_escape"] = ("the reference, its region closing split_arguments for a "
+                            "function of its own")
+    write_file(os.path.join(batch, "fill_scratch", STUDENT), at_load(reference_text,
+                                                                     FILL_SCRATCH))
+    made["fill_scratch"] = "the reference with a static constructor that fills the scratch disk"
     write_file(os.path.join(batch, "forger", STUDENT), insert(starter_text, FORGER_INSERT))
     made["forger"] = "the starter with kernel code that forges records with the run's nonce"
     copy_a = replace_region(reference_text, OTHER_SOLUTION)

@@ -6,6 +6,7 @@ build-time hang, a fork bomb, a huge file, an output flood, reads of the
 grading machine's files and writes outside the scratch folder."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -157,6 +158,65 @@ class Modes(unittest.TestCase):
         _, _, out, text = self.run_in("user", f"cat /tmp/{marker} {self.work}/mine")
         self.assertNotIn("one", text)    # the next step has a /tmp of its own
         self.assertIn("mine", text)      # the scratch folder is the same one
+
+    def test_a_step_that_fills_its_scratch_folder_is_stopped(self):
+        # The cap lowered to 64 MiB for the test (the grader's is 3 GiB):
+        # files in the folder count, and so do files a process deleted but
+        # holds open (on disk until it ends, in no folder).
+        fill = {"files": "for i in $(seq 1 60); do head -c 8000000 /dev/zero > f$i; "
+                         "sleep 0.1; done; echo never-stopped",
+                "deleted": "python3 -c 'import os, time\nkept = []\nfor i in range(60):\n"
+                           "    f = open(\"d%d\" % i, \"wb\")\n    os.unlink(\"d%d\" % i)\n"
+                           "    f.write(bytes(8000000))\n    f.flush()\n    kept.append(f)\n"
+                           "    time.sleep(0.1)\nprint(\"never-stopped\")'"}
+        old = os.environ.get(lab_sandbox.SCRATCH_MB_VARIABLE)
+        os.environ[lab_sandbox.SCRATCH_MB_VARIABLE] = "64"
+        try:
+            for mode in modes():
+                for kind, script in fill.items():
+                    with self.subTest(mode=mode, kind=kind):
+                        box = lab_sandbox.Sandbox(mode)
+                        uid = box.acquire_uid()
+                        try:
+                            box.hand_over(self.work, uid)
+                            log = os.path.join(self.private, "log")
+                            out = box.run([SH, "-c", script], log, 30,
+                                          lab_sandbox.Limits(file_bytes=64 << 20),
+                                          writable=[self.work], cwd=self.work, uid=uid,
+                                          watch=self.work)
+                        finally:
+                            box.release_uid(uid)
+                        with open(log, errors="replace") as f:
+                            text = f.read()
+                        self.assertTrue(out.disk_full, text)
+                        self.assertNotIn("never-stopped", text)
+                        self.assertIn("grew past 64 MiB, so the step was stopped", text)
+                        for n in os.listdir(self.work):
+                            os.unlink(os.path.join(self.work, n))
+        finally:
+            if old is None:
+                del os.environ[lab_sandbox.SCRATCH_MB_VARIABLE]
+            else:
+                os.environ[lab_sandbox.SCRATCH_MB_VARIABLE] = old
+
+    def test_dev_shm_is_the_steps_own_and_capped(self):
+        # /dev/shm is a world-writable tmpfs like /tmp: a step that writes
+        # there must neither reach the machine's (shared with classmates'
+        # gradings, kept after the step) nor hold more RAM than its /tmp.
+        for mode in modes():
+            with self.subTest(mode=mode):
+                name = f"toll-shm-probe-{os.getpid()}-{mode}"
+                script = (f"for i in 1 2 3 4 5 6; do head -c 20000000 /dev/zero > "
+                          f"/dev/shm/{name}-$i || break; done; du -sk /dev/shm")
+                _, _, out, text = self.run_in(mode, script, file_bytes=64 << 20)
+                left = [n for n in os.listdir("/dev/shm") if n.startswith(name)]
+                for n in left:
+                    os.unlink(os.path.join("/dev/shm", n))
+                self.assertEqual(left, [], "the step wrote the machine's /dev/shm")
+                used = re.search(r"^(\d+)\s+/dev/shm$", text, re.M)
+                self.assertIsNotNone(used, text)
+                assert used is not None
+                self.assertLessEqual(int(used.group(1)) << 10, lab_sandbox.SHM_BYTES, text)
 
     def test_the_machine_is_invisible_under_bubblewrap(self):
         if "bwrap" not in modes():

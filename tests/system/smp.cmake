@@ -11,6 +11,12 @@ foreach(arch i386 arm64)
   toll_system_test(${arch}.qemu.lock_order.sleep_with_spinlock_panics --arch ${arch}
                    --cmdline "test=destructive.lock_order.sleep_with_spinlock_panics"
                    --expect-panic "sleeps with spinlock destructive.held_asleep")
+  # A CPU stuck on a spinlock with interrupts off names the lock, its holder
+  # and where it was itself, instead of a silent hang.
+  toll_system_test(${arch}.qemu.watchdog.stuck_spinlock_panics --arch ${arch}
+                   --cmdline "test=destructive.watchdog.a_cpu_stuck_on_a_spinlock_panics lock.watchdog=16"
+                   --expect-panic "watchdog: cpu0 spun 65536 turns with interrupts off waiting for destructive.stuck"
+                   --expect-panic "held by cpu1")
 endforeach()
 
 # arm64 starts every CPU of the device tree through PSCI: each names itself on

@@ -11,6 +11,8 @@ sets it). The modules, lowest first:
     images       private copies of boot images (the disk image, --add archives)
     qemu, bochs  the Machine of each emulator
     emulators    prepare(): the Machine for an architecture and emulator
+    gdbstub      a client of QEMU's gdb stub: breakpoints, registers, memory, monitor
+    probes       checks of a lab's mechanism from outside the guest (tools/run --probe)
     lab_*        lab regions, rubrics, builds, grading and reports (tools/grade, tools/mklab)
     worksheet    a lab's worksheet checked against the kernel's METRICs (tools/bench --worksheet)
     linux_anchor the Linux columns: Toll's benchmarks on Debian's i386 Linux (tools/bench)

@@ -190,6 +190,37 @@ def region_code(path: str, text: str, lab: str) -> List[Tuple[int, str]]:
     return [(n, code) for r in regions for n, code in lines[r.hint_end:r.end - 1]]
 
 
+# A region in a function's body whose braces close that function: what
+# follows (a static constructor, another function) is code outside every
+# region, which the grader's splice would otherwise take as the student's.
+SCOPE_ESCAPE = "code outside the function it is in (its braces close that function)"
+
+
+def scope_escapes(path: str, text: str, lab: str) -> List[Tuple[int, str]]:
+    """(line, code) where a region of lab @p lab first closes more braces
+    than it opened, one per region; literals and comments do not count."""
+    from . import lab_regions
+    comment = lab_regions.comment_for(path) or "//"
+    try:
+        regions = [r for r in lab_regions.parse_regions(path, text) if r.lab == lab]
+    except lab_regions.RegionError:
+        return []
+    lines = _code_lines(text, comment)
+    found = []
+    for r in regions:
+        depth = 0
+        for n, code in lines[r.hint_end:r.end - 1]:
+            bare = re.sub(r'"(?:[^"\\]|\\.)*"' + r"|'(?:[^'\\]|\\.)+'", "", code)
+            for ch in bare:
+                depth += {"{": 1, "}": -1}.get(ch, 0)
+                if depth < 0:
+                    break
+            if depth < 0:
+                found.append((n, code))
+                break
+    return found
+
+
 def _literals(code: str) -> str:
     """The text of the string and character literals of @p code, joined."""
     parts = re.findall(r'"((?:[^"\\]|\\.)*)"' + r"|'((?:[^'\\]|\\.)+)'", code)
@@ -207,6 +238,10 @@ def source_findings(path: str, text: str, lab: str) -> Dict[str, List[Tuple[int,
         hits = [(n, c) for n, c in code if pattern.search(c)]
         if hits:
             found[name] = hits
+    if not assembly and not path.endswith((".toml",)):
+        escapes = scope_escapes(path, text, lab)
+        if escapes:
+            found[SCOPE_ESCAPE] = escapes
     if not path.endswith((".toml",)):
         literal_lines = [(n, c) for n, c in code if _literals(c)]
         joined = "".join(_literals(c) for _, c in literal_lines)

@@ -4,7 +4,7 @@ then becomes the step's dedicated user and runs the step.
 
     python3 lab_hide.py CONFIG COMMAND...
 
-CONFIG is JSON: {"uid": U, "tmp_bytes": N, "writable": [...], "readable":
+CONFIG is JSON: {"uid": U, "tmp_bytes": N, "shm_bytes": N, "writable": [...], "readable":
 [...], "overlays": [[kind, source, dest], ...], "cwd": PATH}. Every top-level
 folder but the system's (/usr and its links, /proc, /dev) is covered by an
 empty tmpfs, /etc keeps only what the tools need, /tmp is a fresh capped
@@ -61,6 +61,11 @@ def hide(config: Dict[str, object]) -> None:
         size = str(config.get("tmp_bytes", 512 << 20)) if top == "/tmp" else str(64 << 20)
         mode = "1777" if top == "/tmp" else "0755"
         mount("-t", "tmpfs", "-o", f"size={size},mode={mode},nosuid,nodev", "tmpfs", top)
+    # /dev stays, but its world-writable tmpfs is the machine's (shared with
+    # every other grading, kept after the step): a small one of this step's.
+    if os.path.isdir("/dev/shm"):
+        mount("-t", "tmpfs", "-o", f"size={config.get('shm_bytes', 64 << 20)},mode=1777,nosuid,"
+              f"nodev", "tmpfs", "/dev/shm")
     for path, kind in needed:
         bring_back(path, held, kind == "ro")
     for kind, source, dest in overlays:

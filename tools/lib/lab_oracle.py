@@ -144,6 +144,18 @@ def seed_oracle(grade: Any, item: Any, tree: str, bdir: str, logs: str,
     return False, f"on the grader's own random seed {seed} the same tests say: {reason}"
 
 
+def probe_verdict(result: Any) -> Tuple[bool, str]:
+    """(agrees, detail) from the probe that watched the item's own boot
+    through QEMU's gdb stub (tools/lib/probes.py)."""
+    found = result.probe if isinstance(result.probe, dict) else None
+    if found is None:
+        return False, "the grader's look at the machine from outside made no report"
+    detail = str(found.get("detail", ""))
+    if found.get("ok") is True:
+        return True, f"seen from outside the machine, {detail}"
+    return False, f"seen from outside the machine, {detail}"
+
+
 ORACLES: Dict[str, Callable[..., Tuple[bool, str]]] = {
     "split": split_oracle, "seed": seed_oracle}
 
@@ -155,6 +167,14 @@ def check(grade: Any, tree: str, bdir: str, logs: str, jail: Any) -> None:
     done: Dict[Tuple[str, str], Tuple[bool, str]] = {}
     for r in grade.results:
         item = by_item.get(r.name)
+        if getattr(item, "probe", None) and r.status == "passed":
+            agrees, detail = probe_verdict(r)
+            if agrees:
+                r.reason += f"; {detail}"
+            else:
+                r.status, r.score = "failed", 0
+                r.reason = f"{DISAGREE}: the kernel's records say it passed, but {detail}"
+                grade.disagree.append(r.name)
         name = getattr(item, "oracle", None)
         if not name or name not in ORACLES or r.status != "passed":
             continue  # an item that failed already needs no second opinion

@@ -12,12 +12,13 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import re
 import shlex
 import stat
 import zipfile
-from typing import Any, List, Union
+from typing import Any, List, Optional, Union
 
-from . import lab_regions
+from . import lab_regions, lab_safe
 
 SETUP = """#!/usr/bin/env bash
 # setup.sh: Gradescope runs this once, as root, in /autograder/source, to make
@@ -174,6 +175,42 @@ def grader_origin(root: str) -> "tuple[str, str]":
     repo = os.environ.get("TOLL_GRADER_REPO") or git("remote", "get-url", "origin")
     commit = os.environ.get("TOLL_GRADER_COMMIT") or git("rev-parse", "HEAD")
     return repo or "SET-THE-INSTRUCTORS-GRADER-REPOSITORY-HERE", commit or "0" * 40
+
+
+def _known_commit(root: str, commit: str) -> Optional[bool]:
+    """True when @p commit is HEAD of the grader's checkout @p root or one
+    of its ancestors; None when @p root is no git checkout (a package)."""
+    import subprocess
+    if not os.path.isdir(os.path.join(root, ".git")) and \
+            not os.path.isfile(os.path.join(root, ".git")):
+        return None
+    r = subprocess.run(["git", "-C", root, "merge-base", "--is-ancestor", commit, "HEAD"],
+                       capture_output=True)
+    return r.returncode == 0
+
+
+def classroom_problem(root: str, lab: str, folder: str) -> str:
+    """What is wrong with the Classroom workflow in the submission @p folder,
+    or '' (none there, or the one tools/mklab writes for @p lab, pinned to a
+    commit of the course's grader): a changed workflow means that the grade
+    GitHub showed for it was not the course's grader's."""
+    path = os.path.join(folder, WORKFLOW_PATH)
+    if not os.path.lexists(path):
+        return ""
+    try:
+        text = lab_safe.read_regular(path, 1 << 20, top=folder).decode("utf-8", "replace")
+    except (OSError, lab_safe.Unsafe) as e:
+        return f"{WORKFLOW_PATH} cannot be read as a regular file ({e})"
+    repo, _ = grader_origin(root)
+    pin = re.search(r"^  GRADER_COMMIT: ([0-9a-f]{40})$", text, re.M)
+    commit = pin.group(1) if pin else ""
+    if text != WORKFLOW.format(lab=lab, repo=json.dumps(repo), commit=commit):
+        return (f"{WORKFLOW_PATH} is not the workflow the course gave for lab {lab} (the "
+                f"grader it runs, or how, was changed)")
+    if _known_commit(root, commit) is False:
+        return (f"{WORKFLOW_PATH} fetches the grader at {commit}, which is not a commit of "
+                f"the course's grader")
+    return ""
 
 
 def write_classroom_workflow(starter: str, lab: str, root: str = HERE) -> str:

@@ -12,9 +12,12 @@ import shlex
 import tomllib
 from typing import Any, Dict, List, Set
 
+from . import probes
+
 # tools/run options the grader sets itself; a rubric may not.
 RESERVED_RUN_OPTIONS = ("--nonce", "--build", "--json", "--timeout", "--interactive", "--gdb",
-                        "--parse", "--quiet", "--max-output", "--kernel", "--expect-panic")
+                        "--parse", "--quiet", "--max-output", "--kernel", "--expect-panic",
+                        "--probe", "--symbols")
 
 TOP_KEYS = {"lab", "title", "student_files", "worksheet", "build_timeout", "build_targets",
             "arches", "max_output", "tests", "measurements", "visibility"}
@@ -23,7 +26,7 @@ ARCHES = ("i386", "arm64")
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 TEST_KEYS = {"name", "points", "timeout", "ctest", "run", "pass", "done", "console", "panic",
              "depends_on", "covers", "min_tests", "description", "console_from",
-             "visibility", "oracle"}
+             "visibility", "oracle", "probe"}
 CONSOLE_FROM = ("nonce", "any")
 MEASUREMENT_KEYS = {"name", "points", "timeout", "metric", "run", "tolerance", "depends_on",
                     "covers", "description", "visibility"}
@@ -58,6 +61,9 @@ class Item:
         self.visibility = table.get("visibility", "visible")
         # The grader's own check of the mechanism (lab_oracle.ORACLES).
         self.oracle = table.get("oracle")
+        # A check through QEMU's gdb stub during the item's own boot
+        # (tools/lib/probes.py), judged with the oracles.
+        self.probe = table.get("probe")
 
 
 class Rubric:
@@ -141,6 +147,10 @@ def check(data: Dict[str, Any], where: str) -> None:
                 f"{here}: 'console' needs console_from = \"nonce\" (only lines the test "
                 f"framework printed with the run's nonce count) or console_from = \"any\" "
                 f"(any code, the student's included, could have printed the line: say so)")
+        if "probe" in table and (section != "tests" or "run" not in table
+                                 or table["probe"] not in probes.PROBES):
+            raise RubricError(f"{here}: 'probe' names one of {', '.join(sorted(probes.PROBES))} "
+                              f"and applies to 'run' tests only")
         if section == "tests" and "ctest" in table and \
                 not {"pass", "console", "panic"}.isdisjoint(table):
             raise RubricError(f"{here}: pass/console/panic apply to 'run' tests only")

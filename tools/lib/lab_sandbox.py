@@ -26,10 +26,11 @@ import os
 import pwd
 import shutil
 import signal
+import stat
 import subprocess
 import threading
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from . import lab_safe, process
 
@@ -61,8 +62,18 @@ SYSTEM_PYTHON = "/usr/bin/python3"  # readable by the dedicated users
 RESULT = "{result-pipe}"
 # The sandbox's private /tmp (a tmpfs, so RAM): capped.
 TMPFS_BYTES = 512 << 20
+# Its /dev/shm, the other world-writable tmpfs: a fresh one per step, capped.
+SHM_BYTES = 64 << 20
 # What a step may leave in its scratch folder before it is stopped.
 SCRATCH_BYTES = 3 << 30
+# Where an instructor (or a test) sets another cap, in MiB.
+SCRATCH_MB_VARIABLE = "TOLL_GRADE_SCRATCH_MB"
+
+
+def scratch_limit() -> int:
+    """The scratch cap in force: SCRATCH_BYTES, or what SCRATCH_MB_VARIABLE says."""
+    text = os.environ.get(SCRATCH_MB_VARIABLE, "")
+    return int(text) << 20 if text.isdigit() and int(text) > 0 else SCRATCH_BYTES
 
 
 class SandboxError(Exception):
@@ -330,7 +341,8 @@ class Sandbox:
                 args += ["--ro-bind", top, top]
         for path in ETC_NEEDED:
             args += ["--ro-bind-try", path, path]
-        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp"]
+        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp",
+                 "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]
         for path in readable:
             args += ["--ro-bind", path, path]
         for path in writable:
@@ -382,8 +394,9 @@ class Sandbox:
         start_as = uid
         if self.hides and uid is not None:
             # Root makes the step's mount namespace, then becomes its user.
-            config = {"uid": uid, "tmp_bytes": TMPFS_BYTES, "writable": writable,
-                      "readable": readable, "overlays": [list(o) for o in overlays],
+            config = {"uid": uid, "tmp_bytes": TMPFS_BYTES, "shm_bytes": SHM_BYTES,
+                      "writable": writable, "readable": readable,
+                      "overlays": [list(o) for o in overlays],
                       "cwd": cwd or (writable[0] if writable else "/tmp")}
             full = [UNSHARE, "--mount", "--propagation", "private", "--", SYSTEM_PYTHON, "-I",
                     "-S", HIDE_SCRIPT, json.dumps(config)] + full
@@ -418,7 +431,7 @@ class Sandbox:
                 assert child.proc.stdout is not None  # stdout=PIPE above
                 copy = process.LimitedCopy(child.proc.stdout, log, limits.output_bytes)
                 try:
-                    out.status = _wait(child, timeout, watch, out)
+                    out.status = _wait(child, timeout, watch, out, uid)
                 finally:
                     child.stop()  # bwrap's own session, or a plain process group
                     if uid is not None:
@@ -436,8 +449,7 @@ class Sandbox:
                 log.write(TRUNCATION_MARK.format(limit=limits.output_bytes,
                                                  dropped=copy.total - copy.kept).encode())
             if out.disk_full:
-                log.write(f"\n[... stopped by the grader: the scratch folder grew past "
-                          f"{SCRATCH_BYTES >> 20} MiB ...]\n".encode())
+                log.write(f"\n[... stopped by the grader: {disk_words()} ...]\n".encode())
         out.seconds = time.monotonic() - start
         return out
 
@@ -471,20 +483,53 @@ def folder_bytes(path: str, stop: int) -> int:
     return total
 
 
+def deleted_open_bytes(uid: Optional[int]) -> int:
+    """The bytes of the files that processes of @p uid hold open after
+    deleting them: on disk until they end, but in no folder."""
+    if uid is None:
+        return 0
+    total = 0
+    seen: Set[Tuple[int, int]] = set()
+    for pid in _processes_of(uid):
+        fds = f"/proc/{pid}/fd"
+        try:
+            names = os.listdir(fds)
+        except OSError:
+            continue
+        for fd in names:
+            try:
+                st = os.stat(os.path.join(fds, fd))
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_nlink == 0 and \
+                    (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                total += st.st_blocks * 512
+    return total
+
+
+def disk_words() -> str:
+    """What the scratch watchdog stopped, in words."""
+    return (f"the scratch folder (with the files its processes hold open after deleting "
+            f"them) grew past {scratch_limit() >> 20} MiB, so the step was stopped")
+
+
 def _wait(child: process.Group, timeout: float, watch: Optional[str],
-          out: Outcome) -> Optional[int]:
+          out: Outcome, uid: Optional[int] = None) -> Optional[int]:
     """The command's status, None at the time limit; with @p watch, stops it
-    when that folder grows past SCRATCH_BYTES."""
+    when that folder, with the deleted files @p uid's processes hold open,
+    grows past scratch_limit()."""
     if not watch:
         return child.wait(timeout)
     deadline = time.monotonic() + timeout
+    cap = scratch_limit()
     while True:
         status = child.wait(min(2.0, max(0.0, deadline - time.monotonic())))
         if status is not None:
             return status
         if time.monotonic() >= deadline:
             return None
-        if folder_bytes(watch, SCRATCH_BYTES) > SCRATCH_BYTES:
+        if folder_bytes(watch, cap) + deleted_open_bytes(uid) > cap:
             out.disk_full = True
             child.stop()
             status = child.wait(10)

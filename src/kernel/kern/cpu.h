@@ -32,6 +32,20 @@ enum class CpuEvent : unsigned {
     count_,       ///< the number of events, not one of them
 };
 
+/// The most sleeping locks (proc/mutex.h) one thread may hold at once.
+constexpr unsigned k_max_held_mutexes = 6;
+
+class LockClass;
+
+/// The sleeping locks one thread holds, in the order taken, and where it
+/// took each: a thread's own (proc::Thread::mutexes), kept across its sleeps;
+/// the CPU running it points at it (Cpu::mutexes), for the spinlocks' check.
+struct MutexesHeld {
+    unsigned depth = 0;
+    LockClass* lock[k_max_held_mutexes] = {};
+    uintptr_t where[k_max_held_mutexes] = {};
+};
+
 /// A spinlock this CPU holds, and where it took it.
 struct HeldLock {
     const Spinlock* lock;
@@ -61,6 +75,8 @@ struct Cpu {
     uintptr_t spin_depth = 0; // a word: the sleep check reads it in one load
     /// The interrupt state the outermost spinlock saved, restored by its release.
     bool spin_interrupts_were = false;
+    /// The sleeping locks of the thread running here (its MutexesHeld), or nullptr.
+    const MutexesHeld* mutexes = nullptr;
     /// The spinlocks held, in the order taken, with where each was taken.
     HeldLock held[k_max_held_locks] = {};
     /// This CPU's event counts, indexed by CpuEvent; cpu_counter_sum adds them up.

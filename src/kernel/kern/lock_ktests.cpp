@@ -190,6 +190,16 @@ KTEST("destructive.lock_order.inversion_panics")
     ktest::fail(__FILE__, __LINE__, "the inverted acquisition did not panic");
 }
 
+KTEST("destructive.watchdog.a_cpu_stuck_on_a_spinlock_panics")
+{
+    // Held, as far as the lock can tell, by a CPU that will never let go:
+    // this CPU spins with interrupts off until the watchdog speaks.
+    static Spinlock stuck("destructive.stuck");
+    stuck.plant_holder_for_test(static_cast<int>(this_cpu().id) + 1);
+    stuck.lock();
+    ktest::fail(__FILE__, __LINE__, "the stuck acquisition returned");
+}
+
 KTEST("destructive.lock_order.recursion_panics")
 {
     static Spinlock once("destructive.once");
@@ -218,6 +228,31 @@ KTEST("kern.cpu.every_started_cpu_is_online_and_idle")
     }
     for (unsigned i = online; i < k_max_cpus; ++i)
         KEXPECT(!cpu_by_id(i).online);
+}
+
+} // namespace toll
+
+namespace toll {
+
+KTEST("kern.lock_order.locks_of_one_name_share_a_class")
+{
+    static Spinlock first("ktest.class_member");
+    static Spinlock second("ktest.class_member");
+    static Spinlock other("ktest.class_other");
+    Catching catching;
+    unsigned nodes = lock_order_nodes();
+    {
+        SpinGuard g1(first);
+        SpinGuard g2(other);
+    }
+    {
+        SpinGuard g1(other);
+        SpinGuard g2(second); // the class's order was learnt on first
+    }
+    KEXPECT_EQ(g_reports, 1u);
+    KEXPECT(report_names("takes ktest.class_member"));
+    KEXPECT_EQ(lock_order_nodes(), nodes + 2);
+    KEXPECT_EQ(first.order_node(), second.order_node());
 }
 
 } // namespace toll

@@ -50,6 +50,15 @@ class Graph {
     bool record(unsigned earlier, uintptr_t earlier_where, unsigned later, uintptr_t later_where,
                 Inversion* out);
 
+    /// True when the edge @p earlier -> @p later is recorded: one test, made
+    /// without the graph's lock by the spinlocks' fast path (edges are only
+    /// ever added, so a stale answer is "no", and the caller then asks again
+    /// under the lock).
+    bool has_edge(unsigned earlier, unsigned later) const
+    {
+        return earlier < k_max_locks && later < k_max_locks && ((m_after[earlier] >> later) & 1);
+    }
+
     /// True when @p to is known to come after @p from (a path of edges).
     bool ordered(unsigned from, unsigned to) const;
 

@@ -38,8 +38,10 @@ void panic(const char* fmt, ...)
     // set up only one CPU runs.)
     if (unsigned online = cpus_online(); online > 1) {
         unsigned stopped = ipi_stop_others();
+        console_panic(); // a stopped CPU may hold the console's lock
         kprintf("panic: cpu%u stopped %u of %u other CPUs\n", this_cpu().id, stopped, online - 1);
     }
+    console_panic();
     krecord("PANIC %s", message);
     arch::poweroff(false);
 }

@@ -15,13 +15,36 @@
 
 namespace toll {
 
+/// What the lock-order checker knows of any lock, spinning or sleeping: its
+/// name and its node in the order graph. Locks that share a name (every
+/// pipe's lock is "pipe") share a node, a *class* in lockdep's terms: an
+/// order learnt on one instance holds for all of them.
+class LockClass {
+  public:
+    constexpr explicit LockClass(const char* name) : m_name(name) {}
+    LockClass(const LockClass&) = delete;
+    LockClass& operator=(const LockClass&) = delete;
+
+    /// The name it reports under (in lock-order reports).
+    const char* name() const { return m_name; }
+
+    /// The lock-order graph's node for this lock's class (lock_order.h),
+    /// assigned at the first acquisition; ~0u for none yet or untracked.
+    unsigned order_node() const { return m_order_node; }
+
+  private:
+    friend unsigned lock_order_node(LockClass& lock);
+
+    const char* m_name;
+    unsigned m_order_node = ~0u;
+    bool m_order_assigned = false;
+};
+
 /// A lock between CPUs for a short critical section, taken with interrupts
 /// masked; it names its holder and counts what it cost.
-class Spinlock {
+class Spinlock : public LockClass {
   public:
-    constexpr explicit Spinlock(const char* name) : m_name(name) {}
-    Spinlock(const Spinlock&) = delete;
-    Spinlock& operator=(const Spinlock&) = delete;
+    constexpr explicit Spinlock(const char* name) : LockClass(name) {}
 
     /// Masks interrupts, checks the lock order, and spins until the lock is ours.
     [[gnu::noinline]] void lock();
@@ -32,8 +55,6 @@ class Spinlock {
     /// True when this CPU holds the lock.
     bool held_here() const;
 
-    /// The name it reports under (in lock-order reports).
-    const char* name() const { return m_name; }
     /// The CPU number holding it, or -1.
     int holder_cpu() const { return __atomic_load_n(&m_holder_cpu, __ATOMIC_RELAXED); }
     /// Where the holder called lock() (its return address), or 0.
@@ -45,23 +66,32 @@ class Spinlock {
     /// Turns of the wait loop, summed over the contended acquisitions.
     uint64_t spins() const { return m_spins; }
 
-    /// The lock-order graph's node for this lock (lock_order.h), assigned
-    /// at the first acquisition; ~0u for none yet or an untracked lock.
-    unsigned order_node() const { return m_order_node; }
+    /// For the watchdog's test: marks the lock held by CPU @p cpu, which
+    /// will never release it, as a CPU that died holding it would.
+    void plant_holder_for_test(int cpu);
 
   private:
-    friend void lock_order_acquire(Cpu& cpu, Spinlock& lock, uintptr_t where);
+    // The wait loop, out of line: it counts the contended acquisition.
+    [[gnu::noinline]] void spin(uintptr_t where);
+    // The watchdog's report (k_watchdog_spins): panics.
+    [[noreturn]] [[gnu::noinline]] void watchdog(uintptr_t where, uint64_t spins);
 
-    const char* m_name;
     uint32_t m_locked = 0;
     int m_holder_cpu = -1;
     uintptr_t m_holder_where = 0;
-    unsigned m_order_node = ~0u;
-    bool m_order_assigned = false;
     uint64_t m_acquisitions = 0;
     uint64_t m_contended = 0;
     uint64_t m_spins = 0;
 };
+
+/// The watchdog: a CPU that has turned the wait loop this often, with its
+/// interrupts masked, is taken to be stuck (the holder will never let go: a
+/// deadlock, or a holder that stopped) and panics, naming itself, the lock,
+/// its holder and its own backtrace, instead of hanging without a word.
+/// The default, 2^26 turns, is a second or more under QEMU and far more than
+/// any critical section of Toll's takes; `lock.watchdog=N` on the command
+/// line sets it to 2^N turns (the watchdog's test uses a small one).
+constexpr unsigned k_watchdog_shift = 26;
 
 /// Holds @p lock for the lifetime of the guard.
 class [[nodiscard]] SpinGuard {
@@ -78,7 +108,21 @@ class [[nodiscard]] SpinGuard {
 /// The lock-order check of one acquisition (called by Spinlock::lock with
 /// interrupts off, before it spins): panics on an inversion or on a lock
 /// this CPU holds already, then pushes @p lock on this CPU's held list.
+/// The current thread's sleeping locks (mutex.h) count as held before it.
 void lock_order_acquire(Cpu& cpu, Spinlock& lock, uintptr_t where);
+
+/// @p lock's node in the order graph, assigned (by its name) on first use.
+unsigned lock_order_node(LockClass& lock);
+
+/// The order check of a sleeping lock's acquisition by a thread holding
+/// @p held (its sleeping locks, taken at @p held_where, @p count of them):
+/// panics on an inversion or on a lock among them already.
+void lock_order_acquire_sleeping(LockClass& lock, uintptr_t where, LockClass* const* held,
+                                 const uintptr_t* held_where, unsigned count);
+
+/// Reports (panics with) a lock-order violation described by @p fmt; the
+/// ktests' hook (lock_order_set_hook_for_test) catches it instead.
+[[gnu::format(printf, 1, 2)]] void lock_order_violation(const char* fmt, ...);
 
 /// Panics when this CPU holds a spinlock: about to sleep or switch away,
 /// which would leave the lock held by a thread that is not running. The

@@ -1,11 +1,17 @@
 // The process table and the life of a process: fork, exit, wait, kill.
 // exec lives in exec.cpp.
+//
+// The table, the pid counter and the parent links are the table lock's
+// ("proc.table"); a parent waiting for a child checks for one and sleeps
+// under it, and an exiting child marks itself a zombie and wakes the parent
+// under it, so that the wake-up cannot fall between the two.
 #include "kernel/proc/process.h"
 #include "kernel/arch/context.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
+#include "kernel/kern/spinlock.h"
 #include "kernel/sys/file.h"
 #include "kernel/vm/kmalloc.h"
 #include "lib/string.h"
@@ -16,6 +22,7 @@ namespace {
 TOLL_COUNTER(g_forks, "proc.forks");
 TOLL_COUNTER(g_exits, "proc.exits");
 
+Spinlock g_table_lock("proc.table");
 Process* g_table[k_max_processes];
 int g_next_pid = 1;
 
@@ -27,8 +34,10 @@ constexpr int k_status_stopped = 0x7F, k_status_continued = 0xFFFF;
 
 void free_process(Process* p);
 
+// Takes a table slot and a pid for a new process; nullptr when either is short.
 Process* alloc_process(Process* parent)
 {
+    SpinGuard g(g_table_lock);
     for (Process* z : g_table) // reap orphans that have exited
         if (z && z->orphan && z->zombie)
             free_process(z);
@@ -49,6 +58,7 @@ Process* alloc_process(Process* parent)
     return p;
 }
 
+// Frees a zombie (or a process never started), with the table lock held.
 void free_process(Process* p)
 {
     for (auto& slot : g_table)
@@ -78,8 +88,14 @@ vm::VmSpace* current_vm()
     return p ? p->vm : nullptr;
 }
 
+Spinlock& process_table_lock()
+{
+    return g_table_lock;
+}
+
 void for_each_process(void (*visit)(Process& process, void* context), void* context)
 {
+    SpinGuard g(g_table_lock);
     for (Process* p : g_table)
         if (p)
             visit(*p, context);
@@ -88,6 +104,7 @@ void for_each_process(void (*visit)(Process& process, void* context), void* cont
 int process_count()
 {
     int n = 0;
+    SpinGuard g(g_table_lock);
     for (Process* p : g_table)
         n += p != nullptr;
     return n;
@@ -114,6 +131,7 @@ Result<int> fork(arch::TrapFrame& frame)
     child->thread = thread_alloc(parent->name);
     child->vm = child->thread ? vm::vmspace_fork(parent->vm) : nullptr;
     if (!child->vm) {
+        SpinGuard g(g_table_lock);
         free_process(child);
         return k_enomem;
     }
@@ -151,6 +169,7 @@ void exit_current(int wait_status)
     p->vm = nullptr;
     // Orphans go to the kernel (parent nullptr): their zombies are reaped
     // when they exit, since nobody will wait for them.
+    g_table_lock.lock();
     for (Process* c : g_table)
         if (c && c->parent == p) {
             c->parent = nullptr;
@@ -159,7 +178,6 @@ void exit_current(int wait_status)
                 free_process(c);
         }
     p->wait_status = wait_status;
-    p->zombie = true;
     // The parent hears of it (SIGCHLD); one that ignores SIGCHLD explicitly
     // keeps no zombie children (Linux, as POSIX allows).
     Process* parent = p->parent;
@@ -168,13 +186,16 @@ void exit_current(int wait_status)
         p->orphan = true;
     }
     p->thread = nullptr; // the scheduler frees the thread once it is off its stack
+    p->zombie = true;    // a waiting parent may free it from here on
     wakeup(child_channel(parent));
+    g_table_lock.unlock();
     thread_exit();
 }
 
 Result<int> wait_child(int pid, int* status, int options)
 {
     Process* self = current_process();
+    SpinGuard g(g_table_lock);
     for (;;) {
         bool have_child = false;
         // pid > 0: that child; -1: any; 0: any in the caller's group (as it
@@ -214,12 +235,13 @@ Result<int> wait_child(int pid, int* status, int options)
             return 0;
         if (interrupted())
             return k_erestartsys;
-        sleep_on(child_channel(self));
+        sleep_on(child_channel(self), g_table_lock);
     }
 }
 
 Process* find_process(int pid)
 {
+    TOLL_ASSERT(g_table_lock.held_here());
     // An orphan's zombie has no one left to reap it: it is gone already, as
     // init would have reaped it on Linux.
     for (Process* p : g_table)
@@ -237,6 +259,7 @@ Errno set_process_group(int pid, int pgid)
         pgid = pid;
     if (pgid < 0)
         return k_einval;
+    SpinGuard g(g_table_lock);
     Process* p = find_process(pid);
     if (!p)
         return k_esrch;
@@ -264,6 +287,7 @@ Errno set_process_group(int pid, int pgid)
 
 Result<int> group_of(int pid, bool session)
 {
+    SpinGuard g(g_table_lock);
     Process* p = pid == 0 ? current_process() : find_process(pid);
     if (!p)
         return k_esrch;
@@ -273,6 +297,7 @@ Result<int> group_of(int pid, bool session)
 Result<int> new_session()
 {
     Process* self = current_process();
+    SpinGuard guard(g_table_lock);
     for (Process* g : g_table)
         if (g && !(g->zombie && g->orphan) && g->pgid == self->pid)
             return k_eperm; // it leads a group, or a group still bears its number
@@ -282,6 +307,7 @@ Result<int> new_session()
 
 int wait_for(int pid)
 {
+    SpinGuard g(g_table_lock);
     for (;;) {
         for (Process* c : g_table)
             if (c && c->pid == pid && c->zombie) {
@@ -289,7 +315,7 @@ int wait_for(int pid)
                 free_process(c);
                 return status;
             }
-        sleep_on(child_channel(nullptr));
+        sleep_on(child_channel(nullptr), g_table_lock);
     }
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 #include "kernel/kern/errno.h"
 #include "kernel/kern/result.h"
+#include "kernel/kern/spinlock.h"
 #include "kernel/proc/signal.h"
 #include "kernel/proc/thread.h"
 #include "kernel/sys/file.h"
@@ -25,20 +26,21 @@ struct Process {
     Thread* thread = nullptr;      ///< the thread that runs it (one per process)
     vm::VmSpace* vm = nullptr;     ///< its address space
     sys::FileRef files[k_max_fds]; ///< open file descriptors, each a reference; empty = free
-    uint64_t close_on_exec = 0;    ///< bit n: descriptor n closes at execve (FD_CLOEXEC)
-    bool zombie = false;           ///< exited; waits for its parent's wait4
-    int wait_status = 0;           ///< Linux encoding: exit code << 8, or the signal number
-    Signals signals;               ///< actions, mask, pending signals
-    uintptr_t clear_child_tid = 0; ///< set_tid_address: user word cleared at exit
-    bool orphan = false;           ///< its parent exited: nobody will wait for it
-    int pgid = 0;                  ///< its process group (the pid of the group's leader)
-    int sid = 0;                   ///< its session (the pid of the session's leader)
-    bool execed = false;           ///< it ran execve since fork (setpgid refuses its parent)
-    char name[16] = {};            ///< the program's name, for the console
-    sys::NodeRef cwd;              ///< its working directory (empty: the root)
-    uint32_t umask = 022;          ///< umask(2): permission bits a create leaves out
-    char exe[128] = {};            ///< the program's path, for /proc/PID/exe
-    char cmdline[128] = {};        ///< its arguments, each NUL-ended (/proc/PID/cmdline)
+    Spinlock files_lock{"proc.files"}; ///< guards files and close_on_exec while they change
+    uint64_t close_on_exec = 0;        ///< bit n: descriptor n closes at execve (FD_CLOEXEC)
+    bool zombie = false;               ///< exited; waits for its parent's wait4
+    int wait_status = 0;               ///< Linux encoding: exit code << 8, or the signal number
+    Signals signals;                   ///< actions, mask, pending signals
+    uintptr_t clear_child_tid = 0;     ///< set_tid_address: user word cleared at exit
+    bool orphan = false;               ///< its parent exited: nobody will wait for it
+    int pgid = 0;                      ///< its process group (the pid of the group's leader)
+    int sid = 0;                       ///< its session (the pid of the session's leader)
+    bool execed = false;               ///< it ran execve since fork (setpgid refuses its parent)
+    char name[16] = {};                ///< the program's name, for the console
+    sys::NodeRef cwd;                  ///< its working directory (empty: the root)
+    uint32_t umask = 022;              ///< umask(2): permission bits a create leaves out
+    char exe[128] = {};                ///< the program's path, for /proc/PID/exe
+    char cmdline[128] = {};            ///< its arguments, each NUL-ended (/proc/PID/cmdline)
     size_t cmdline_length = 0;
 };
 
@@ -96,6 +98,10 @@ Errno kill(int pid, int signal, int code = TOLL_SI_USER);
 /// The process numbered @p pid, zombies that their parent may still wait
 /// for included; nullptr if there is none.
 Process* find_process(int pid);
+
+/// The process table's lock: find_process's caller holds it for as long as
+/// it uses the process found (an exiting process is freed under it).
+Spinlock& process_table_lock();
 
 /// setpgid(): moves process @p pid (0: the caller) into group @p pgid (0: a
 /// group of its own, numbered @p pid), with Linux's rules: only the caller

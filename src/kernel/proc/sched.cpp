@@ -1,5 +1,7 @@
 // The scheduler: a run queue served round robin, one quantum per clock
-// tick, sleep/wakeup on channels, and an idle thread that halts the CPU.
+// tick, and an idle thread that halts the CPU. Sleeping is the wait
+// queues' (proc/waitqueue.h, proc/sleep.cpp); the scheduler blocks the
+// current thread and makes threads runnable for them.
 // Which thread runs, the run queue and the idle thread are the CPU's own
 // (kernel/kern/cpu.h); only the boot CPU runs threads so far, the others
 // sit in their idle loops (sched_start_secondary).
@@ -23,7 +25,6 @@ TOLL_CPU_COUNTER(g_preemptions, "sched.preemptions", CpuEvent::preemptions);
 TOLL_CPU_COUNTER(g_clock_ticks, "sched.clock_ticks", CpuEvent::clock_ticks);
 
 Thread g_boot_thread;
-Thread* g_sleepers; // sleeping threads, linked through Thread::next
 int g_next_id = 1;
 uint64_t g_ticks;
 
@@ -68,6 +69,7 @@ void reschedule()
     }
     Thread* prev = cpu.current;
     cpu.current = next;
+    cpu.mutexes = &next->mutexes; // the spinlocks' order check reads them
     next->state = ThreadState::running;
     next->need_resched = false;
     ++next->switches_in;
@@ -94,29 +96,6 @@ void idle_loop(void*)
     }
 }
 
-void add_sleeper(Thread* t)
-{
-    t->next = g_sleepers;
-    g_sleepers = t;
-}
-
-// Moves every sleeper for which @p should_wake is true to the run queue.
-template <typename Predicate>
-void wake_if(Predicate should_wake)
-{
-    Thread** link = &g_sleepers;
-    while (Thread* t = *link) {
-        if (should_wake(t)) {
-            *link = t->next;
-            t->wait_channel = nullptr;
-            t->wake_tick = 0;
-            make_runnable(t);
-        } else {
-            link = &t->next;
-        }
-    }
-}
-
 } // namespace
 
 uint64_t ticks()
@@ -131,6 +110,7 @@ void sched_init()
     g_boot_thread.state = ThreadState::running;
     g_boot_thread.id = g_next_id++;
     cpu.current = &g_boot_thread;
+    cpu.mutexes = &g_boot_thread.mutexes;
     cpu.idle = thread_alloc("idle");
     TOLL_ASSERT(cpu.idle);
     arch::context_init_kernel(cpu.idle->context, cpu.idle->kstack_base + k_kstack_size, idle_loop,
@@ -149,6 +129,7 @@ void sched_init_secondary(uintptr_t stack_base)
     idle->kstack_base = stack_base;
     idle->state = ThreadState::running;
     cpu.idle = cpu.current = idle;
+    cpu.mutexes = &idle->mutexes;
 }
 
 void sched_idle_secondary()
@@ -216,22 +197,12 @@ void yield()
     reschedule();
 }
 
-void sleep_on(const void* channel, uint64_t wake_tick)
+void block()
 {
+    // The caller (a wait queue, proc/waitqueue.cpp) has marked the thread
+    // asleep and queued it, with interrupts off, and keeps them off to here.
     lock_order_check_sleep("sleeps");
-    arch::InterruptsOff off;
-    Thread* t = this_cpu().current;
-    t->state = ThreadState::sleeping;
-    t->wait_channel = channel;
-    t->wake_tick = wake_tick;
-    add_sleeper(t);
     reschedule();
-}
-
-void wakeup(const void* channel)
-{
-    arch::InterruptsOff off;
-    wake_if([channel](Thread* t) { return t->wait_channel == channel; });
 }
 
 void thread_exit()
@@ -251,7 +222,7 @@ void sched_clock_tick()
     Cpu& cpu = this_cpu();
     ++g_ticks;
     cpu.events[static_cast<unsigned>(CpuEvent::clock_ticks)]++;
-    wake_if([](Thread* t) { return t->wake_tick && t->wake_tick <= g_ticks; });
+    sleep_clock_tick(g_ticks);
     if (cpu.run_head)
         cpu.current->need_resched = true;
 }

@@ -156,6 +156,7 @@ Errno kill(int pid, int sig, int code)
     Process* self = current_process();
     SigInfo info{code, self ? self->pid : 0, 0, 0};
     if (pid > 0) {
+        SpinGuard g(process_table_lock());
         Process* p = find_process(pid);
         if (!p)
             return k_esrch;

@@ -10,6 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+namespace toll {
+class Spinlock;
+} // namespace toll
+
 namespace toll::proc {
 
 struct Process;
@@ -45,6 +49,7 @@ struct Thread {
     bool preemptible = false;                  ///< A kernel thread that runs with interrupts on.
     bool need_resched = false; ///< Set by the clock when others wait: switch at the next chance.
     uint64_t switches_in = 0;  ///< How often it was switched to.
+    MutexesHeld mutexes;       ///< The sleeping locks it holds (proc/mutex.h).
     char name[16] = {};        ///< For the console.
     int id = 0;                ///< Unique number, for the console.
 };
@@ -92,11 +97,29 @@ void make_runnable(Thread* t);
 /// Gives up the CPU to the next runnable thread, if any.
 void yield();
 
-/// Sleeps on @p channel until wakeup(channel) (or the tick @p wake_tick, if non-zero).
+/// Sleeps on @p channel until wakeup(channel) (or the tick @p wake_tick, if
+/// non-zero). The caller rechecks its condition on return. Channels hash to
+/// a fixed set of wait queues (proc/sleep.cpp).
 void sleep_on(const void* channel, uint64_t wake_tick = 0);
+
+/// sleep_on with @p held, a spinlock that guards the caller's condition,
+/// released while asleep and taken again before it returns: the caller
+/// checks the condition under @p held, and a waker that changes it under
+/// @p held cannot slip its wakeup in before the sleep (the lost wake-up).
+void sleep_on(const void* channel, Spinlock& held, uint64_t wake_tick = 0);
 
 /// Wakes every thread sleeping on @p channel.
 void wakeup(const void* channel);
+
+/// Wakes the timed sleepers whose tick has come (from the clock interrupt).
+void sleep_clock_tick(uint64_t now);
+
+/// Gives up the CPU with the current thread asleep: for the wait queues,
+/// which have set its state and queued it, with interrupts off. It runs
+/// again once a waker passes it to make_runnable. (With threads on several
+/// CPUs the scheduler must not run it elsewhere before its context is
+/// saved here.)
+void block();
 
 /// Ends the current thread; another thread frees its stack.
 [[noreturn]] void thread_exit();

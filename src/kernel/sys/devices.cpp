@@ -101,11 +101,7 @@ long console_write(File&, uintptr_t buffer, size_t count)
         size_t n = count - done < sizeof chunk ? count - done : sizeof chunk;
         if (Errno e = copyin(chunk, buffer + done, n); e != k_ok)
             return done ? static_cast<long>(done) : -e;
-        for (size_t i = 0; i < n; ++i) {
-            if (chunk[i] == '\n')
-                arch::console_putc('\r');
-            arch::console_putc(chunk[i]);
-        }
+        console_write_bytes(chunk, n); // a chunk never interleaves with another CPU's
         done += n;
     }
     return static_cast<long>(count);

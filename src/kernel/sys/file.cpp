@@ -1,4 +1,12 @@
 // Files and descriptor tables, plus open() by path.
+//
+// A File's reference count is atomic: two processes that share a file
+// (fork, dup) may drop their references on two CPUs at once, and the one
+// that drops the last releases it. A descriptor table is its process's
+// spinlock's ("proc.files") while it changes (install, take, fork's copy);
+// fd_get reads a slot without it, since only the process's one thread
+// changes its own table (a table shared between threads would need the lock
+// and a reference there too, as Linux's fdget takes when it is shared).
 #include "kernel/sys/file.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
@@ -30,13 +38,16 @@ FileRef file_new(const FileOps* ops, int flags)
 
 void FileRef::ref(File* file)
 {
-    ++file->refs;
+    __atomic_add_fetch(&file->refs, 1, __ATOMIC_RELAXED);
 }
 
 void FileRef::unref(File* file)
 {
-    TOLL_ASSERT(file->refs > 0);
-    if (--file->refs == 0) {
+    // Acquire-release: the last dropper releases the file and must see what
+    // every other holder wrote to it first.
+    int left = __atomic_sub_fetch(&file->refs, 1, __ATOMIC_ACQ_REL);
+    TOLL_ASSERT(left >= 0);
+    if (left == 0) {
         if (file->ops->release)
             file->ops->release(*file);
         destroy(file);
@@ -51,6 +62,7 @@ Result<FileRef> file_open(const char* path, int flags)
 
 Result<int> fd_install(proc::Process* p, FileRef& file, int min)
 {
+    SpinGuard g(p->files_lock);
     for (int fd = min; fd < proc::k_max_fds; ++fd)
         if (!p->files[fd]) {
             p->files[fd] = toll::move(file);
@@ -64,7 +76,8 @@ FileRef fd_take(proc::Process* p, int fd)
 {
     if (fd < 0 || fd >= proc::k_max_fds)
         return FileRef{};
-    return toll::move(p->files[fd]);
+    SpinGuard g(p->files_lock);
+    return toll::move(p->files[fd]); // dropped by the caller, after the lock
 }
 
 void fd_set_cloexec(proc::Process* p, int fd, bool on)
@@ -97,6 +110,7 @@ void fd_close_all(proc::Process* p)
 
 void fd_copy_table(proc::Process* child, proc::Process* parent)
 {
+    SpinGuard g(parent->files_lock); // the child is not running yet
     // A reference of the child's own for each open descriptor.
     for (int fd = 0; fd < proc::k_max_fds; ++fd)
         if (parent->files[fd])

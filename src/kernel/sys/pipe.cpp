@@ -2,7 +2,16 @@
 // until data or end of file; writes block while the pipe is full and fail
 // with EPIPE (and SIGPIPE) once no reader is left. A write of at most
 // PIPE_BUF bytes is atomic; O_NONBLOCK turns every wait into EAGAIN.
+//
+// Each pipe has a spinlock ("pipe") over its ring and its ends' counts; a
+// reader or writer checks for data or room under it and sleeps with
+// sleep_on(channel, lock), which releases it while asleep, so that the
+// other end's change and wakeup cannot come between the check and the sleep.
+// The copy to or from user memory happens under it too: a fault there takes
+// the address space's lock after the pipe's (the order kernel/README.md
+// gives), and never sleeps.
 #include "kernel/kern/counters.h"
+#include "kernel/kern/spinlock.h"
 #include "kernel/proc/process.h"
 #include "kernel/proc/thread.h"
 #include "kernel/sys/file.h"
@@ -23,6 +32,7 @@ static_assert(k_pipe_buf <= k_pipe_size, "an atomic write must fit in the buffer
 constexpr int k_s_ififo = 010000;
 
 struct Pipe {
+    Spinlock lock{"pipe"}; ///< guards everything below
     uint8_t buffer[k_pipe_size];
     size_t head = 0;  ///< next byte to read
     size_t count = 0; ///< bytes in the buffer
@@ -33,6 +43,7 @@ struct Pipe {
 long pipe_read(File& f, uintptr_t buffer, size_t count)
 {
     auto* p = static_cast<Pipe*>(f.object);
+    SpinGuard g(p->lock);
     while (p->count == 0) {
         if (p->writers == 0 || count == 0)
             return 0;
@@ -41,7 +52,7 @@ long pipe_read(File& f, uintptr_t buffer, size_t count)
         if (proc::interrupted())
             return -k_erestartsys;
         g_pipe_waits.add();
-        proc::sleep_on(&p->count);
+        proc::sleep_on(&p->count, p->lock);
     }
     size_t done = 0;
     while (done < count && p->count) {
@@ -61,9 +72,8 @@ long pipe_read(File& f, uintptr_t buffer, size_t count)
     return static_cast<long>(done);
 }
 
-long pipe_write(File& f, uintptr_t buffer, size_t count)
+long write_locked(Pipe* p, File& f, uintptr_t buffer, size_t count, bool* broken)
 {
-    auto* p = static_cast<Pipe*>(f.object);
     // An atomic write waits for room for all of it, then copies it without
     // sleeping (the kernel is not preempted), so no other writer's bytes
     // can come between. A longer one goes in as room appears.
@@ -71,8 +81,7 @@ long pipe_write(File& f, uintptr_t buffer, size_t count)
     size_t done = 0;
     while (done < count) {
         if (p->readers == 0) {
-            // Linux: the writer also gets SIGPIPE, which ends it by default.
-            proc::signal_send(*proc::current_process(), TOLL_SIGPIPE, SigInfo{});
+            *broken = true;
             return done ? static_cast<long>(done) : -k_epipe;
         }
         if (k_pipe_size - p->count < (done ? 1 : first_room)) {
@@ -82,7 +91,7 @@ long pipe_write(File& f, uintptr_t buffer, size_t count)
                 return done ? static_cast<long>(done) : -k_erestartsys;
             proc::wakeup(&p->count);
             g_pipe_waits.add();
-            proc::sleep_on(&p->head);
+            proc::sleep_on(&p->head, p->lock);
             continue;
         }
         size_t tail = (p->head + p->count) % k_pipe_size;
@@ -100,16 +109,37 @@ long pipe_write(File& f, uintptr_t buffer, size_t count)
     return static_cast<long>(done);
 }
 
+long pipe_write(File& f, uintptr_t buffer, size_t count)
+{
+    auto* p = static_cast<Pipe*>(f.object);
+    bool broken = false;
+    long result;
+    {
+        SpinGuard g(p->lock);
+        result = write_locked(p, f, buffer, count, &broken);
+    }
+    // Linux: the writer also gets SIGPIPE, which ends it by default; sent
+    // outside the pipe's lock, which signals know nothing of.
+    if (broken)
+        proc::signal_send(*proc::current_process(), TOLL_SIGPIPE, SigInfo{});
+    return result;
+}
+
 void release_end(File& f, bool reader)
 {
     auto* p = static_cast<Pipe*>(f.object);
-    if (reader)
-        --p->readers;
-    else
-        --p->writers;
-    proc::wakeup(&p->count);
-    proc::wakeup(&p->head);
-    if (p->readers == 0 && p->writers == 0)
+    bool last;
+    {
+        SpinGuard g(p->lock);
+        if (reader)
+            --p->readers;
+        else
+            --p->writers;
+        proc::wakeup(&p->count);
+        proc::wakeup(&p->head);
+        last = p->readers == 0 && p->writers == 0;
+    }
+    if (last) // no end is left to reach it: nobody else can take the lock
         destroy(p);
 }
 
@@ -143,6 +173,7 @@ FileRef open_end(Pipe* p, const FileOps* ops, int flags)
     FileRef f = file_new(ops, flags);
     if (f) {
         f->object = p;
+        SpinGuard g(p->lock);
         ++(ops == &k_read_end ? p->readers : p->writers);
     }
     return f;

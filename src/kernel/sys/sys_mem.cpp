@@ -24,6 +24,7 @@ uintptr_t page_round_up(uintptr_t v)
 long sys_brk(const SyscallArgs& a)
 {
     vm::VmSpace* space = proc::current_process()->vm;
+    SpinGuard g(space->lock);
     uintptr_t want = a.a[0];
     // Linux: an impossible request leaves the break where it is and returns it.
     if (want < space->brk_start || want >= arch::user_space_limit() - vm::k_user_stack_size)
@@ -65,6 +66,11 @@ long sys_mmap_pages(const SyscallArgs& a)
             return -k_eperm; // as Linux refuses mappings below mmap_min_addr
         if (address + length < address || address + length > arch::user_space_limit())
             return -k_enomem;
+    }
+    // From the choice of the address to the mapping, one hold of the lock:
+    // another thread of the process must not map the same hole between.
+    SpinGuard g(space->lock);
+    if (fixed) {
         if ((flags & k_map_fixed_noreplace) &&
             vm::vmspace_overlaps(space, address, address + length))
             return -k_eexist;
@@ -90,7 +96,9 @@ long sys_munmap(const SyscallArgs& a)
     if ((address & k_page_mask) || !length || address + length < address ||
         address + length > arch::user_space_limit())
         return -k_einval;
-    Errno e = vm::vmspace_unmap(proc::current_process()->vm, address, length);
+    vm::VmSpace* space = proc::current_process()->vm;
+    SpinGuard g(space->lock);
+    Errno e = vm::vmspace_unmap(space, address, length);
     return e == k_ok ? 0 : -e;
 }
 
@@ -103,8 +111,9 @@ long sys_mprotect(const SyscallArgs& a)
         return 0;
     if (address + length < address || address + length > arch::user_space_limit())
         return -k_enomem;
-    Errno e = vm::vmspace_protect(proc::current_process()->vm, address, length,
-                                  static_cast<unsigned>(prot));
+    vm::VmSpace* space = proc::current_process()->vm;
+    SpinGuard g(space->lock);
+    Errno e = vm::vmspace_protect(space, address, length, static_cast<unsigned>(prot));
     return e == k_ok ? 0 : -e;
 }
 

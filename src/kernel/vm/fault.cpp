@@ -116,6 +116,7 @@ Errno zero_fill(VmSpace* space, uintptr_t page, unsigned prot, const Region* reg
 
 Errno vmspace_fault(VmSpace* space, uintptr_t address, bool write)
 {
+    SpinGuard g(space->lock);
     return fault_in(space, address, write);
 }
 
@@ -123,6 +124,7 @@ Errno handle_user_fault(VmSpace* space, uintptr_t address, bool write, bool pres
 {
     if (!space)
         return k_efault;
+    SpinGuard g(space->lock);
     bool refused = address >= user_space_limit() || (present && !write);
     if (!refused && present && write) {
         Region* r = vmspace_find(space, address);
@@ -130,7 +132,7 @@ Errno handle_user_fault(VmSpace* space, uintptr_t address, bool write, bool pres
     }
     if (refused) // beyond user space, or a protection fault on a page nothing can fill
         return k_efault;
-    return vmspace_fault(space, address, write);
+    return fault_in(space, address, write);
 }
 
 } // namespace toll::vm

@@ -143,6 +143,7 @@ VmSpace* vmspace_fork(VmSpace* parent)
     VmSpace* child = vmspace_create();
     if (!child)
         return nullptr;
+    SpinGuard g(parent->lock); // the child is nobody else's yet
     bool share = fork_shares_pages();
     // Only where reservations exist can a mapping be a superpage: without
     // them the size lookup is skipped.

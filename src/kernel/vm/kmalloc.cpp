@@ -2,9 +2,15 @@
 // size class, each page with a header counting its blocks in use, so that a
 // page whose last block is freed goes back to the page allocator. Large
 // objects are whole runs of pages with a header naming their order.
+//
+// The slabs' lists and counts are the heap lock's ("vm.heap", a spinlock:
+// interrupt handlers may allocate); a slab's page comes from the page
+// allocator under it (vm.heap, then vm.phys). A large object needs only
+// the page allocator's lock.
 #include "kernel/vm/kmalloc.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
+#include "kernel/kern/spinlock.h"
 #include "kernel/vm/arch.h"
 #include "kernel/vm/failpoint.h"
 #include "kernel/vm/phys.h"
@@ -53,6 +59,9 @@ struct Large {
     uint32_t order;
 };
 constexpr size_t k_large_header = k_align;
+
+/// Guards the slabs: g_partial, g_empty_pages and every Slab header.
+Spinlock g_heap_lock("vm.heap");
 
 /// Per class: the pages that still have a free block.
 Slab* g_partial[k_classes];
@@ -160,23 +169,26 @@ void* kmalloc(size_t size)
             g_kmalloc_failures.add();
         return p;
     }
-    Slab* s = g_partial[c];
-    if (!s && !(s = new_slab(c))) {
-        g_kmalloc_failures.add();
-        return nullptr;
-    }
     uint8_t* block;
-    if (s->free) {
-        block = reinterpret_cast<uint8_t*>(s->free);
-        s->free = s->free->next;
-    } else {
-        block = block_at(s, s->carved++);
+    {
+        SpinGuard g(g_heap_lock);
+        Slab* s = g_partial[c];
+        if (!s && !(s = new_slab(c))) {
+            g_kmalloc_failures.add();
+            return nullptr;
+        }
+        if (s->free) {
+            block = reinterpret_cast<uint8_t*>(s->free);
+            s->free = s->free->next;
+        } else {
+            block = block_at(s, s->carved++);
+        }
+        if (s->in_use == 0)
+            --g_empty_pages; // the class's kept empty page is in use again
+        if (++s->in_use == s->capacity)
+            unlink_partial(s);
     }
-    if (s->in_use == 0)
-        --g_empty_pages; // the class's kept empty page is in use again
-    if (++s->in_use == s->capacity)
-        unlink_partial(s);
-    memset(block, 0, k_class_sizes[c]);
+    memset(block, 0, k_class_sizes[c]); // ours alone now: no lock needed
     return block;
 }
 
@@ -195,6 +207,7 @@ void kfree(void* p)
         return;
     }
     auto* s = reinterpret_cast<Slab*>(address & ~k_page_mask);
+    SpinGuard g(g_heap_lock);
     TOLL_ASSERT(s->magic == k_slab_magic && s->size_class < k_classes);
     size_t offset = address - reinterpret_cast<uintptr_t>(s) - k_slab_header;
     TOLL_ASSERT(offset % k_class_sizes[s->size_class] == 0 && s->in_use > 0 &&

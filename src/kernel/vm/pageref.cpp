@@ -1,5 +1,8 @@
 // Page reference counts: a flat table of 16-bit counts, one per physical page
-// of the memory the allocator manages.
+// of the memory the allocator manages. Two address spaces can share a page
+// (fork) and change its count from two CPUs at once, so every change is an
+// atomic read-modify-write on the count itself: no lock, and no order to
+// keep with the address spaces' locks.
 #include "kernel/vm/pageref.h"
 #include "kernel/vm/phys.h"
 #include "lib/string.h"
@@ -45,34 +48,43 @@ bool pageref_ready()
 Optional<unsigned> pageref_get(PhysAddr pa)
 {
     if (uint16_t* c = slot(pa))
-        return unsigned(*c);
+        return unsigned(__atomic_load_n(c, __ATOMIC_RELAXED));
     return {};
 }
 
 void pageref_set_one(PhysAddr pa)
 {
     if (uint16_t* c = slot(pa))
-        *c = 1;
+        __atomic_store_n(c, uint16_t(1), __ATOMIC_RELAXED);
 }
 
 bool pageref_share(PhysAddr pa)
 {
     uint16_t* c = slot(pa);
-    if (!c || *c == 0 || *c == k_max_count)
+    if (!c)
         return false;
-    ++*c;
+    uint16_t n = __atomic_load_n(c, __ATOMIC_RELAXED);
+    do {
+        if (n == 0 || n == k_max_count)
+            return false;
+    } while (!__atomic_compare_exchange_n(c, &n, uint16_t(n + 1), true, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
     return true;
 }
 
 unsigned pageref_release(PhysAddr pa)
 {
     uint16_t* c = slot(pa);
-    if (!c || *c <= 1) {
-        if (c)
-            *c = 0;
+    if (!c)
         return 0;
-    }
-    return --*c;
+    // Acquire-release: whoever sees the count drop to 0 frees the page, and
+    // must see every write the other sharers made to it before.
+    uint16_t n = __atomic_load_n(c, __ATOMIC_RELAXED);
+    uint16_t next;
+    do {
+        next = n <= 1 ? 0 : uint16_t(n - 1);
+    } while (!__atomic_compare_exchange_n(c, &n, next, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+    return next;
 }
 
 } // namespace toll::vm

@@ -3,6 +3,7 @@
 #include "kernel/vm/phys.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
+#include "kernel/kern/spinlock.h"
 #include "kernel/vm/failpoint.h"
 
 namespace toll::vm {
@@ -55,6 +56,9 @@ bool header_valid(const FreeBlock* h, PhysAddr pa, unsigned order)
 }
 
 constinit PhysAllocator g_phys_allocator;
+
+// Guards the free lists and bitmaps of every PhysAllocator (phys.h).
+Spinlock g_phys_lock("vm.phys");
 
 } // namespace
 
@@ -316,6 +320,7 @@ Result<PhysAddr> PhysAllocator::alloc(unsigned order, bool may_reclaim)
 {
     if (order > k_max_order)
         return k_einval;
+    SpinGuard g(g_phys_lock);
     if (!m_built)
         build();
     if (this == &g_phys_allocator && fail_alloc_now()) {
@@ -331,7 +336,14 @@ Result<PhysAddr> PhysAllocator::alloc(unsigned order, bool may_reclaim)
         // Out of blocks this big: let the reclaim hook (superpage
         // reservations) give pages back, one reservation at a time, until
         // they coalesce into one or it has nothing left to give.
-        if (!may_reclaim || !m_reclaim || m_reclaim() == 0) {
+        if (!may_reclaim || !m_reclaim) {
+            g_failures.add();
+            return k_enomem;
+        }
+        g_phys_lock.unlock(); // the hook frees pages: free() takes the lock
+        size_t reclaimed = m_reclaim();
+        g_phys_lock.lock();
+        if (reclaimed == 0) {
             g_failures.add();
             return k_enomem;
         }
@@ -352,6 +364,7 @@ Result<PhysAddr> PhysAllocator::alloc(unsigned order, bool may_reclaim)
 
 void PhysAllocator::free(PhysAddr pa, unsigned order)
 {
+    SpinGuard g(g_phys_lock);
     if (!m_built)
         build(); // Then whatever is freed here is found free already.
     TOLL_ASSERT(order <= k_max_order);

@@ -43,9 +43,14 @@ namespace toll::vm {
 /// Cost: alloc() is O(k_max_order) list operations; free() is O(k_max_order)
 /// bitmap probes plus a scan of 2^order bits for its double-free check.
 ///
-/// Not locked: callers serialise (one CPU, no preemption yet).
-/// Exercise for the student: which lock would you add, and why must it also
-/// mask interrupts if an interrupt handler may allocate?
+/// Locking: alloc() and free() take the page allocators' spinlock ("vm.phys",
+/// one for the kernel's allocator and the few the tests make),
+/// which masks interrupts like every spinlock, so that an interrupt handler
+/// that allocated could not spin on its own CPU's hold. The reclaim hook
+/// runs with the lock released (it frees pages, which takes it again). The
+/// boot-time calls (add_range, reserve) run before any other CPU starts and
+/// take no lock. Exercise for the student: why may the count of free pages
+/// be read without the lock, and what may a reader see?
 class PhysAllocator {
   public:
     /// The largest block: big enough for the largest superpage reservation

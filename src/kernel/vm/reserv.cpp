@@ -5,6 +5,7 @@
 #include "kernel/vm/reserv.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/param.h"
+#include "kernel/kern/spinlock.h"
 #include "kernel/vm/pageref.h"
 #include "kernel/vm/phys.h"
 #include "kernel/vm/vmspace.h"
@@ -310,6 +311,12 @@ bool try_promote(VmSpace* space, const Reservation* r, uintptr_t base, unsigned 
     return pmap_promote(space->pmap, base, psind);
 }
 
+// Guards the reservations: the pool, the in-use list and the index. Taken
+// inside an address space's lock (vm.space, then vm.reserv) and around the
+// page allocator's (vm.reserv, then vm.phys); the allocator's reclaim hook
+// takes it with no allocator lock held (phys.cpp).
+Spinlock g_reserv_lock("vm.reserv");
+
 } // namespace
 
 bool reserv_enabled()
@@ -339,6 +346,7 @@ Optional<ReservedPage> reserv_alloc_page(VmSpace* space, uintptr_t va, uintptr_t
 {
     if (!reserv_enabled())
         return {};
+    SpinGuard g(g_reserv_lock);
     Reservation* r = find_va(space, va);
     // The largest size whose aligned stretch lies inside the region, has
     // nothing mapped yet, and whose block the allocator still has.
@@ -357,6 +365,7 @@ Optional<ReservedPage> reserv_alloc_copy(VmSpace* space, uintptr_t va, uintptr_t
 {
     if (!reserv_enabled())
         return {};
+    SpinGuard g(g_reserv_lock);
     Reservation* r = find_va(space, va);
     if (r && r->populated(page_index(r, va))) {
         // Its page for va is the one being copied, still someone else's
@@ -381,6 +390,7 @@ Optional<ReservedPage> reserv_alloc_copy(VmSpace* space, uintptr_t va, uintptr_t
 void reserv_mapped(VmSpace* space, Reservation* r, uintptr_t va, uintptr_t region_start,
                    uintptr_t region_end)
 {
+    SpinGuard g(g_reserv_lock);
     if (!r || r->space != space)
         return;
     // LAB superpages BEGIN: walk the size indices down from r->psind; for the first whose aligned stretch around va lies inside [region_start, region_end) and is fully populated in r, ask the pmap to promote it (pmap_promote), and stop if it did
@@ -400,6 +410,7 @@ void reserv_mapped(VmSpace* space, Reservation* r, uintptr_t va, uintptr_t regio
 void reserv_repromote(VmSpace* space, uintptr_t start, uintptr_t end, uintptr_t region_start,
                       uintptr_t region_end)
 {
+    SpinGuard g(g_reserv_lock);
     for (Reservation* r = g_in_use; r; r = r->next) {
         if (r->space != space || !r->overlaps(start, end))
             continue;
@@ -415,6 +426,7 @@ void reserv_repromote(VmSpace* space, uintptr_t start, uintptr_t end, uintptr_t 
 
 void reserv_break_range(VmSpace* space, uintptr_t start, uintptr_t end)
 {
+    SpinGuard g(g_reserv_lock);
     for (Reservation* r = g_in_use; r;) {
         Reservation* next = r->next;
         if (r->space == space && r->overlaps(start, end))
@@ -425,6 +437,7 @@ void reserv_break_range(VmSpace* space, uintptr_t start, uintptr_t end)
 
 void reserv_break_at(VmSpace* space, uintptr_t at)
 {
+    SpinGuard g(g_reserv_lock);
     Reservation* r = find_va(space, at);
     if (r && r->va != at)
         break_reservation(r);
@@ -432,6 +445,13 @@ void reserv_break_at(VmSpace* space, uintptr_t at)
 
 bool reserv_free_page(PhysAddr pa)
 {
+    // Most pages freed belong to no reservation: the index says so without
+    // the lock. A page being freed is its owner's, so no reservation can be
+    // made around it meanwhile (they are made of free blocks only); one
+    // that holds it may only be broken, which the locked look below sees.
+    if (!find_pa(pa))
+        return false;
+    SpinGuard g(g_reserv_lock);
     Reservation* r = find_pa(pa);
     if (!r)
         return false;
@@ -446,6 +466,7 @@ bool reserv_free_page(PhysAddr pa)
 
 void reserv_release_space(VmSpace* space)
 {
+    SpinGuard g(g_reserv_lock);
     for (Reservation* r = g_in_use; r;) {
         Reservation* next = r->next;
         if (r->space == space)
@@ -456,6 +477,12 @@ void reserv_release_space(VmSpace* space)
 
 size_t reserv_reclaim()
 {
+    // From an allocation made under this lock (a reservation's own block
+    // is taken without reclaim, but a page table's may not be): nothing to
+    // give back from here, rather than a recursion.
+    if (g_reserv_lock.held_here())
+        return 0;
+    SpinGuard g(g_reserv_lock);
     for (Reservation* r = g_in_use; r; r = r->next)
         if (!r->full()) {
             g_reclaimed.add();
@@ -466,6 +493,7 @@ size_t reserv_reclaim()
 
 size_t reserv_unused_pages()
 {
+    SpinGuard g(g_reserv_lock);
     size_t unused = 0;
     for (Reservation* r = g_in_use; r; r = r->next)
         unused += r->pages() - r->population;

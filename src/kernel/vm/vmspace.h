@@ -7,6 +7,7 @@
 #pragma once
 #include "kernel/kern/errno.h"
 #include "kernel/kern/result.h"
+#include "kernel/kern/spinlock.h"
 #include "kernel/vm/arch.h"
 #include "kernel/vm/region_tree.h"
 #include <stddef.h>
@@ -14,8 +15,13 @@
 
 namespace toll::vm {
 
-/// A process's address space.
+/// A process's address space. Its lock ("vm.space") guards the regions,
+/// the break and the pmap: each mmap, munmap, mprotect and brk holds it for
+/// the whole call (sys_mem.cpp), a page fault for its handling, fork for the
+/// walk of the parent. A copy to or from user memory is never made with it
+/// held, since the copy may fault and take it again.
 struct VmSpace {
+    Spinlock lock{"vm.space"}; ///< guards everything below
     Pmap* pmap = nullptr;      ///< its page tables (what is mapped now)
     RegionTree regions;        ///< what may be mapped: the regions, with their rights
     uintptr_t brk_start = 0;   ///< end of the program's data: where the heap starts

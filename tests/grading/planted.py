@@ -1,0 +1,86 @@
+"""Planted submissions of the labs other than the demonstration one: kernels
+whose records are right while the mechanism is not, which only the grader's
+look from outside the machine (tools/lib/probes.py) catches.
+
+Each is the reference with one region edited; make(root, lab, batch) writes
+them beside the reference and the starter, and EXPECT says how each must fare
+(check_batch.py's rules).
+"""
+
+import os
+import shutil
+from typing import Callable, Dict, List, Tuple
+
+DISAGREE = "records disagree with the machine"
+
+# Under 3/1-pti the exit to user mode skips the load of the user's CR3: user
+# code runs on the kernel's page directory, where the kernel is mapped. Every
+# program still works, so ut_forkexec's records pass; 4/4 keeps its switch
+# (it could not run without it), so only the isolation of 3/1-pti is missing.
+USER_CR3_LOAD = """    movl $TOP - 24, %esp
+    movl %ss:trampoline_vars + TV_USER_CR3, %eax
+    movl %eax, %cr3
+    popl %eax"""
+USER_CR3_SKIPPED = """    movl $TOP - 24, %esp
+    cmpl $LAYOUT_3_1_PTI, %ss:trampoline_vars + TV_LAYOUT
+    je 9f
+    movl %ss:trampoline_vars + TV_USER_CR3, %eax
+    movl %eax, %cr3
+9:  popl %eax"""
+
+# The E820 loop still calls the BIOS (so its costs are counted as before),
+# but stores a fixed map of a 128 MB machine instead of what the BIOS said:
+# at tools/run's default -m 128 every record matches.
+E820_ADD = "            add(r, entry->base, entry->length, type);\n"
+E820_END = "    // LAB vm86 STUB\n"
+E820_FIXED = ("    add(r, 0, 0x9FC00, MemType::usable);\n"
+              "    add(r, 0x100000, 0x7EE0000, MemType::usable);\n")
+
+
+def edit(path: str, old: str, new: str) -> None:
+    with open(path) as f:
+        text = f.read()
+    if old not in text:
+        raise SystemExit(f"planted.py: {path} no longer holds the text to edit: {old!r}")
+    with open(path, "w") as f:
+        f.write(text.replace(old, new, 1))
+
+
+def no_user_cr3(folder: str) -> None:
+    edit(os.path.join(folder, "src/arch/i386/trap_entry.S"), USER_CR3_LOAD, USER_CR3_SKIPPED)
+
+
+def fixed_map(folder: str) -> None:
+    path = os.path.join(folder, "src/arch/i386/vm86/getmemsize.cpp")
+    edit(path, E820_ADD, "            (void)type;\n")
+    edit(path, E820_END, E820_FIXED + E820_END)
+
+
+PLANTED: Dict[str, List[Tuple[str, str, Callable[[str], None]]]] = {
+    "4x4": [("no_user_cr3", "user code under 3/1-pti runs on the kernel's page directory",
+             no_user_cr3)],
+    "vm86": [("fixed_map", "the E820 loop stores a 128 MB machine's map, whatever the BIOS says",
+              fixed_map)],
+}
+
+EXPECT = {
+    "no_user_cr3": {"all_pass_but": {"user.3_1_pti.forkexec": DISAGREE},
+                    "disagree": ["user.3_1_pti.forkexec"]},
+    "fixed_map": {"all_pass_but": {"vm86.e820_boot": DISAGREE},
+                  "disagree": ["vm86.e820_boot"]},
+}
+
+
+def make(root: str, lab: str, batch: str, files: List[str]) -> Dict[str, str]:
+    """Writes @p lab's planted submissions (the reference's @p files, one
+    region edited) into @p batch; returns name -> what it plants."""
+    made = {}
+    for name, what, plant in PLANTED.get(lab, []):
+        folder = os.path.join(batch, name)
+        for rel in files:
+            dest = os.path.join(folder, rel)
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            shutil.copy(os.path.join(root, rel), dest)
+        plant(folder)
+        made[name] = what
+    return made

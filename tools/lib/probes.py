@@ -1,0 +1,205 @@
+"""Checks of a lab's mechanism made from outside the guest, through QEMU's
+gdb stub, while tools/run streams the console (tools/run --probe NAME).
+
+Each probe stops the machine at breakpoints on the grader's own kernel
+functions (outside every lab region), reads registers, page tables and
+memory there, and lets the machine run on. A kernel can print whatever
+records it likes; what these probes read is the machine's state. The
+verdict goes into tools/run's JSON summary as "probe": {"name", "ok",
+"detail"}.
+"""
+
+import os
+import shutil
+import tempfile
+import threading
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+
+from .gdbstub import GdbStub, StubError, elf32_symbols, find_symbol
+
+# i386 paging without PAE (Intel SDM Vol. 3, 4.3): a PDE or PTE is present
+# with bit 0; a PDE maps a 4 MB page with bit 7 (PS) when CR4.PSE is set.
+PTE_PRESENT = 0x1
+PDE_PS = 0x80
+CR4_PSE = 0x10
+CR4_PAE = 0x20
+CR0_PG = 0x80000000
+# src/arch/i386/asm_offsets.h: where a TrapFrame keeps eip and cs.
+TF_EIP = 56
+TF_CS = 60
+# src/arch/i386/layout.h: the trampoline's variable block.
+TV_LAYOUT, TV_KERNEL_CR3, TV_USER_CR3 = 0, 4, 8
+LAYOUT_NAMES = {0: "3/1", 1: "3/1-pti", 2: "4/4"}
+
+# System-call returns to user mode the isolation probe checks.
+ISOLATION_ROUNDS = 3
+# Stops the isolation probe lets pass before it gives up looking for a
+# return to user mode.
+MAX_STOPS = 400
+
+# SeaBIOS keeps for itself the top of RAM it reports in E820 (its tables)
+# and the BIOS areas below 1 MB: the usable memory a correct probe finds is
+# at most -m and at least -m minus this (QEMU 7.2 with SeaBIOS 1.16 leaves
+# about 1.4 MB out).
+BIOS_RESERVED_MAX = 2 << 20
+
+
+def translate(stub: GdbStub, cr3: int, cr4: int, virt: int) -> Optional[int]:
+    """The physical address @p virt maps to under the page directory @p cr3,
+    or None where it is not mapped."""
+    pde = stub.physical_words((cr3 & ~0xFFF) + (virt >> 22) * 4)[0]
+    if not pde & PTE_PRESENT:
+        return None
+    if pde & PDE_PS and cr4 & CR4_PSE:
+        return (pde & 0xFFC00000) | (virt & 0x3FFFFF)
+    pte = stub.physical_words((pde & ~0xFFF) + ((virt >> 12) & 0x3FF) * 4)[0]
+    if not pte & PTE_PRESENT:
+        return None
+    return (pte & ~0xFFF) | (virt & 0xFFF)
+
+
+class Failed(Exception):
+    """What the machine showed that contradicts the mechanism."""
+
+
+def isolation(stub: GdbStub, symbols: Dict[str, int], options: Any) -> str:
+    """Under vm.split=3/1-pti or 4/4: every system call the probe stops in
+    runs on the kernel's page directory, and the user code it returns to runs
+    on another one, where the kernel's code is not mapped (only the
+    trampoline is)."""
+    dispatch = find_symbol(symbols, r"16syscall_dispatchERNS_4arch9TrapFrameE$")
+    tv = find_symbol(symbols, r"^trampoline_vars$")
+    stub.set_breakpoint(dispatch)
+    user_stops: Set[int] = set()
+    kernel_seen = rounds = 0
+    layout = ""
+    for _ in range(MAX_STOPS):
+        stub.cont(options.timeout)
+        regs = stub.registers()
+        eip, cr3, cr4 = regs.get("EIP", -1), regs.get("CR3", 0), regs.get("CR4", 0)
+        if cr4 & CR4_PAE or not regs.get("CR0", 0) & CR0_PG:
+            raise Failed("paging was not the 32-bit kind the layouts use (CR0.PG, CR4.PAE)")
+        if eip == dispatch and regs["CPL"] == 0:
+            layout_value = stub.word(tv + TV_LAYOUT)
+            layout = LAYOUT_NAMES.get(layout_value, str(layout_value))
+            kcr3, ucr3 = stub.word(tv + TV_KERNEL_CR3), stub.word(tv + TV_USER_CR3)
+            if layout_value == 0:
+                raise Failed("the trampoline says the layout is 3/1, not the isolated one asked")
+            if cr3 != kcr3 or kcr3 == ucr3:
+                raise Failed(f"a system call ran on CR3 {cr3:#x}; the kernel's page directory "
+                             f"is {kcr3:#x} and the user's {ucr3:#x}")
+            kernel_seen += 1
+            frame = stub.word(regs["ESP"] + 4)
+            if stub.word(frame + TF_CS) & 3 == 3:
+                back = stub.word(frame + TF_EIP)
+                if back not in user_stops and back != dispatch:
+                    stub.set_breakpoint(back)
+                    user_stops.add(back)
+            continue
+        if eip in user_stops and regs["CPL"] == 3:
+            stub.clear_breakpoint(eip)
+            user_stops.discard(eip)
+            kcr3 = stub.word(tv + TV_KERNEL_CR3) if translate(stub, cr3, cr4, tv) else 0
+            if cr3 == kcr3:
+                raise Failed(f"user code at {eip:#x} ran with the kernel's page directory "
+                             f"{cr3:#x} loaded")
+            kernel_frame = translate(stub, kcr3, cr4, dispatch) if kcr3 else None
+            user_frame = translate(stub, cr3, cr4, dispatch)
+            if user_frame is not None and (kernel_frame is None or user_frame == kernel_frame):
+                raise Failed(f"while user code ran (CR3 {cr3:#x}) the kernel's code at "
+                             f"{dispatch:#x} was mapped (at physical {user_frame:#x})")
+            rounds += 1
+            if rounds >= ISOLATION_ROUNDS:
+                break
+    for address in list(user_stops) + [dispatch]:
+        stub.clear_breakpoint(address)
+    if rounds == 0:
+        raise Failed(f"in {MAX_STOPS} stops the machine never returned from a system call to "
+                     f"user mode ({kernel_seen} system call(s) seen)")
+    return (f"{kernel_seen} system call(s) ran on the kernel's page directory and {rounds} "
+            f"return(s) to user mode ran on the user's, without the kernel mapped ({layout})")
+
+
+def memory_map(stub: GdbStub, symbols: Dict[str, int], options: Any) -> str:
+    """On a loaderless boot: the usable memory the kernel stored from its
+    BIOS probe matches the memory QEMU was given (-m, which the grader
+    draws for each run)."""
+    verify = find_symbol(symbols, r"17getmemsize_verifyERKNS_8BootInfoE$")
+    usable_at = find_symbol(symbols, r"13g_boot_usableE$")
+    stub.set_breakpoint(verify)
+    for _ in range(4):
+        if stub.cont(options.timeout) == verify:
+            break
+    else:
+        raise Failed("the kernel never reached the check of its memory map")
+    stub.clear_breakpoint(verify)
+    low, high = stub.word(usable_at), stub.word(usable_at + 4)
+    usable = (high << 32) | low
+    given = options.mem << 20
+    if not given - BIOS_RESERVED_MAX <= usable <= given:
+        raise Failed(f"the kernel stored {usable >> 10} KB of usable memory, but QEMU was "
+                     f"given {options.mem} MB (-m), of which the BIOS keeps at most "
+                     f"{BIOS_RESERVED_MAX >> 10} KB")
+    return (f"the kernel stored {usable >> 10} KB of usable memory for the {options.mem} MB "
+            f"QEMU was given")
+
+
+PROBES: Dict[str, Callable[[GdbStub, Dict[str, int], Any], str]] = {
+    "isolation": isolation, "memory_map": memory_map}
+
+
+# The longest path a Unix socket may have (sun_path is 108 bytes on Linux,
+# unix(7)), with room to spare.
+SOCKET_PATH_MAX = 100
+
+
+def qemu_arguments(socket_path: str) -> List[str]:
+    """QEMU's gdb stub on a Unix socket of the run's own folder; the CPU
+    waits for the probe before its first instruction."""
+    return ["-gdb", f"unix:{socket_path},server=on,wait=off", "-S"]
+
+
+class Probe:
+    """Runs one probe beside the console stream; result() is its verdict."""
+
+    def __init__(self, name: str, kernel: str, folder: str, options: Any) -> None:
+        if name not in PROBES:
+            raise StubError(f"no probe named {name!r} (known: {', '.join(sorted(PROBES))})")
+        self.name, self.kernel, self.options = name, kernel, options
+        self.socket = os.path.join(folder, "gdb.sock")
+        self.own_folder = ""
+        if len(self.socket) > SOCKET_PATH_MAX:
+            self.own_folder = tempfile.mkdtemp(prefix="toll-gdb-", dir="/tmp")
+            self.socket = os.path.join(self.own_folder, "gdb.sock")
+        self.verdict: Tuple[Optional[bool], str] = (None, "the probe did not finish")
+        self.connected = False  # False at the end: the grader's fault, not the kernel's
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _run(self) -> None:
+        stub = None
+        try:
+            symbols = elf32_symbols(self.kernel)
+            stub = GdbStub(self.socket, 20)
+            self.connected = True
+            detail = PROBES[self.name](stub, symbols, self.options)
+            stub.detach()
+            self.verdict = (True, detail)
+        except Failed as e:
+            self.verdict = (False, str(e))
+            if stub:
+                stub.detach()
+        except (StubError, OSError, ValueError, KeyError, IndexError) as e:
+            self.verdict = (False, f"the machine ended before the probe could look: {e}")
+        finally:
+            if stub:
+                stub.close()
+
+    def result(self) -> Dict[str, Any]:
+        self.thread.join(5)
+        ok, detail = self.verdict
+        if self.own_folder:
+            shutil.rmtree(self.own_folder, ignore_errors=True)
+        return {"name": self.name, "ok": bool(ok), "detail": detail}
