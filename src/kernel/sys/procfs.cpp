@@ -4,6 +4,7 @@
 // itself meminfo, uptime, loadavg, mounts and version (free, uptime, df,
 // mount).
 #include "kernel/arch/cpu.h"
+#include "kernel/kern/spinlock.h"
 #include "kernel/proc/process.h"
 #include "kernel/proc/thread.h"
 #include "kernel/sys/vfs.h"
@@ -112,26 +113,35 @@ struct Text {
     }
 };
 
-char state_letter(const proc::Process& p)
+// What /proc/PID shows of a process, copied under the table's lock.
+struct Snapshot {
+    int pid = 0, parent_pid = 0, pgid = 0, sid = 0;
+    bool zombie = false, running = false;
+    char name[sizeof proc::Process{}.name] = {};
+    char cmdline[sizeof proc::Process{}.cmdline] = {};
+    size_t cmdline_length = 0;
+};
+
+char state_letter(const Snapshot& p)
 {
     if (p.zombie)
         return 'Z';
-    return p.thread == proc::current() ? 'R' : 'S';
+    return p.running ? 'R' : 'S';
 }
 
-void pid_stat(Text& t, const proc::Process& p)
+void pid_stat(Text& t, const Snapshot& p)
 {
     // Linux, Documentation/filesystems/proc.rst, table 1-4: 52 fields; Toll
     // keeps no times or fault counts, which read 0.
-    int ppid = p.parent ? p.parent->pid : 0;
+    int ppid = p.parent_pid;
     t.add("%d (%s) %c %d %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 0 0 0 ", p.pid, p.name,
           state_letter(p), ppid, p.pgid, p.sid);
     t.add("18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
 }
 
-void pid_status(Text& t, const proc::Process& p)
+void pid_status(Text& t, const Snapshot& p)
 {
-    int ppid = p.parent ? p.parent->pid : 0;
+    int ppid = p.parent_pid;
     t.add("Name:\t%s\nState:\t%c\nTgid:\t%d\nPid:\t%d\nPPid:\t%d\n", p.name, state_letter(p), p.pid,
           p.pid, ppid);
     t.add("Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nThreads:\t1\n");
@@ -149,7 +159,7 @@ void count_process(proc::Process& p, void* context)
     c->running += !p.zombie && p.thread && p.thread->state == proc::ThreadState::running;
 }
 
-void generate(Text& t, const Node* n, const proc::Process* p)
+void generate(Text& t, const Node* n, const Snapshot* p)
 {
     uint64_t hz = arch::clock_hz(), ticks = proc::ticks();
     switch (n->proc_file) {
@@ -246,8 +256,12 @@ NodeRef proc_find(Node* dir, const char* name, size_t length)
                 return make_link(pid);
             }
         int pid = parse_pid(name, length);
-        proc::Process* p = pid ? proc::find_process(pid) : nullptr;
-        if (!p)
+        bool exists;
+        {
+            SpinGuard g(proc::process_table_lock()); // find_process's rule
+            exists = pid && proc::find_process(pid);
+        }
+        if (!exists)
             return NodeRef{};
         NodeRef d = node_new(k_s_ifdir | 0555);
         if (d) {
@@ -259,12 +273,18 @@ NodeRef proc_find(Node* dir, const char* name, size_t length)
     }
     if (dir->proc != ProcKind::pid_dir)
         return NodeRef{};
-    proc::Process* p = proc::find_process(dir->proc_pid);
-    if (!p)
-        return NodeRef{};
+    char exe[sizeof proc::Process{}.exe];
+    {
+        SpinGuard g(proc::process_table_lock());
+        proc::Process* p = proc::find_process(dir->proc_pid);
+        if (!p)
+            return NodeRef{};
+        memcpy(exe, p->exe, sizeof exe);
+    }
+    exe[sizeof exe - 1] = '\0';
     for (const Name& f : k_pid_files)
         if (same(f.name, name, length))
-            return f.file ? make_file(f.file, dir->proc_pid) : make_link(p->exe);
+            return f.file ? make_file(f.file, dir->proc_pid) : make_link(exe);
     return NodeRef{};
 }
 
@@ -295,15 +315,39 @@ bool proc_entry(const Node* dir, size_t index, char* name, size_t size, uint8_t*
 
 Result<size_t> proc_generate(const Node* node, char** text)
 {
-    const proc::Process* p = nullptr;
+    // A copy of the process's entry, taken under the table's lock: the text
+    // is made from it after the lock is gone (for_each_process takes it).
+    Snapshot* copy = nullptr;
     if (node->proc_pid) {
-        p = proc::find_process(node->proc_pid);
-        if (!p)
+        copy = make<Snapshot>();
+        if (!copy)
+            return k_enomem;
+        bool found = false;
+        {
+            SpinGuard g(proc::process_table_lock());
+            if (proc::Process* live = proc::find_process(node->proc_pid)) {
+                copy->pid = live->pid;
+                copy->parent_pid = live->parent ? live->parent->pid : 0;
+                copy->pgid = live->pgid;
+                copy->sid = live->sid;
+                copy->zombie = live->zombie;
+                copy->running = live->thread == proc::current();
+                memcpy(copy->name, live->name, sizeof copy->name);
+                memcpy(copy->cmdline, live->cmdline, sizeof copy->cmdline);
+                copy->cmdline_length = live->cmdline_length;
+                found = true;
+            }
+        }
+        if (!found) {
+            destroy(copy);
             return k_enoent;
+        }
     }
+    const Snapshot* p = copy;
     Text t;
     t.reserve(0);
     generate(t, node, p);
+    destroy(copy);
     if (t.failed) {
         vm::kfree(t.bytes);
         return k_enomem;

@@ -4,6 +4,7 @@
 // poll and select, sendfile, getrusage and prctl.
 #include "kernel/arch/cpu.h"
 #include "kernel/kern/counters.h"
+#include "kernel/kern/spinlock.h"
 #include "kernel/proc/process.h"
 #include "kernel/proc/thread.h"
 #include "kernel/sys/file.h"
@@ -355,8 +356,10 @@ long sys_prlimit64(const SyscallArgs& a)
 {
     // prlimit64(pid, resource, new, old): pid 0 or the caller's own.
     int pid = static_cast<int>(a.a[0]);
-    if (pid != 0 && pid != proc::current_process()->pid)
+    if (pid != 0 && pid != proc::current_process()->pid) {
+        SpinGuard g(proc::process_table_lock()); // find_process's rule
         return proc::find_process(pid) ? -k_eperm : -k_esrch;
+    }
     unsigned resource = static_cast<unsigned>(a.a[1]);
     if (resource >= k_rlim_nlimits)
         return -k_einval;
