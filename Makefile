@@ -11,7 +11,7 @@ CPUS ?= 1
 CMAKE_ARGS ?=
 PYTHON := /usr/bin/python3
 
-.PHONY: all help deps configure build qemu qemu-arm64 bochs qemu-gdb qemu-gdb-arm64 check check-fast book book-instructor bench fuzz crash clean format
+.PHONY: all help deps configure build qemu qemu-arm64 bochs qemu-gdb qemu-gdb-arm64 check check-fast book book-instructor bench fuzz crash conformance clean format
 
 all: build
 
@@ -20,7 +20,7 @@ help:
 	@echo 'make [target] [BUILD=dir] [CMDLINE="kernel words"] [CPUS=n] [ARGS="tool options"]'
 	@echo '  all, build      build the kernels, user programs and host tests (the default)'
 	@echo '  qemu            boot i386 under QEMU on this terminal (Ctrl-A X quits); CMDLINE= picks what runs, CPUS=N the CPUs'
-	@echo '  qemu-arm64      boot arm64 under qemu-system-aarch64 -M virt'
+	@echo '  qemu-arm64      boot arm64 under qemu-system-aarch64 -M virt (BUSYBOX=1 on either: busybox sh as the shell)'
 	@echo '  bochs           boot the loaderless i386 disk image under Bochs'
 	@echo '  qemu-gdb        boot i386 stopped for gdb-multiarch -x tools/gdbinit (qemu-gdb-arm64: arm64)'
 	@echo '  qemu-gdb-arm64  the same for arm64, with tools/gdbinit-arm64'
@@ -31,6 +31,7 @@ help:
 	@echo '  bench           the benchmarks in deterministic mode (ARGS="--book", "--linux", "--quick")'
 	@echo '  fuzz            the long fuzz run (minutes); ARGS="--calls N --seed S"'
 	@echo '  crash           the long crash sweep of ext3 on both architectures (minutes); ARGS="--cuts N --kills K"'
+	@echo '  conformance     busybox'"'"'s own testsuite (more of it than make check) on both architectures'
 	@echo '  deps            check and install the Debian packages (tools/deps --list)'
 	@echo '  configure       run CMake into $(BUILD) only'
 	@echo '  format          clang-format every C++ file git tracks'
@@ -56,11 +57,16 @@ build: configure
 	@ln -sf $(BUILD)/i386/compile_commands.json compile_commands.json
 
 # Boot the i386 kernel under QEMU with the serial console on this terminal.
+# BUSYBOX=1: Debian's busybox sh as the shell (tools/deps --busybox fetches it).
+BUSYBOX_DIR ?= $(HOME)/.cache/toll/busybox
+busybox_args = $(if $(filter 1,$(BUSYBOX)),--add $(BUSYBOX_DIR)/$(1)/busybox,)
+busybox_cmdline = $(if $(CMDLINE),$(CMDLINE),$(if $(filter 1,$(BUSYBOX)),run=/bin/busybox sh,))
+
 qemu: deps build
-	$(PYTHON) tools/run --build $(BUILD) --arch i386 --emu qemu --interactive --cpus $(CPUS) --cmdline "$(CMDLINE)" $(ARGS)
+	$(PYTHON) tools/run --build $(BUILD) --arch i386 --emu qemu --interactive --cpus $(CPUS) $(call busybox_args,i386) --cmdline "$(busybox_cmdline)" $(ARGS)
 
 qemu-arm64: deps build
-	$(PYTHON) tools/run --build $(BUILD) --arch arm64 --interactive --cpus $(CPUS) --cmdline "$(CMDLINE)" $(ARGS)
+	$(PYTHON) tools/run --build $(BUILD) --arch arm64 --interactive --cpus $(CPUS) $(call busybox_args,arm64) --cmdline "$(busybox_cmdline)" $(ARGS)
 
 # Boot the loaderless disk image under Bochs.
 bochs: deps build
@@ -87,6 +93,16 @@ check-fast: deps build
 # and on arm64, and fault injection over every user test. ARGS="--calls N --seed S".
 fuzz: deps build
 	$(PYTHON) tests/system/fuzz_long.py --build $(BUILD) $(ARGS)
+
+# Debian's busybox-static and its source package's testsuite (tools/deps
+# --busybox fetches both): a larger list than make check's, on both ports.
+CONFORMANCE = cut.tests expand.tests fold.tests head.tests nl.tests rev.tests seq.tests \
+	sort.tests tr.tests uniq.tests printf.tests tail.tests comm.tests sed.tests xargs.tests \
+	od.tests hexdump.tests md5sum.tests sha1sum.tests sha256sum.tests sum.tests
+conformance: deps build
+	$(PYTHON) tools/deps --busybox
+	PYTHONPATH=tools $(PYTHON) tests/system/busybox_check.py --arch i386 --build $(BUILD) --timeout 600 --suite $(CONFORMANCE)
+	PYTHONPATH=tools $(PYTHON) tests/system/busybox_check.py --arch arm64 --build $(BUILD) --timeout 600 --suite $(CONFORMANCE)
 
 book: deps configure
 	$(PYTHON) tools/book --build $(BUILD)

@@ -16,6 +16,7 @@ sets it). The modules, lowest first:
     lab_*        lab regions, rubrics, builds, grading and reports (tools/grade, tools/mklab)
     worksheet    a lab's worksheet checked against the kernel's METRICs (tools/bench --worksheet)
     linux_anchor the Linux columns: Toll's benchmarks on Debian's i386 Linux (tools/bench)
+    busybox      Debian's busybox-static and its testsuite (tools/deps --busybox, the busybox tests)
     addrspace_tables  the address-space chapter's tables and copy-cost sweep
                  (tools/addrspace-tables, tools/bench --book, tools/book)
     walks_tables the page walks per operation and the cost model (tools/walks-tables,

@@ -94,10 +94,14 @@ def append_ramdisk(disk: str, boot: bytes, archive: str) -> tuple[int, int]:
 
 def extra_ramdisk(args: RunOptions, scratch: str) -> str:
     """Packs the --add files into a cpio archive (bin/<name>) that QEMU hands
-    the kernel as a multiboot module; the kernel adds its files to /bin."""
-    for path in args.add:
+    the kernel as a multiboot module; the kernel adds its files to /bin. A
+    file given as SRC=PATH (any file: data, a script) is stored at PATH."""
+    for given in args.add:
+        path, placed, _ = given.partition("=")
         if not os.path.isfile(path):
             raise SetupError(f"--add {path}: no such file")
+        if placed:
+            continue
         with open(path, "rb") as f:
             if f.read(4) != b"\x7fELF":
                 raise SetupError(f"--add {path}: not an ELF program (build it with tools/cc)")

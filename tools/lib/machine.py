@@ -51,6 +51,7 @@ class RunOptions:
     granule: str | None = None
     extra: list[str] = dataclasses.field(default_factory=list)
     input: str | None = None
+    prompt: str = "$ "  # typing --input starts once the console shows this
     interactive: bool = False
     gdb: bool = False
     gdb_port: int = 1234
@@ -275,7 +276,8 @@ class Console:
         self.total += len(chunk)
         if len(machine.console_bytes) < args.max_output:
             machine.console_bytes += chunk
-        if self.stdin is not None and args.input is not None and b"$ " in machine.console_bytes:
+        if (self.stdin is not None and args.input is not None and
+                args.prompt.encode() in machine.console_bytes):
             # The shell prompts: type the input, as a person would.
             self.stdin.write(args.input.encode())
             self.stdin.flush()

@@ -90,6 +90,11 @@ unsigned clock_hz()
     return k_clock_hz;
 }
 
+const char* uname_machine()
+{
+    return "aarch64"; // Linux's utsname machine for this port
+}
+
 void context_init_kernel(ThreadContext& ctx, uintptr_t stack_top, void (*entry)(void*), void* arg)
 {
     ctx.sp = arm64::switch_frame_for_thread(stack_top, entry, arg, kernel_thread_exit_from_entry);

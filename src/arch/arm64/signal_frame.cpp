@@ -5,6 +5,7 @@
 #include "arch/arm64/fpu.h"
 #include "arch/arm64/switch.h"
 #include "kernel/arch/signal.h"
+#include "kernel/proc/process.h"
 #include "kernel/proc/signal.h"
 #include "kernel/sys/uaccess.h"
 #include "lib/string.h"
@@ -117,11 +118,20 @@ bool signal_frame_push(TrapFrame& f, ThreadContext& ctx, const SignalDelivery& d
     f.x[1] = frame;
     f.x[2] = frame + k_uc_offset;
     f.x[29] = record;
-    f.x[30] = d.action.restorer;
+    // Without SA_RESTORER (glibc), the handler returns into exec's page.
+    f.x[30] = d.action.restorer ? d.action.restorer : proc::signal_trampoline_address();
     f.sp_el0 = frame;
     f.elr = d.action.handler;
     f.spsr &= k_pstate_user;
     return true;
+}
+
+size_t signal_trampoline(const uint8_t** code)
+{
+    // Arm ARM C6.2: MOVZ X8, #139 (rt_sigreturn's number); SVC #0.
+    static const uint32_t k_code[] = {0xd2800000u | (139u << 5) | 8u, 0xd4000001u};
+    *code = reinterpret_cast<const uint8_t*>(k_code);
+    return sizeof k_code;
 }
 
 bool signal_frame_pop(TrapFrame& f, ThreadContext& ctx, bool rt, uint64_t* mask)

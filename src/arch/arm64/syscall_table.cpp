@@ -1,6 +1,6 @@
-// Linux's generic system call numbers (include/uapi/asm-generic/unistd.h, the
-// table arm64 uses) mapped to Toll's implementations, with the few calls
-// whose arm64 form differs from the i386 one adapted here.
+// arm64's system-call table: its column of the shared list (linux_calls.h)
+// and the calls whose arm64 form differs (flag values, struct layouts,
+// mmap's byte offset), adapted here.
 // svc #0: the number in x8, arguments in x0-x5, the result back in x0.
 #include "arch/arm64/trap.h"
 #include "kernel/arch/cpu.h"
@@ -20,21 +20,121 @@ using namespace toll::sys;
 
 // Linux, arch/arm64/include/uapi/asm/fcntl.h: the open flags whose arm64
 // values differ from the i386 ones the core uses (kernel/sys/file.h).
-constexpr uintptr_t k_arm64_o_directory = 040000, k_arm64_o_direct = 0200000;
+constexpr uintptr_t k_arm64_o_directory = 040000, k_arm64_o_nofollow = 0100000,
+                    k_arm64_o_direct = 0200000;
+constexpr uintptr_t k_o_nofollow = 0400000; // the core's (i386's) O_NOFOLLOW
 
 TOLL_COUNTER(g_syscalls, "cpu.syscalls");
 
-// openat(dirfd, path, flags, mode): Toll has no directories to be relative
-// to, so dirfd matters only for a relative path, which it cannot resolve.
-long sys_openat(const SyscallArgs& a)
+// openat(dirfd, path, flags, mode) with arm64's flag values: O_DIRECTORY
+// and O_NOFOLLOW move to the core's (i386's) bits, O_DIRECT is dropped.
+long sys_openat_arm64(const SyscallArgs& a)
 {
-    if (Errno e = check_at_dirfd(a.a[0], a.a[1]); e != k_ok)
-        return -e;
-    uintptr_t flags = a.a[2] & ~(k_arm64_o_directory | k_arm64_o_direct);
+    uintptr_t flags =
+        a.a[2] & ~(k_arm64_o_directory | k_arm64_o_nofollow | k_arm64_o_direct | k_o_nofollow);
     if (a.a[2] & k_arm64_o_directory)
         flags |= k_o_directory;
-    SyscallArgs shifted{{a.a[1], flags, a.a[3], a.a[4], a.a[5], 0}, a.frame};
-    return sys_open(shifted);
+    if (a.a[2] & k_arm64_o_nofollow)
+        flags |= k_o_nofollow;
+    SyscallArgs shifted{{a.a[0], a.a[1], flags, a.a[3], a.a[4], a.a[5]}, a.frame};
+    return sys_openat(shifted);
+}
+
+// Linux, include/uapi/asm-generic/stat.h: the generic struct stat (128
+// bytes) that arm64 uses.
+struct Stat {
+    uint64_t dev, ino;
+    uint32_t mode, nlink, uid, gid;
+    uint64_t rdev, pad1;
+    int64_t size;
+    int32_t blksize, pad2;
+    int64_t blocks;
+    int64_t atime;
+    uint64_t atime_ns;
+    int64_t mtime;
+    uint64_t mtime_ns;
+    int64_t ctime;
+    uint64_t ctime_ns;
+    uint32_t unused4, unused5;
+};
+static_assert(sizeof(Stat) == 128, "arm64's struct stat");
+
+// Linux, include/uapi/asm-generic/statfs.h: struct statfs with 64-bit words.
+struct Statfs {
+    int64_t type, bsize;
+    uint64_t blocks, bfree, bavail, files, ffree;
+    int32_t fsid[2];
+    int64_t namelen, frsize, flags, spare[4];
+};
+static_assert(sizeof(Statfs) == 120, "arm64's struct statfs");
+
+long put_stat(uintptr_t user, const FileStat& st)
+{
+    Stat s{};
+    s.dev = st.dev;
+    s.ino = st.ino;
+    s.mode = st.mode;
+    s.nlink = st.nlink;
+    s.uid = st.uid;
+    s.gid = st.gid;
+    s.rdev = st.rdev;
+    s.size = st.size;
+    s.blksize = static_cast<int32_t>(st.blksize);
+    s.blocks = static_cast<int64_t>(st.blocks);
+    s.atime = st.atime.seconds;
+    s.atime_ns = st.atime.nanoseconds;
+    s.mtime = st.mtime.seconds;
+    s.mtime_ns = st.mtime.nanoseconds;
+    s.ctime = st.ctime.seconds;
+    s.ctime_ns = st.ctime.nanoseconds;
+    return -copyout(user, &s, sizeof s);
+}
+
+// newfstatat(dirfd, path, buffer, flags)
+long sys_newfstatat(const SyscallArgs& a)
+{
+    FileStat st;
+    if (Errno e = stat_at(a.a[0], a.a[1], a.a[3], &st); e != k_ok)
+        return -e;
+    return put_stat(a.a[2], st);
+}
+
+long sys_fstat(const SyscallArgs& a)
+{
+    FileStat st;
+    if (Errno e = stat_fd(a.a[0], &st); e != k_ok)
+        return -e;
+    return put_stat(a.a[1], st);
+}
+
+long put_statfs(uintptr_t path, long fd, uintptr_t buffer)
+{
+    FsStat fs;
+    if (Errno e = statfs_of(path, fd, &fs); e != k_ok)
+        return -e;
+    Statfs s{};
+    s.type = static_cast<int64_t>(fs.type);
+    s.bsize = static_cast<int64_t>(fs.bsize);
+    s.blocks = fs.blocks;
+    s.bfree = fs.bfree;
+    s.bavail = fs.bavail;
+    s.files = fs.files;
+    s.ffree = fs.ffree;
+    s.namelen = static_cast<int64_t>(fs.namelen);
+    s.frsize = static_cast<int64_t>(fs.frsize);
+    return -copyout(buffer, &s, sizeof s);
+}
+
+long sys_statfs(const SyscallArgs& a)
+{
+    return put_statfs(a.a[0], -1, a.a[1]);
+}
+
+long sys_fstatfs(const SyscallArgs& a)
+{
+    if (!fd_get(static_cast<int>(a.a[0])))
+        return -k_ebadf;
+    return put_statfs(0, static_cast<long>(a.a[0]), a.a[1]);
 }
 
 // mmap(addr, length, prot, flags, fd, offset): the offset is in bytes on
@@ -48,76 +148,15 @@ long sys_mmap(const SyscallArgs& a)
     return sys_mmap_pages(pages);
 }
 
-constexpr SyscallEntry k_linux_calls[] = {
-    {23, sys_dup},
-    {24, sys_dup3},
-    {25, sys_fcntl},
-    {29, sys_ioctl},
-    {48, sys_faccessat},
-    {56, sys_openat},
-    {57, sys_close},
-    {59, sys_pipe2},
-    {61, sys_getdents64},
-    {62, sys_lseek},
-    {63, sys_read},
-    {64, sys_write},
-    {65, sys_readv},
-    {66, sys_writev},
-    {73, sys_ppoll},
-    {93, sys_exit},
-    {94, sys_exit_group},
-    {96, sys_set_tid_address},
-    {98, sys_futex},
-    {101, sys_nanosleep},
-    {113, sys_clock_gettime},
-    {122, sys_sched_setaffinity},
-    {123, sys_sched_getaffinity},
-    {124, sys_sched_yield},
-    {129, sys_kill},
-    {130, sys_tkill},
-    {131, sys_tgkill},
-    {132, sys_sigaltstack},
-    {133, sys_rt_sigsuspend},
-    {134, sys_rt_sigaction},
-    {135, sys_rt_sigprocmask},
-    {136, sys_rt_sigpending},
-    {139, sys_rt_sigreturn},
-    {153, sys_times},
-    {154, sys_setpgid},
-    {155, sys_getpgid},
-    {156, sys_getsid},
-    {157, sys_setsid},
-    {168, sys_getcpu},
-    {172, sys_getpid},
-    {173, sys_getppid},
-    {174, sys_getuid},
-    {175, sys_getuid},
-    {176, sys_getuid},
-    {177, sys_getuid},
-    {178, sys_gettid},
-    {214, sys_brk},
-    {215, sys_munmap},
-    {220, sys_clone},
-    {221, sys_execve},
-    {222, sys_mmap},
-    {226, sys_mprotect},
-    {260, sys_wait4},
-    {439, sys_faccessat2},
-    // include/uapi/asm-generic/unistd.h: the calls on names and disks.
-    {34, sys_mkdirat},
-    {35, sys_unlinkat},
-    {36, sys_symlinkat},
-    {37, sys_linkat},
-    {38, sys_renameat},
-    {46, sys_ftruncate},
-    {78, sys_readlinkat},
-    {81, sys_sync},
-    {82, sys_fsync},
-    {83, sys_fsync},
+// arm64's own forms of the shared list's rows (linux_calls.h).
+constexpr SyscallEntry k_arm64_calls[] = {
+    {56, sys_openat_arm64}, {79, sys_newfstatat}, {80, sys_fstat},
+    {43, sys_statfs},       {44, sys_fstatfs},    {222, sys_mmap},
 };
 
-constexpr SyscallTable<syscall_table_size(k_linux_calls, k_toll_calls)> g_table{k_linux_calls,
-                                                                                k_toll_calls};
+constexpr LinuxColumn k_column = &LinuxCall::nr_arm64;
+constexpr SyscallTable<syscall_table_size(k_linux_calls, k_column, k_arm64_calls, k_toll_calls)>
+    g_table{k_linux_calls, k_column, k_arm64_calls, k_toll_calls};
 
 } // namespace
 

@@ -91,6 +91,11 @@ unsigned clock_hz()
     return k_clock_hz;
 }
 
+const char* uname_machine()
+{
+    return "i686"; // Linux's utsname machine for this port
+}
+
 void context_init_kernel(ThreadContext& ctx, uintptr_t stack_top, void (*entry)(void*), void* arg)
 {
     auto* sw = reinterpret_cast<SwitchFrame*>(stack_top) - 1;

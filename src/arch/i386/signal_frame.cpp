@@ -240,4 +240,10 @@ long syscall_return_value(const TrapFrame& f)
     return static_cast<int32_t>(f.eax);
 }
 
+size_t signal_trampoline(const uint8_t** code)
+{
+    *code = nullptr;
+    return 0; // glibc and musl on i386 always give SA_RESTORER
+}
+
 } // namespace toll::arch

@@ -1,14 +1,15 @@
-// Linux's i386 system call numbers (arch/x86/entry/syscalls/syscall_32.tbl)
-// mapped to Toll's implementations, plus the i386-only set_thread_area.
+// i386's system-call table: its column of the shared list (linux_calls.h),
+// the rows whose struct layout is i386's own (stat64, statfs64), and the
+// i386-only set_thread_area.
 // int 0x80: the number in eax, arguments in ebx, ecx, edx, esi, edi, ebp.
 #include "arch/i386/cpu.h"
 #include "arch/i386/isolation.h"
 #include "arch/i386/trap.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/arch/signal.h"
-#include "kernel/kern/result.h"
 #include "kernel/proc/thread.h"
 #include "kernel/sys/dispatch.h"
+#include "kernel/sys/file.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
 
@@ -99,109 +100,128 @@ long sys_set_thread_area(const SyscallArgs& a)
     return 0;
 }
 
-// ftruncate64(fd, low, high): the length in two registers (musl's ftruncate).
-long sys_ftruncate64(const SyscallArgs& a)
+// Linux, arch/x86/include/uapi/asm/stat.h: i386's struct stat64, 96 bytes
+// (its 64-bit fields 4-byte aligned, as i386's ABI aligns them).
+struct [[gnu::packed]] Stat64 {
+    uint64_t dev;
+    uint8_t pad0[4];
+    uint32_t ino32;
+    uint32_t mode, nlink, uid, gid;
+    uint64_t rdev;
+    uint8_t pad3[4];
+    int64_t size;
+    uint32_t blksize;
+    uint64_t blocks;
+    uint32_t atime, atime_ns, mtime, mtime_ns, ctime, ctime_ns;
+    uint64_t ino;
+};
+static_assert(sizeof(Stat64) == 96, "i386's struct stat64");
+
+// Linux, include/uapi/asm-generic/statfs.h with ARCH_PACK_STATFS64 (x86:
+// packed to 4 bytes): struct statfs64, 84 bytes.
+struct [[gnu::packed]] Statfs64 {
+    uint32_t type, bsize;
+    uint64_t blocks, bfree, bavail, files, ffree;
+    int32_t fsid[2];
+    uint32_t namelen, frsize, flags, spare[4];
+};
+static_assert(sizeof(Statfs64) == 84, "i386's struct statfs64");
+
+long put_stat(uintptr_t user, const FileStat& st)
 {
-    uint64_t length = a.a[1] | uint64_t(a.a[2]) << 32;
-    if (length > 0x7FFFFFFFFFFFFFFFull)
-        return -k_einval;
-    if (length >> 32)
-        return -k_efbig; // more than Toll's ext2 keeps
-    SyscallArgs b{{a.a[0], static_cast<uintptr_t>(length), 0, 0, 0, 0}, a.frame};
-    return sys_ftruncate(b);
+    Stat64 s{};
+    s.dev = st.dev;
+    s.ino32 = static_cast<uint32_t>(st.ino);
+    s.ino = st.ino;
+    s.mode = st.mode;
+    s.nlink = st.nlink;
+    s.uid = st.uid;
+    s.gid = st.gid;
+    s.rdev = st.rdev;
+    s.size = st.size;
+    s.blksize = st.blksize;
+    s.blocks = st.blocks;
+    s.atime = static_cast<uint32_t>(st.atime.seconds);
+    s.atime_ns = st.atime.nanoseconds;
+    s.mtime = static_cast<uint32_t>(st.mtime.seconds);
+    s.mtime_ns = st.mtime.nanoseconds;
+    s.ctime = static_cast<uint32_t>(st.ctime.seconds);
+    s.ctime_ns = st.ctime.nanoseconds;
+    return -copyout(user, &s, sizeof s);
 }
 
-constexpr SyscallEntry k_linux_calls[] = {
-    {1, sys_exit},
-    {2, sys_fork},
-    {3, sys_read},
-    {4, sys_write},
-    {5, sys_open},
-    {6, sys_close},
-    {7, sys_waitpid},
-    {11, sys_execve},
-    {19, sys_lseek},
-    {20, sys_getpid},
-    {24, sys_getuid},
-    {33, sys_access},
-    {37, sys_kill},
-    {41, sys_dup},
-    {42, sys_pipe},
-    {43, sys_times},
-    {45, sys_brk},
-    {47, sys_getuid},
-    {49, sys_getuid},
-    {50, sys_getuid},
-    {54, sys_ioctl},
-    {55, sys_fcntl},
-    {63, sys_dup2},
-    {64, sys_getppid},
-    {91, sys_munmap},
-    {114, sys_wait4},
-    {120, sys_clone},
-    {125, sys_mprotect},
-    {140, sys_llseek},
-    {145, sys_readv},
-    {146, sys_writev},
-    {158, sys_sched_yield},
-    {162, sys_nanosleep},
-    {174, sys_rt_sigaction},
-    {175, sys_rt_sigprocmask},
-    {192, sys_mmap_pages},
-    {199, sys_getuid},
-    {200, sys_getuid},
-    {201, sys_getuid},
-    {202, sys_getuid},
-    {220, sys_getdents64},
-    {221, sys_fcntl},
-    {224, sys_gettid},
-    {241, sys_sched_setaffinity},
-    {242, sys_sched_getaffinity},
-    {243, sys_set_thread_area},
-    {252, sys_exit_group},
-    {258, sys_set_tid_address},
-    {265, sys_clock_gettime},
-    {330, sys_dup3},
-    {331, sys_pipe2},
-    {307, sys_faccessat},
-    {439, sys_faccessat2},
-    {29, sys_pause},
-    {119, sys_sigreturn},
-    {173, sys_rt_sigreturn},
-    {176, sys_rt_sigpending},
-    {179, sys_rt_sigsuspend},
-    {238, sys_tkill},
-    {240, sys_futex},
-    {422, sys_futex_time64},
-    {270, sys_tgkill},
-    {57, sys_setpgid},
-    {65, sys_getpgrp},
-    {66, sys_setsid},
-    {132, sys_getpgid},
-    {147, sys_getsid},
-    {186, sys_sigaltstack},
-    {190, sys_vfork},
-    {309, sys_ppoll},
-    {318, sys_getcpu},
-    // Linux, arch/x86/entry/syscalls/syscall_32.tbl: the calls on names and disks.
-    {9, sys_link},
-    {10, sys_unlink},
-    {36, sys_sync},
-    {38, sys_rename},
-    {39, sys_mkdir},
-    {40, sys_rmdir},
-    {83, sys_symlink},
-    {85, sys_readlink},
-    {93, sys_ftruncate},
-    {118, sys_fsync},
-    {148, sys_fsync},
-    {194, sys_ftruncate64},
-    {296, sys_mkdirat},
-    {301, sys_unlinkat},
-    {302, sys_renameat},
-    {303, sys_linkat},
-    {304, sys_symlinkat},
-    {305, sys_readlinkat},
+// Linux, include/uapi/linux/fcntl.h: AT_FDCWD, AT_SYMLINK_NOFOLLOW.
+constexpr uintptr_t k_at_fdcwd = static_cast<uintptr_t>(-100), k_at_symlink_nofollow = 0x100;
+
+long stat_path(uintptr_t dirfd, uintptr_t path, uintptr_t flags, uintptr_t buffer)
+{
+    FileStat st;
+    if (Errno e = stat_at(dirfd, path, flags, &st); e != k_ok)
+        return -e;
+    return put_stat(buffer, st);
+}
+
+long sys_stat64(const SyscallArgs& a)
+{
+    return stat_path(k_at_fdcwd, a.a[0], 0, a.a[1]);
+}
+
+long sys_lstat64(const SyscallArgs& a)
+{
+    return stat_path(k_at_fdcwd, a.a[0], k_at_symlink_nofollow, a.a[1]);
+}
+
+long sys_fstatat64(const SyscallArgs& a)
+{
+    return stat_path(a.a[0], a.a[1], a.a[3], a.a[2]);
+}
+
+long sys_fstat64(const SyscallArgs& a)
+{
+    FileStat st;
+    if (Errno e = stat_fd(a.a[0], &st); e != k_ok)
+        return -e;
+    return put_stat(a.a[1], st);
+}
+
+// statfs64(path, size, buffer) and fstatfs64(fd, size, buffer): size must
+// be the struct's (Linux: EINVAL otherwise).
+long statfs64(uintptr_t path, long fd, uintptr_t size, uintptr_t buffer)
+{
+    if (size != sizeof(Statfs64))
+        return -k_einval;
+    FsStat fs;
+    if (Errno e = statfs_of(path, fd, &fs); e != k_ok)
+        return -e;
+    Statfs64 s{};
+    s.type = static_cast<uint32_t>(fs.type);
+    s.bsize = static_cast<uint32_t>(fs.bsize);
+    s.blocks = fs.blocks;
+    s.bfree = fs.bfree;
+    s.bavail = fs.bavail;
+    s.files = fs.files;
+    s.ffree = fs.ffree;
+    s.namelen = static_cast<uint32_t>(fs.namelen);
+    s.frsize = static_cast<uint32_t>(fs.frsize);
+    return -copyout(buffer, &s, sizeof s);
+}
+
+long sys_statfs64(const SyscallArgs& a)
+{
+    return statfs64(a.a[0], -1, a.a[1], a.a[2]);
+}
+
+long sys_fstatfs64(const SyscallArgs& a)
+{
+    if (!fd_get(static_cast<int>(a.a[0])))
+        return -k_ebadf;
+    return statfs64(0, static_cast<long>(a.a[0]), a.a[1], a.a[2]);
+}
+
+// i386's own forms of the shared list's rows (linux_calls.h), and its own calls.
+constexpr SyscallEntry k_i386_calls[] = {
+    {195, sys_stat64},   {196, sys_lstat64},   {197, sys_fstat64},         {300, sys_fstatat64},
+    {268, sys_statfs64}, {269, sys_fstatfs64}, {243, sys_set_thread_area},
 };
 
 // Toll's own calls that only i386 has (the rest: k_toll_calls).
@@ -209,8 +229,10 @@ constexpr SyscallEntry k_i386_toll_calls[] = {
     {TOLL_SYS_check_isolation, sys_check_isolation}, // isolation.cpp
 };
 
-constexpr SyscallTable<syscall_table_size(k_linux_calls, k_toll_calls, k_i386_toll_calls)> g_table{
-    k_linux_calls, k_toll_calls, k_i386_toll_calls};
+constexpr LinuxColumn k_column = &LinuxCall::nr_i386;
+constexpr SyscallTable<syscall_table_size(k_linux_calls, k_column, k_i386_calls, k_toll_calls,
+                                          k_i386_toll_calls)>
+    g_table{k_linux_calls, k_column, k_i386_calls, k_toll_calls, k_i386_toll_calls};
 
 } // namespace
 

@@ -77,6 +77,9 @@ void kernel_image_range(uint64_t* start, uint64_t* end);
 /// Frequency of the scheduler clock interrupt, in Hz.
 unsigned clock_hz();
 
+/// The machine name uname(2) reports, as Linux spells it ("i686", "aarch64").
+const char* uname_machine();
+
 /// Interrupts off for the lifetime of the guard, then back as they were: the
 /// core's form of interrupts_disable() ... interrupts_restore(), which no
 /// early return can leave with interrupts off. (Written here, on top of the

@@ -22,6 +22,13 @@ bool user_frame_vet(TrapFrame& frame, ThreadContext& ctx);
 /// cannot be written (a bad stack pointer); the process then dies of SIGSEGV.
 bool signal_frame_push(TrapFrame& frame, ThreadContext& ctx, const SignalDelivery& delivery);
 
+/// The port's code that returns from a signal handler installed without
+/// SA_RESTORER (glibc's on arm64, which counts on Linux's vDSO for it): its
+/// bytes in *@p code and its length, or 0 when the port needs none. exec
+/// maps it read-and-execute into every program at
+/// proc::signal_trampoline_address().
+size_t signal_trampoline(const uint8_t** code);
+
 /// sigreturn: restores @p frame and @p ctx from the signal frame at the user
 /// stack pointer, keeping only what a user program may hold (the next return
 /// to user mode checks the rest: the core marks the frame for

@@ -206,34 +206,34 @@ long mount_getdents(sys::File& file, uintptr_t buffer, size_t count)
 
 } // namespace toll::fs
 
-namespace toll::sys {
+namespace toll::fs {
 
-using namespace toll::fs;
+using namespace toll::sys;
 
-long sys_mkdir(const SyscallArgs& a)
+long mnt_mkdir(const SyscallArgs& a)
 {
     return one_path(
         a.a[0], [&](const char* p) { return ext2_mkdir(*g_fs, p, static_cast<uint16_t>(a.a[1])); });
 }
 
-long sys_mkdirat(const SyscallArgs& a)
+long mnt_mkdirat(const SyscallArgs& a)
 {
     (void)check_dirfd(a.a[0]);
     return one_path(
         a.a[1], [&](const char* p) { return ext2_mkdir(*g_fs, p, static_cast<uint16_t>(a.a[2])); });
 }
 
-long sys_rmdir(const SyscallArgs& a)
+long mnt_rmdir(const SyscallArgs& a)
 {
     return one_path(a.a[0], [](const char* p) { return ext2_rmdir(*g_fs, p); });
 }
 
-long sys_unlink(const SyscallArgs& a)
+long mnt_unlink(const SyscallArgs& a)
 {
     return one_path(a.a[0], [](const char* p) { return ext2_unlink(*g_fs, p); });
 }
 
-long sys_unlinkat(const SyscallArgs& a)
+long mnt_unlinkat(const SyscallArgs& a)
 {
     if (a.a[2] & ~uintptr_t(k_at_removedir))
         return -k_einval;
@@ -243,25 +243,25 @@ long sys_unlinkat(const SyscallArgs& a)
     });
 }
 
-long sys_link(const SyscallArgs& a)
+long mnt_link(const SyscallArgs& a)
 {
     return two_paths(a.a[0], a.a[1],
                      [](const char* x, const char* y) { return ext2_link(*g_fs, x, y); });
 }
 
-long sys_linkat(const SyscallArgs& a)
+long mnt_linkat(const SyscallArgs& a)
 {
     return two_paths(a.a[1], a.a[3],
                      [](const char* x, const char* y) { return ext2_link(*g_fs, x, y); });
 }
 
-long sys_rename(const SyscallArgs& a)
+long mnt_rename(const SyscallArgs& a)
 {
     return two_paths(a.a[0], a.a[1],
                      [](const char* x, const char* y) { return ext2_rename(*g_fs, x, y); });
 }
 
-long sys_renameat(const SyscallArgs& a)
+long mnt_renameat(const SyscallArgs& a)
 {
     return two_paths(a.a[1], a.a[3],
                      [](const char* x, const char* y) { return ext2_rename(*g_fs, x, y); });
@@ -302,27 +302,27 @@ Errno mounted_fd(uintptr_t fd, File** out)
 }
 } // namespace
 
-long sys_symlink(const SyscallArgs& a)
+long mnt_symlink(const SyscallArgs& a)
 {
     return symlink_common(a.a[0], a.a[1]);
 }
 
-long sys_symlinkat(const SyscallArgs& a)
+long mnt_symlinkat(const SyscallArgs& a)
 {
     return symlink_common(a.a[0], a.a[2]);
 }
 
-long sys_readlink(const SyscallArgs& a)
+long mnt_readlink(const SyscallArgs& a)
 {
     return readlink_common(a.a[0], a.a[1], a.a[2]);
 }
 
-long sys_readlinkat(const SyscallArgs& a)
+long mnt_readlinkat(const SyscallArgs& a)
 {
     return readlink_common(a.a[1], a.a[2], a.a[3]);
 }
 
-long sys_fsync(const SyscallArgs& a)
+long mnt_fsync(const SyscallArgs& a)
 {
     File* f = nullptr;
     if (Errno e = mounted_fd(a.a[0], &f); e != k_ok)
@@ -330,14 +330,14 @@ long sys_fsync(const SyscallArgs& a)
     return -ext2_sync(*g_fs);
 }
 
-long sys_sync(const SyscallArgs&)
+long mnt_sync(const SyscallArgs&)
 {
     if (g_fs)
         (void)ext2_sync(*g_fs);
     return 0;
 }
 
-long sys_ftruncate(const SyscallArgs& a)
+long mnt_ftruncate(const SyscallArgs& a)
 {
     File* f = nullptr;
     if (Errno e = mounted_fd(a.a[0], &f); e != k_ok)
@@ -352,4 +352,20 @@ long sys_ftruncate(const SyscallArgs& a)
     return 0;
 }
 
-} // namespace toll::sys
+bool mount_claims_path(uintptr_t user)
+{
+    if (!g_fs)
+        return false;
+    char path[k_path_max];
+    if (Result<size_t> n = copyinstr(path, user, k_path_max); !n)
+        return false; // the file tree's own call gives the error
+    return mount_owns(path);
+}
+
+bool mount_claims_fd(uintptr_t fd)
+{
+    File* f = nullptr;
+    return g_fs && mounted_fd(fd, &f) == k_ok;
+}
+
+} // namespace toll::fs

@@ -5,6 +5,7 @@
 #include "kernel/kern/errno.h"
 #include "kernel/kern/result.h"
 #include "kernel/sys/file.h"
+#include "kernel/sys/syscalls.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,5 +34,34 @@ bool mount_is_dir(const sys::File& file);
 
 /// getdents64 on such a directory.
 long mount_getdents(sys::File& file, uintptr_t buffer, size_t count);
+
+/// Whether the user path at @p user names a place under /mnt while a disk
+/// is mounted there: then the call on it is the disk's (the mnt_ handlers
+/// below), else the file tree's (vfs.h). A relative path is the file tree's
+/// even when the working directory is under /mnt (a limit of this mount).
+bool mount_claims_path(uintptr_t user);
+
+/// Whether descriptor @p fd is a file or directory of the mounted disk.
+bool mount_claims_fd(uintptr_t fd);
+
+// The calls on names and data of the mounted disk, with the system calls'
+// arguments; the file tree's handlers (sys_path.cpp) hand them the paths
+// and descriptors mount_claims_path and mount_claims_fd claim.
+long mnt_mkdir(const sys::SyscallArgs&);
+long mnt_mkdirat(const sys::SyscallArgs&);
+long mnt_rmdir(const sys::SyscallArgs&);
+long mnt_unlink(const sys::SyscallArgs&);
+long mnt_unlinkat(const sys::SyscallArgs&);
+long mnt_link(const sys::SyscallArgs&);
+long mnt_linkat(const sys::SyscallArgs&);
+long mnt_rename(const sys::SyscallArgs&);
+long mnt_renameat(const sys::SyscallArgs&);
+long mnt_symlink(const sys::SyscallArgs&);
+long mnt_symlinkat(const sys::SyscallArgs&);
+long mnt_readlink(const sys::SyscallArgs&);
+long mnt_readlinkat(const sys::SyscallArgs&);
+long mnt_fsync(const sys::SyscallArgs&); ///< fdatasync too
+long mnt_sync(const sys::SyscallArgs&);
+long mnt_ftruncate(const sys::SyscallArgs&);
 
 } // namespace toll::fs

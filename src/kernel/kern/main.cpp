@@ -13,6 +13,7 @@
 #include "kernel/proc/process.h"
 #include "kernel/proc/thread.h"
 #include "kernel/sys/file.h"
+#include "kernel/sys/vfs.h"
 #include "kernel/vm/vm_init.h"
 #include "lib/cmdline.h"
 #include "lib/format.h"
@@ -155,6 +156,7 @@ void kernel_main(BootInfo& info)
     arch::console_input_init();
     size_t programs = proc::initrd_init(info.extra_ramdisk, info.extra_ramdisk_size);
     kprintf("ramdisk: %zu files\n", programs);
+    sys::vfs_init(); // the file tree: the ramdisk's files, writable from here on
     fs::mount_init();
 
     char glob[64];

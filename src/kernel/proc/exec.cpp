@@ -3,6 +3,7 @@
 // (argc, argv, envp, the auxiliary vector; System V ABI, "Process Initialization").
 #include "kernel/arch/context.h"
 #include "kernel/arch/cpu.h"
+#include "kernel/arch/signal.h"
 #include "kernel/kern/counters.h"
 #include "kernel/proc/initrd.h"
 #include "kernel/proc/process.h"
@@ -10,6 +11,7 @@
 #include "kernel/vm/kmalloc.h"
 #include "kernel/vm/phys.h"
 #include "lib/checked.h"
+#include "lib/format.h"
 #include "lib/string.h"
 
 namespace toll::proc {
@@ -62,7 +64,7 @@ enum : uintptr_t {
 };
 
 constexpr size_t k_max_args = 64;
-constexpr size_t k_arg_bytes = 8192;
+constexpr size_t k_arg_bytes = 65536; // as sys_execve's k_exec_strings
 
 // The program's arguments, gathered in the kernel before the old address
 // space goes away.
@@ -273,14 +275,43 @@ bool add_string(ArgBlock& block, const char* s, const char** slot)
     return true;
 }
 
+// Maps the port's signal-return code (arch::signal_trampoline), if it has
+// any, at signal_trampoline_address() of @p space.
+Errno map_trampoline(vm::VmSpace* space)
+{
+    const uint8_t* code = nullptr;
+    size_t size = arch::signal_trampoline(&code);
+    if (size == 0)
+        return k_ok;
+    uintptr_t at = signal_trampoline_address();
+    constexpr unsigned k_prot = arch::k_prot_read | arch::k_prot_exec;
+    TRY(vm::vmspace_map(space, at, arch::k_page_size, k_prot));
+    if (!write_user(space, at, code, size))
+        return k_enomem;
+    // write_user left the page writable: now its rights (and, on arm64, the
+    // instruction cache sync of a page becoming executable).
+    arch::pmap_protect(space->pmap, at, at + arch::k_page_size, k_prot);
+    return k_ok;
+}
+
 // Loads @p path into a new address space. On success *out_space, *pc and *sp
 // describe the new program.
 Errno load(const char* path, const ArgBlock& args, vm::VmSpace** out_space, uintptr_t* pc,
            uintptr_t* sp)
 {
-    const RamdiskFile* file = initrd_lookup(path);
-    if (!file)
-        return k_enoent;
+    // Any regular file of the tree with an execute bit (Linux: EACCES
+    // otherwise); the node is held until the program is loaded.
+    Result<sys::NodeRef> node = sys::vfs_lookup(nullptr, path, sys::k_follow);
+    if (!node)
+        return node.error();
+    const sys::Node* n = node.value().get();
+    if ((n->mode & sys::k_s_ifmt) != sys::k_s_ifreg || !(n->mode & 0111) ||
+        n->proc != sys::ProcKind::none)
+        return k_eacces;
+    RamdiskFile bytes{};
+    bytes.data = sys::node_bytes(n);
+    bytes.size = static_cast<size_t>(n->size);
+    const RamdiskFile* file = &bytes;
     if (file->size < 16 || memcmp(file->data,
                                   "\x7f"
                                   "ELF",
@@ -302,7 +333,8 @@ Errno load(const char* path, const ArgBlock& args, vm::VmSpace** out_space, uint
     uintptr_t limit = arch::user_space_limit();
     if ((e = load_segments(space, *file, image)) != k_ok ||
         (e = vm::vmspace_map(space, limit - vm::k_user_stack_size, vm::k_user_stack_size,
-                             arch::k_prot_read | arch::k_prot_write)) != k_ok) {
+                             arch::k_prot_read | arch::k_prot_write)) != k_ok ||
+        (e = map_trampoline(space)) != k_ok) {
         vm::vmspace_destroy(space);
         return e;
     }
@@ -325,12 +357,25 @@ const char* basename(const char* path)
     return slash ? slash + 1 : path;
 }
 
-void set_name(Process* p, const char* path)
+// Records the program's name (its path's last part), path and arguments.
+void set_name(Process* p, const char* path, const char* const* argv)
 {
     const char* b = basename(path);
     size_t n = strnlen(b, sizeof p->name - 1);
     memcpy(p->name, b, n);
     p->name[n] = '\0';
+    // The file itself, links resolved (a program run as /proc/self/exe
+    // must not show that link as its own exe); as given if that fails.
+    if (!sys::vfs_real_path(path, p->exe, sizeof p->exe))
+        lib::snformat(p->exe, sizeof p->exe, "%s", path);
+    p->cmdline_length = 0;
+    for (size_t i = 0; argv && argv[i]; ++i) {
+        size_t length = strlen(argv[i]) + 1;
+        if (p->cmdline_length + length > sizeof p->cmdline)
+            break;
+        memcpy(p->cmdline + p->cmdline_length, argv[i], length);
+        p->cmdline_length += length;
+    }
 }
 
 // Gathers the arguments into the kernel and loads @p path with them.
@@ -355,6 +400,13 @@ Errno load_program(const char* path, const char* const* argv, const char* const*
 
 } // namespace
 
+uintptr_t signal_trampoline_address()
+{
+    // The page below the stack: above every segment exec loads (parse
+    // keeps them below it), and taken before any mmap looks for a hole.
+    return arch::user_space_limit() - vm::k_user_stack_size - arch::k_page_size;
+}
+
 Errno exec(const char* path, const char* const* argv, const char* const* envp)
 {
     vm::VmSpace* space;
@@ -374,7 +426,7 @@ Errno exec(const char* path, const char* const* argv, const char* const* envp)
     arch::pmap_activate(space->pmap);
     vm_drop(old);
     vfork_release(*p); // a vfork parent has its address space to itself again
-    set_name(p, path);
+    set_name(p, path, argv);
     p->execed = true;
     signals_exec_reset(*p, *current());
     sys::fd_close_on_exec(p);
@@ -403,7 +455,7 @@ Result<int> spawn(const char* path, const char* const* argv)
         return made.error();
     }
     p = made.value();
-    set_name(p, path);
+    set_name(p, path, argv);
     memcpy(t->name, p->name, sizeof t->name);
     // Descriptors 0, 1 and 2: the console, one reference each (console_open's
     // own reference goes when `console` does).

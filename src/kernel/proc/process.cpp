@@ -14,6 +14,7 @@
 #include "kernel/kern/panic.h"
 #include "kernel/kern/spinlock.h"
 #include "kernel/proc/futex.h"
+#include "kernel/proc/sched.h"
 #include "kernel/sys/file.h"
 #include "kernel/sys/uaccess.h"
 #include "kernel/vm/kmalloc.h"
@@ -249,6 +250,11 @@ Result<int> clone_process(arch::TrapFrame& frame, const CloneRequest& r)
     t->sig.blocked = self->sig.blocked;
     t->sig.altstack = self->sig.altstack; // fork keeps it (Linux)
     sys::fd_copy_table(child, parent);
+    child->cwd = parent->cwd;
+    child->umask = parent->umask;
+    memcpy(child->exe, parent->exe, sizeof child->exe);
+    memcpy(child->cmdline, parent->cmdline, sizeof child->cmdline);
+    child->cmdline_length = parent->cmdline_length;
     if (r.stack)
         arch::frame_set_user_sp(*t->frame, r.stack);
     if (r.flags & k_clone_child_settid) {
@@ -269,6 +275,19 @@ Result<int> clone_process(arch::TrapFrame& frame, const CloneRequest& r)
     if (r.flags & k_clone_vfork)
         vfork_wait(self, tid);
     return tid;
+}
+
+// The threads of one process share one CPU: the futex queues and a
+// process's thread list and group-exit fields are not under locks of their
+// own yet, so two of its threads must never run at once. A new thread and
+// its creator are bound to the CPU the creator runs on (which the creator
+// does not leave); separate processes still spread over every CPU.
+void pin_threads_together(Thread* self, Thread* t)
+{
+    arch::InterruptsOff off;
+    uint32_t here = 1u << this_cpu().id;
+    (void)sched_set_affinity(self, here);
+    (void)sched_set_affinity(t, here);
 }
 
 // clone(CLONE_THREAD): a new thread of the caller's process, which shares
@@ -312,6 +331,7 @@ Result<int> clone_thread(arch::TrapFrame& frame, const CloneRequest& r)
         (void)sys::copyout(r.parent_tid, &tid, sizeof tid);
     add_thread(p, t);
     g_threads.add();
+    pin_threads_together(self, t);
     make_runnable(t);
     return tid;
 }
@@ -338,6 +358,7 @@ void kill_other_threads(Process* p, Thread* keep)
 {
     g_exits.add();
     sys::fd_close_all(p);
+    p->cwd.reset();
     arch::pmap_activate(nullptr); // leave the address space before freeing it
     vm::VmSpace* space = p->vm;
     p->vm = nullptr;

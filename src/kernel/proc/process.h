@@ -7,6 +7,7 @@
 #include "kernel/proc/signal.h"
 #include "kernel/proc/thread.h"
 #include "kernel/sys/file.h"
+#include "kernel/sys/vfs.h"
 #include "kernel/vm/vmspace.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +45,11 @@ struct Process {
     int sid = 0;                       ///< its session (the pid of the session's leader)
     bool execed = false;               ///< it ran execve since fork (setpgid refuses its parent)
     char name[16] = {};                ///< the program's name, for the console
+    sys::NodeRef cwd;                  ///< its working directory (empty: the root)
+    uint32_t umask = 022;              ///< umask(2): permission bits a create leaves out
+    char exe[128] = {};                ///< the program's path, for /proc/PID/exe
+    char cmdline[128] = {};            ///< its arguments, each NUL-ended (/proc/PID/cmdline)
+    size_t cmdline_length = 0;
 };
 
 /// The process of the running thread, or nullptr for a kernel thread.
@@ -114,6 +120,10 @@ void vfork_release(Process& p);
 /// destroys it, unless another process still runs in it (a vfork parent,
 /// or a clone with k_clone_vm).
 void vm_drop(vm::VmSpace* space);
+
+/// Where exec maps the port's signal-return code (arch::signal_trampoline)
+/// in every program: the return address of a handler without SA_RESTORER.
+uintptr_t signal_trampoline_address();
 
 /// execve(): replaces the current program: on k_ok, @p frame's thread
 /// resumes in the new program (the old one is gone); otherwise why not

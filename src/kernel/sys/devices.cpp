@@ -1,5 +1,5 @@
-// /dev/console (the serial port, with a small line discipline), /dev/zero and
-// /dev/null.
+// /dev/console (the serial port, with a small line discipline), /dev/zero,
+// /dev/null, /dev/full and /dev/random.
 #include "kernel/sys/devices.h"
 #include "kernel/arch/console.h"
 #include "kernel/kern/console.h"
@@ -48,7 +48,40 @@ long no_tty(File&, unsigned long, uintptr_t)
     return -k_enotty;
 }
 
+// /dev/full: reads as zeros, and every write fails as a full disk's would.
+long full_write(File&, uintptr_t, size_t)
+{
+    return -k_enospc;
+}
+
+// /dev/random and /dev/urandom: the generator getrandom uses (xorshift,
+// seeded by the clock). Toll has no entropy source: good for hash seeds and
+// shuffles, never for keys.
+uint64_t g_random_state = 0x2545F4914F6CDD1Dull; // lock: random
+
+long random_read(File&, uintptr_t buffer, size_t count)
+{
+    uint8_t chunk[128];
+    size_t done = 0;
+    g_random_state ^= proc::ticks();
+    while (done < count) {
+        size_t n = count - done < sizeof chunk ? count - done : sizeof chunk;
+        for (size_t i = 0; i < n; ++i) {
+            g_random_state ^= g_random_state << 13;
+            g_random_state ^= g_random_state >> 7;
+            g_random_state ^= g_random_state << 17;
+            chunk[i] = static_cast<uint8_t>(g_random_state >> 24);
+        }
+        if (Errno e = copyout(buffer + done, chunk, n); e != k_ok)
+            return done ? static_cast<long>(done) : -e;
+        done += n;
+    }
+    return static_cast<long>(count);
+}
+
 const FileOps k_zero_ops = {zero_read, sink_write, no_tty, nullptr, k_s_ifchr};
+const FileOps k_full_ops = {zero_read, full_write, no_tty, nullptr, k_s_ifchr};
+const FileOps k_random_ops = {random_read, sink_write, no_tty, nullptr, k_s_ifchr};
 const FileOps k_null_ops = {null_read, sink_write, no_tty, nullptr, k_s_ifchr};
 
 // --- /dev/console ----------------------------------------------------------
@@ -93,12 +126,69 @@ long console_read(File&, uintptr_t buffer, size_t count)
     return static_cast<long>(n);
 }
 
-long console_ioctl(File&, unsigned long request, uintptr_t)
+// Linux, include/uapi/asm-generic/ioctls.h (the same numbers on i386 and
+// arm64): the terminal requests a shell makes.
+constexpr unsigned long k_tcgets = 0x5401, k_tcsets = 0x5402, k_tcsetsw = 0x5403,
+                        k_tcsetsf = 0x5404, k_tiocgpgrp = 0x540F, k_tiocspgrp = 0x5410,
+                        k_tiocgwinsz = 0x5413, k_tiocswinsz = 0x5414;
+
+// Linux, include/uapi/asm-generic/termbits.h: the kernel's struct termios
+// (four flag words, the line discipline, 19 control characters), 36 bytes.
+struct Termios {
+    uint32_t iflag, oflag, cflag, lflag;
+    uint8_t line;
+    uint8_t cc[19];
+};
+static_assert(sizeof(Termios) == 36, "Linux's struct termios");
+
+// Linux's defaults for a serial console: ICRNL | IXON; OPOST | ONLCR;
+// B38400 | CS8 | CREAD | HUPCL; ISIG | ICANON | ECHO | ECHOE | ECHOK |
+// ECHOCTL | ECHOKE | IEXTEN (termbits.h), and the usual control characters
+// (VINTR ^C, VQUIT ^\\, VERASE DEL, VKILL ^U, VEOF ^D, VMIN 1).
+Termios g_termios = {0000400 | 0002000,
+                     0000001 | 0000004,
+                     0000017 | 0000060 | 0000200 | 0002000,
+                     0000001 | 0000002 | 0000010 | 0000020 | 0000040 | 0001000 | 0004000 | 0100000,
+                     0,
+                     {3, 28, 127, 21, 4, 0, 1, 0, 17, 19, 26, 0, 18, 15, 23, 22, 0, 0, 0}};
+int g_foreground; // the terminal's foreground process group (0: none yet); lock: console
+
+// The line discipline here is Toll's own (echo and line editing always on):
+// TCSETS is remembered and reported back, but does not change it.
+long console_ioctl(File&, unsigned long request, uintptr_t argument)
 {
-    // A serial line has no window size; musl asks (TIOCGWINSZ) to decide
-    // whether stdout is a terminal. ENOTTY is the honest answer.
-    (void)request;
-    return -k_enotty;
+    switch (request) {
+    case k_tcgets:
+        return -copyout(argument, &g_termios, sizeof g_termios);
+    case k_tcsets:
+    case k_tcsetsw:
+    case k_tcsetsf:
+        return -copyin(&g_termios, argument, sizeof g_termios);
+    case k_tiocgpgrp: {
+        proc::Process* p = proc::current_process();
+        int group = g_foreground ? g_foreground : (p ? p->pgid : 0);
+        return -copyout(argument, &group, sizeof group);
+    }
+    case k_tiocspgrp: {
+        int group;
+        if (Errno e = copyin(&group, argument, sizeof group); e != k_ok)
+            return -e;
+        if (group < 0)
+            return -k_einval;
+        g_foreground = group;
+        return 0;
+    }
+    case k_tiocgwinsz: {
+        // A serial line has no size of its own: Linux's answer is rows and
+        // columns 0, which programs read as "use the default".
+        uint16_t winsize[4] = {0, 0, 0, 0};
+        return -copyout(argument, winsize, sizeof winsize);
+    }
+    case k_tiocswinsz:
+        return 0;
+    default:
+        return -k_enotty;
+    }
 }
 
 const FileOps k_console_ops = {console_read, console_write, console_ioctl, nullptr, k_s_ifchr};
@@ -123,6 +213,10 @@ const FileOps* device_lookup(const char* path)
         return &k_zero_ops;
     if (strcmp(path, "/dev/null") == 0)
         return &k_null_ops;
+    if (strcmp(path, "/dev/full") == 0)
+        return &k_full_ops;
+    if (strcmp(path, "/dev/random") == 0 || strcmp(path, "/dev/urandom") == 0)
+        return &k_random_ops;
     return nullptr;
 }
 

@@ -1,4 +1,5 @@
-// The character devices under /dev: console, zero and null.
+// The character devices under /dev: console, tty, zero, null, full, random
+// and urandom.
 #pragma once
 #include "kernel/sys/file.h"
 

@@ -1,9 +1,11 @@
 // The system-call dispatcher every port shares. A port supplies its table,
-// built here from lists of {number, handler} entries, and the register
+// built here from its column of the shared list (linux_calls.h) and lists of
+// its own {number, handler} entries, and the register
 // accessors (the number, the six arguments, the register the result goes
 // to); the look-up, the ENOSYS for a number without a handler and the
 // restart of an interrupted call are the core's.
 #pragma once
+#include "kernel/sys/linux_calls.h"
 #include "kernel/sys/syscalls.h"
 #include "user/include/toll/abi.h"
 #include <stddef.h>
@@ -29,11 +31,25 @@ inline constexpr SyscallEntry k_toll_calls[] = {
 /// A number inside the table that no list names: counted, -ENOSYS.
 long sys_not_implemented(const SyscallArgs& args);
 
-/// One past the highest number in @p lists: the size of their table.
-template <size_t... N>
-constexpr unsigned syscall_table_size(const SyscallEntry (&... lists)[N])
+/// Which column of k_linux_calls a port's table reads (&LinuxCall::nr_i386).
+using LinuxColumn = uint16_t LinuxCall::*;
+
+/// Never defined, and not constexpr: a table whose construction reaches it
+/// does not compile. Reached when a row of k_linux_calls with a null handler
+/// (the port writes its own) names a number the port's lists leave empty, or
+/// when two rows name one number in the same column.
+void linux_call_left_unfilled_or_numbered_twice();
+
+/// One past the highest number in @p linux's @p column and in @p lists: the
+/// size of their table.
+template <size_t L, size_t... N>
+constexpr unsigned syscall_table_size(const LinuxCall (&linux)[L], LinuxColumn column,
+                                      const SyscallEntry (&... lists)[N])
 {
     unsigned size = 0;
+    for (const LinuxCall& c : linux)
+        if (c.*column != k_none)
+            size = c.*column + 1u > size ? c.*column + 1u : size;
     auto scan = [&size](const auto& list) {
         for (const SyscallEntry& e : list)
             size = e.number + 1u > size ? e.number + 1u : size;
@@ -42,24 +58,40 @@ constexpr unsigned syscall_table_size(const SyscallEntry (&... lists)[N])
     return size;
 }
 
-/// A port's dispatch table, built at compile time from entry lists (a
-/// constexpr object in .rodata: no constructor runs at boot). Every slot
-/// holds a handler, sys_not_implemented where the lists name none, so a
-/// dispatch checks only the bound.
+/// A port's dispatch table, built at compile time from the shared list's
+/// column and the port's own entry lists (a constexpr object in .rodata: no
+/// constructor runs at boot). A port's entry replaces the shared row's
+/// handler of its number. Every slot holds a handler, sys_not_implemented
+/// where nothing names it, so a dispatch checks only the bound.
 template <unsigned Size>
 struct SyscallTable {
     SyscallHandler slots[Size];
 
-    template <size_t... N>
-    constexpr explicit SyscallTable(const SyscallEntry (&... lists)[N]) : slots{}
+    template <size_t L, size_t... N>
+    constexpr SyscallTable(const LinuxCall (&linux)[L], LinuxColumn column,
+                           const SyscallEntry (&... lists)[N])
+        : slots{}
     {
         for (SyscallHandler& s : slots)
             s = sys_not_implemented;
+        bool named[Size] = {};
+        for (const LinuxCall& c : linux) {
+            if (c.*column == k_none)
+                continue;
+            if (named[c.*column])
+                linux_call_left_unfilled_or_numbered_twice();
+            named[c.*column] = true;
+            if (c.handler)
+                slots[c.*column] = c.handler;
+        }
         auto fill = [this](const auto& list) {
             for (const SyscallEntry& e : list)
                 slots[e.number] = e.handler;
         };
         (fill(lists), ...);
+        for (const LinuxCall& c : linux)
+            if (c.*column != k_none && slots[c.*column] == sys_not_implemented)
+                linux_call_left_unfilled_or_numbered_twice();
     }
 };
 

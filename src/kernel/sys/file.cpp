@@ -11,10 +11,9 @@
 #include "kernel/fs/mount.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
-#include "kernel/proc/initrd.h"
 #include "kernel/proc/process.h"
-#include "kernel/sys/devices.h"
 #include "kernel/sys/uaccess.h"
+#include "kernel/sys/vfs.h"
 #include "kernel/vm/kmalloc.h"
 #include "lib/string.h"
 
@@ -24,25 +23,6 @@ namespace {
 /// Files alive now (a level): every file_new() adds one, the last
 /// file_unref() takes it away, so a leaked or twice-dropped reference shows.
 TOLL_GAUGE(g_files_live, "sys.files.live");
-
-long ramdisk_read(File& f, uintptr_t buffer, size_t count)
-{
-    if (f.offset >= f.size)
-        return 0;
-    size_t n = f.size - f.offset < count ? f.size - f.offset : count;
-    if (Errno e = copyout(buffer, f.data + f.offset, n); e != k_ok)
-        return -e;
-    f.offset += n;
-    return static_cast<long>(n);
-}
-
-long ramdisk_write(File&, uintptr_t, size_t)
-{
-    return -k_ebadf; // the ramdisk is read-only; files are opened O_RDONLY
-}
-
-constexpr int k_s_ifreg = 0100000;
-const FileOps k_ramdisk_ops = {ramdisk_read, ramdisk_write, nullptr, nullptr, k_s_ifreg};
 
 } // namespace
 
@@ -78,45 +58,7 @@ void FileRef::unref(File* file)
 
 Result<FileRef> file_open(const char* path, int flags)
 {
-    if (fs::mount_owns(path))
-        return fs::mount_open(path, flags);
-    if (const FileOps* dev = device_lookup(path)) {
-        if (flags & k_o_directory)
-            return k_enotdir;
-        FileRef f = file_new(dev, flags & (k_o_accmode | k_o_nonblock));
-        if (!f)
-            return k_enomem;
-        return f;
-    }
-    const proc::RamdiskFile* rf = proc::initrd_lookup(path);
-    if (!rf && path[0] == '/') {
-        // Not a file: perhaps a directory ("/", "/bin", "/bin/").
-        size_t length = strlen(path);
-        while (length > 0 && path[length - 1] == '/')
-            --length;
-        if (Result<FileRef> dir = dir_open(path, length, flags); dir || dir.error() != k_enoent)
-            return dir;
-        // "/bin/sh/": a file named as if it were a directory.
-        char file[sizeof proc::RamdiskFile{}.path];
-        if (path[length] == '/' && length < sizeof file) {
-            memcpy(file, path, length);
-            file[length] = '\0';
-            if (proc::initrd_lookup(file))
-                return k_enotdir;
-        }
-    }
-    if (!rf)
-        return (flags & k_o_creat) ? k_erofs : k_enoent;
-    if ((flags & k_o_accmode) != k_o_rdonly || (flags & (k_o_trunc | k_o_creat)))
-        return k_erofs;
-    if (flags & k_o_directory)
-        return k_enotdir;
-    FileRef f = file_new(&k_ramdisk_ops, k_o_rdonly);
-    if (!f)
-        return k_enomem;
-    f->data = rf->data;
-    f->size = rf->size;
-    return f;
+    return vfs_open(nullptr, path, flags, 0666);
 }
 
 Result<int> fd_install(proc::Process* p, FileRef& file, int min)

@@ -1,6 +1,5 @@
 // Open files: a reference-counted File with an operations table, the
-// per-process descriptor table, and open() by path (devices and the initial
-// ramdisk).
+// per-process descriptor table, and open() by path (the file tree, vfs.h).
 #pragma once
 #include "kernel/kern/errno.h"
 #include "kernel/kern/result.h"
@@ -101,15 +100,10 @@ inline FileRef file_share(File* file)
     return FileRef{file};
 }
 
-/// Opens a path: /dev/console, /dev/zero, /dev/null, a ramdisk file or a
-/// ramdisk directory. Returns the new File's one reference; or k_enoent, k_enotdir, k_erofs
-/// (writing or creating a ramdisk file), k_eisdir or k_enomem.
+/// Opens a path of the file tree (vfs_open relative to the working
+/// directory, mode 0666 for a file O_CREAT makes). Returns the new File's
+/// one reference; or k_enoent, k_enotdir, k_eexist, k_eisdir or k_enomem.
 Result<FileRef> file_open(const char* path, int flags);
-
-/// Opens the ramdisk directory named by the first @p length bytes of
-/// @p path (0: the root) for getdents64, as file_open does. k_enoent if no
-/// file lies under it, k_eisdir if @p flags ask to write or create.
-Result<FileRef> dir_open(const char* path, size_t length, int flags);
 
 /// Installs @p file in the lowest free descriptor of @p p at or above @p min,
 /// clearing its close-on-exec flag. Returns the descriptor, the reference

@@ -5,12 +5,12 @@
 #include "kernel/sys/file.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
+#include "kernel/sys/vfs.h"
 #include "kernel/vm/kmalloc.h"
 
 namespace toll::sys {
 namespace {
 
-constexpr size_t k_path_max = 256;
 constexpr size_t k_iov_max = 1024;
 // Linux limits one read/write to this many bytes (MAX_RW_COUNT, about 2 GB).
 constexpr size_t k_max_rw = 0x7FFFF000;
@@ -106,22 +106,6 @@ long install(FileRef file, int min = 0)
 
 } // namespace
 
-Errno check_at_dirfd(uintptr_t dirfd, uintptr_t path)
-{
-    // Linux, include/uapi/linux/fcntl.h: AT_FDCWD, "the current directory".
-    constexpr int k_at_fdcwd = -100;
-    // dirfd is an int (Linux: SYSCALL_DEFINE4(openat, int dfd, ...)): only its
-    // low 32 bits count, and a caller passing an int through syscall()'s
-    // varargs leaves the upper half undefined.
-    if (static_cast<int>(dirfd) == k_at_fdcwd)
-        return k_ok;
-    // Toll has no directories to be relative to: only an absolute path,
-    // which ignores dirfd, can be resolved.
-    char first;
-    TRY(copyin(&first, path, 1));
-    return first == '/' ? k_ok : k_enotdir;
-}
-
 long sys_read(const SyscallArgs& a)
 {
     return do_rw(static_cast<int>(a.a[0]), a.a[1], a.a[2], false);
@@ -132,6 +116,54 @@ long sys_write(const SyscallArgs& a)
     return do_rw(static_cast<int>(a.a[0]), a.a[1], a.a[2], true);
 }
 
+namespace {
+// pread and pwrite: do_rw at @p offset, the file's own offset untouched.
+long do_prw(int fd, uintptr_t buffer, size_t count, int64_t offset, bool write)
+{
+    File* f = fd_get(fd);
+    if (!f)
+        return -k_ebadf;
+    constexpr int k_s_ifreg = 0100000;
+    if (f->ops->mode != k_s_ifreg)
+        return -k_espipe; // Linux: pipes, devices and directories do not pread
+    if (offset < 0)
+        return -k_einval;
+    // With O_APPEND the write still goes to the end, as on Linux
+    // (pwrite(2), BUGS): the file's write does that.
+    uint64_t saved = f->offset; // lock: the file's offset
+    f->offset = static_cast<uint64_t>(offset);
+    long r = do_rw(fd, buffer, count, write);
+    f->offset = saved;
+    return r;
+}
+
+int64_t pair(uintptr_t low, uintptr_t high)
+{
+    return static_cast<int64_t>(static_cast<uint64_t>(static_cast<uint32_t>(low)) |
+                                static_cast<uint64_t>(static_cast<uint32_t>(high)) << 32);
+}
+} // namespace
+
+long sys_pread64(const SyscallArgs& a)
+{
+    return do_prw(static_cast<int>(a.a[0]), a.a[1], a.a[2], static_cast<intptr_t>(a.a[3]), false);
+}
+
+long sys_pwrite64(const SyscallArgs& a)
+{
+    return do_prw(static_cast<int>(a.a[0]), a.a[1], a.a[2], static_cast<intptr_t>(a.a[3]), true);
+}
+
+long sys_pread64_pair(const SyscallArgs& a)
+{
+    return do_prw(static_cast<int>(a.a[0]), a.a[1], a.a[2], pair(a.a[3], a.a[4]), false);
+}
+
+long sys_pwrite64_pair(const SyscallArgs& a)
+{
+    return do_prw(static_cast<int>(a.a[0]), a.a[1], a.a[2], pair(a.a[3], a.a[4]), true);
+}
+
 long sys_readv(const SyscallArgs& a)
 {
     return do_rwv(static_cast<int>(a.a[0]), a.a[1], a.a[2], false);
@@ -140,55 +172,6 @@ long sys_readv(const SyscallArgs& a)
 long sys_writev(const SyscallArgs& a)
 {
     return do_rwv(static_cast<int>(a.a[0]), a.a[1], a.a[2], true);
-}
-
-long sys_open(const SyscallArgs& a)
-{
-    char path[k_path_max];
-    if (Result<size_t> n = copyinstr(path, a.a[0], sizeof path); !n)
-        return -n.error();
-    int flags = static_cast<int>(a.a[1]);
-    Result<FileRef> f = file_open(path, flags);
-    if (!f)
-        return -f.error();
-    long fd = install(f.release_value());
-    if (fd >= 0 && (flags & k_o_cloexec))
-        fd_set_cloexec(proc::current_process(), static_cast<int>(fd), true);
-    return fd;
-}
-
-long sys_access(const SyscallArgs& a)
-{
-    char path[k_path_max];
-    if (Result<size_t> n = copyinstr(path, a.a[0], sizeof path); !n)
-        return -n.error();
-    constexpr uintptr_t k_x_ok = 1, k_w_ok = 2, k_r_ok = 4;
-    if (a.a[1] & ~(k_r_ok | k_w_ok | k_x_ok))
-        return -k_einval;
-    Result<FileRef> opened = file_open(path, k_o_rdonly);
-    if (!opened)
-        return -opened.error();
-    bool is_device = opened.value()->ops->mode == 020000;
-    return (a.a[1] & k_w_ok) && !is_device ? -k_erofs : 0;
-}
-
-long sys_faccessat(const SyscallArgs& a)
-{
-    if (Errno e = check_at_dirfd(a.a[0], a.a[1]); e != k_ok)
-        return -e;
-    SyscallArgs shifted{{a.a[1], a.a[2], 0, 0, 0, 0}, a.frame};
-    return sys_access(shifted);
-}
-
-long sys_faccessat2(const SyscallArgs& a)
-{
-    // Its flags: AT_SYMLINK_NOFOLLOW, AT_EACCESS, AT_EMPTY_PATH (Linux,
-    // include/uapi/linux/fcntl.h). Toll has neither links nor users, so
-    // each asks for what plain faccessat already does.
-    constexpr uintptr_t k_at_flags = 0x100 | 0x200 | 0x1000;
-    if (a.a[3] & ~k_at_flags)
-        return -k_einval;
-    return sys_faccessat(a);
 }
 
 long sys_close(const SyscallArgs& a)
@@ -315,7 +298,10 @@ long sys_lseek(const SyscallArgs& a)
     case 2:
         if (f->ops->mode == k_s_ifdir)
             return -k_einval; // as Linux's ramfs: a directory has no end to seek from
-        base = static_cast<long>(f->size);
+        if (Node* n = file_node(*f); n && !f->data)
+            base = static_cast<long>(n->size); // a file of the tree: its size now
+        else
+            base = static_cast<long>(f->size);
         break;
     default:
         return -k_einval;

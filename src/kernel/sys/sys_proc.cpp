@@ -1,6 +1,7 @@
 // System calls on processes and time: fork, execve, exit, wait, kill, the
 // identity calls, yield, sleep and the clock.
 #include "kernel/arch/cpu.h"
+#include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
 #include "kernel/proc/process.h"
 #include "kernel/sys/dispatch.h"
@@ -13,7 +14,9 @@ namespace {
 
 TOLL_COUNTER(g_unknown_syscalls, "sys.unknown");
 
-constexpr size_t k_exec_strings = 16384;
+// Big enough for the environment of busybox's testsuite (its OPTIONFLAGS
+// alone is 10 KB); Linux allows far more (MAX_ARG_STRLEN is 128 KB).
+constexpr size_t k_exec_strings = 65536;
 constexpr size_t k_exec_max_args = 64;
 
 // execve's arguments copied into the kernel: the strings and pointers to them.
@@ -60,11 +63,35 @@ constexpr long k_ns_per_s = 1000000000;
 
 } // namespace
 
+namespace {
+// How often each number below k_unknown_tracked came without a handler
+// (lock: unknown), and whether the console has been told (once per boot).
+constexpr uintptr_t k_unknown_tracked = 1024;
+uint32_t g_unknown_by_number[k_unknown_tracked];
+bool g_unknown_said_large;
+} // namespace
+
 long sys_unknown(uintptr_t number)
 {
-    (void)number;
     g_unknown_syscalls.add();
+    bool first;
+    if (number < k_unknown_tracked) {
+        first = g_unknown_by_number[number]++ == 0;
+    } else {
+        first = !g_unknown_said_large;
+        g_unknown_said_large = true;
+    }
+    if (first) {
+        proc::Process* p = proc::current_process();
+        kprintf("sys: system call %lu is not implemented (ENOSYS), first asked by %s\n",
+                static_cast<unsigned long>(number), p ? p->name : "the kernel");
+    }
     return -k_enosys;
+}
+
+uint32_t unknown_call_count(uintptr_t number)
+{
+    return number < k_unknown_tracked ? g_unknown_by_number[number] : 0;
 }
 
 long sys_not_implemented(const SyscallArgs& a)
@@ -287,42 +314,6 @@ long sys_nanosleep(const SyscallArgs& a)
         if (Errno e = ticks_timespec(a.a[1], wake > now ? wake - now : 0); e != k_ok)
             return -e;
     return -k_eintr;
-}
-
-long sys_ppoll(const SyscallArgs& a)
-{
-    // ppoll(fds, nfds, timeout, sigmask, sigsetsize). Toll's files have no
-    // readiness to wait for yet: only the form without descriptors, a sleep
-    // that a signal or the timeout ends (musl's pause on arm64).
-    if (a.a[1] != 0)
-        return -k_enosys;
-    constexpr uintptr_t k_sigset_size = 8; // Linux's sigset_t
-    SigSet mask = 0;
-    if (a.a[3]) {
-        if (a.a[4] != k_sigset_size)
-            return -k_einval;
-        if (Errno e = copyin(&mask, a.a[3], sizeof mask); e != k_ok)
-            return -e;
-    }
-    uint64_t wake = 0;
-    if (a.a[2]) {
-        Result<uint64_t> ticks = timespec_ticks(a.a[2]);
-        if (!ticks)
-            return -ticks.error();
-        if (ticks.value() == 0)
-            return 0;
-        wake = proc::ticks() + ticks.value();
-    }
-    proc::ThreadSignals& s = proc::current()->sig;
-    if (a.a[3]) // as sigsuspend: the mask is undone after the handler ran
-        proc::suspend_mask(s, mask);
-    Errno e = sleep_until(wake);
-    if (a.a[2]) { // Linux writes back the time left
-        uint64_t now = proc::ticks();
-        if (Errno w = ticks_timespec(a.a[2], wake > now ? wake - now : 0); w != k_ok)
-            return -w;
-    }
-    return e == k_ok ? 0 : -k_eintr;
 }
 
 long sys_clock_gettime(const SyscallArgs& a)

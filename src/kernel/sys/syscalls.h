@@ -3,6 +3,7 @@
 // non-negative result or -errno, exactly as Linux does.
 #pragma once
 #include "kernel/kern/errno.h"
+#include "kernel/sys/vfs.h"
 #include "machine/context.h"
 #include <stdint.h>
 
@@ -18,9 +19,13 @@ using SyscallHandler = long (*)(const SyscallArgs& args);
 // Files (sys_file.cpp)
 long sys_read(const SyscallArgs&);
 long sys_write(const SyscallArgs&);
+long sys_pread64(const SyscallArgs&);       ///< the offset one 64-bit register
+long sys_pwrite64(const SyscallArgs&);      ///< the offset one 64-bit register
+long sys_pread64_pair(const SyscallArgs&);  ///< the offset in two 32-bit halves (low first)
+long sys_pwrite64_pair(const SyscallArgs&); ///< the offset in two 32-bit halves (low first)
 long sys_readv(const SyscallArgs&);
 long sys_writev(const SyscallArgs&);
-long sys_open(const SyscallArgs&);
+long sys_open(const SyscallArgs&); ///< sys_path.cpp, as the other path calls
 long sys_close(const SyscallArgs&);
 long sys_dup(const SyscallArgs&);
 long sys_dup2(const SyscallArgs&);
@@ -36,28 +41,99 @@ long sys_faccessat(const SyscallArgs&);
 long sys_faccessat2(const SyscallArgs&); ///< faccessat with a flags word
 long sys_getdents64(const SyscallArgs&); ///< a directory's entries (dir.cpp)
 
-/// For the *at calls: k_ok if @p path (a user pointer) can be resolved
-/// against @p dirfd (AT_FDCWD, or any descriptor for an absolute path);
-/// k_efault for an unreadable path, k_enotdir for a relative one.
-Errno check_at_dirfd(uintptr_t dirfd, uintptr_t path);
-
-// Names and data on the mounted disk (kernel/fs/mount.cpp); paths under /mnt.
+// Names of the file tree (sys_path.cpp)
+long sys_creat(const SyscallArgs&);
+long sys_openat(const SyscallArgs&);
 long sys_mkdir(const SyscallArgs&);
 long sys_mkdirat(const SyscallArgs&);
-long sys_rmdir(const SyscallArgs&);
 long sys_unlink(const SyscallArgs&);
 long sys_unlinkat(const SyscallArgs&);
-long sys_link(const SyscallArgs&);
-long sys_linkat(const SyscallArgs&);
+long sys_rmdir(const SyscallArgs&);
 long sys_rename(const SyscallArgs&);
 long sys_renameat(const SyscallArgs&);
+long sys_renameat2(const SyscallArgs&);
+long sys_link(const SyscallArgs&);
+long sys_linkat(const SyscallArgs&);
 long sys_symlink(const SyscallArgs&);
 long sys_symlinkat(const SyscallArgs&);
 long sys_readlink(const SyscallArgs&);
 long sys_readlinkat(const SyscallArgs&);
-long sys_fsync(const SyscallArgs&); ///< fdatasync too
-long sys_sync(const SyscallArgs&);
+long sys_chmod(const SyscallArgs&);
+long sys_fchmod(const SyscallArgs&);
+long sys_fchmodat(const SyscallArgs&);
+long sys_chown(const SyscallArgs&);
+long sys_lchown(const SyscallArgs&);
+long sys_fchown(const SyscallArgs&);
+long sys_fchownat(const SyscallArgs&);
+long sys_utimensat(const SyscallArgs&);        ///< times as the native struct timespec
+long sys_utimensat_time64(const SyscallArgs&); ///< times as two 64-bit words each
+long sys_getcwd(const SyscallArgs&);
+long sys_chdir(const SyscallArgs&);
+long sys_fchdir(const SyscallArgs&);
+long sys_umask(const SyscallArgs&);
+long sys_truncate(const SyscallArgs&);
 long sys_ftruncate(const SyscallArgs&);
+long sys_truncate64_pair(const SyscallArgs&);  ///< the length in two 32-bit halves (low first)
+long sys_ftruncate64_pair(const SyscallArgs&); ///< the length in two 32-bit halves (low first)
+long sys_fsync(const SyscallArgs&);
+long sys_sync(const SyscallArgs&);
+
+/// What the stat calls report, in no particular layout: each port writes
+/// its own struct stat from it (i386's stat64, arm64's generic stat).
+struct FileStat {
+    uint64_t dev = 0, ino = 0;
+    uint32_t mode = 0, nlink = 0, uid = 0, gid = 0;
+    uint64_t rdev = 0;
+    int64_t size = 0;
+    uint32_t blksize = 0;
+    uint64_t blocks = 0; ///< 512-byte blocks
+    Timestamp atime, mtime, ctime;
+};
+
+/// fstatat(dirfd, path, flags) into @p out (the flags: AT_SYMLINK_NOFOLLOW,
+/// AT_EMPTY_PATH, AT_NO_AUTOMOUNT). Linux's errors.
+Errno stat_at(uintptr_t dirfd, uintptr_t path, uintptr_t flags, FileStat* out);
+
+/// fstat(fd) into @p out; k_ebadf.
+Errno stat_fd(uintptr_t fd, FileStat* out);
+
+/// What statfs reports, for the ports' struct statfs layouts.
+struct FsStat {
+    uint64_t type = 0, bsize = 0, blocks = 0, bfree = 0, bavail = 0, files = 0, ffree = 0,
+             namelen = 0, frsize = 0;
+};
+
+/// statfs(path) (@p fd < 0) or fstatfs(fd) into @p out.
+Errno statfs_of(uintptr_t path, long fd, FsStat* out);
+
+// The stat family and the calls about the system (sys_stat.cpp, sys_misc.cpp)
+long sys_statx(const SyscallArgs&);
+long sys_uname(const SyscallArgs&);
+long sys_sysinfo(const SyscallArgs&);
+long sys_getrandom(const SyscallArgs&);
+long sys_getrlimit(const SyscallArgs&); ///< the native struct rlimit (i386: ugetrlimit)
+long sys_setrlimit(const SyscallArgs&);
+long sys_prlimit64(const SyscallArgs&);
+long sys_gettimeofday(const SyscallArgs&);
+long sys_clock_gettime64(const SyscallArgs&);
+long sys_clock_getres(const SyscallArgs&);
+long sys_clock_getres_time64(const SyscallArgs&);
+long sys_clock_nanosleep(const SyscallArgs&);
+long sys_clock_nanosleep_time64(const SyscallArgs&);
+long sys_getgroups(const SyscallArgs&);   ///< 32-bit group ids (i386: getgroups32)
+long sys_getgroups16(const SyscallArgs&); ///< i386's old getgroups, 16-bit ids
+long sys_setgroups(const SyscallArgs&);
+long sys_poll(const SyscallArgs&);
+long sys_select(const SyscallArgs&);   ///< the native timeval
+long sys_pselect6(const SyscallArgs&); ///< the native timespec
+long sys_pselect6_time64(const SyscallArgs&);
+long sys_ppoll_time64(const SyscallArgs&);
+long sys_sendfile(const SyscallArgs&);   ///< the offset a native long
+long sys_sendfile64(const SyscallArgs&); ///< the offset 64 bits
+long sys_getrusage(const SyscallArgs&);
+long sys_prctl(const SyscallArgs&);
+long sys_getresuid(const SyscallArgs&);
+long sys_setuid(const SyscallArgs&);
 
 // Processes (sys_proc.cpp)
 long sys_fork(const SyscallArgs&);
@@ -126,7 +202,14 @@ long sys_counter_list(const SyscallArgs&);
 long sys_tlb_reach(const SyscallArgs&);
 long sys_fail_alloc(const SyscallArgs&);
 
-/// Counts a system call that the table does not have and returns -ENOSYS.
+/// Counts a system call that the table does not have (by number) and returns
+/// -ENOSYS; the first time a number comes in a boot, the console says so,
+/// with the program that asked, so that the next missing call is one look
+/// away.
 long sys_unknown(uintptr_t number);
+
+/// How many times call @p number came without a handler since boot (0 for
+/// numbers past the 1024 tracked). /proc/syscalls_unknown lists them.
+uint32_t unknown_call_count(uintptr_t number);
 
 } // namespace toll::sys

@@ -243,7 +243,8 @@ static int hostile(void)
 static int absent(void)
 {
     CHECK_ERR(open("/mnt/hello", O_RDONLY), ENOENT);
-    CHECK_ERR(mkdir("/mnt/x", 0755), EROFS);
+    /* The root is the writable file tree, which has no /mnt of its own. */
+    CHECK_ERR(mkdir("/mnt/x", 0755), ENOENT);
     return utest_done();
 }
 

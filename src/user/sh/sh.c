@@ -1,7 +1,9 @@
 /* sh: a small shell. It reads command lines, runs each program (found in the
  * folders of $PATH, /bin by default) with its arguments, joins "a | b | c"
- * with pipes, and says how a failed command ended. Builtin: exit [N].
- * Quotes '...' and "..." group words; # starts a comment.
+ * with pipes, and says how a failed command ended. "a ; b" runs one after
+ * the other, "a &" does not wait, "< f", "> f" and ">> f" redirect, and $?
+ * is the last status. Builtin: exit [N]. Quotes '...' and "..." group
+ * words ($? is not expanded inside '...'); # starts a comment.
  *   sh             read commands from standard input, prompting with "$ "
  *   sh FILE        read commands from FILE, no prompt
  *   sh -c LINE     run one command line */
@@ -22,9 +24,14 @@ enum {
 static const char k_default_path[] = "/bin";
 static const char k_prompt[] = "$ ";
 
-/** One command: argv[0] is the program, the array ends with NULL. */
+/** One command: argv[0] is the program, the array ends with NULL; @in and
+ * @out name the files its input and output are redirected to (NULL: none),
+ * @append says ">>". */
 struct Command {
     char* argv[k_max_args + 1];
+    char* in;
+    char* out;
+    int append;
 };
 
 /** A parsed line: commands joined by pipes, and the words they point into. */
@@ -66,14 +73,16 @@ static int syntax_error(const char* what)
     return -1;
 }
 
-/* Split @line into commands and words. Returns 0 (count 0 for an empty line)
- * or -1 after printing what is wrong. */
-static int parse(const char* line, struct Pipeline* p)
+/* Split @line into commands and words; $? becomes @status. Returns 0 (count
+ * 0 for an empty line) or -1 after printing what is wrong. */
+static int parse(const char* line, struct Pipeline* p, int status)
 {
     const char* r = line;
     char* w = p->words;
+    char* end = p->words + sizeof p->words - 12; /* room for one expansion */
     int argc = 0;
     p->count = 0;
+    memset(&p->commands[0], 0, sizeof p->commands[0]);
     for (;;) {
         while (*r == ' ' || *r == '\t')
             ++r;
@@ -85,33 +94,83 @@ static int parse(const char* line, struct Pipeline* p)
             p->commands[p->count++].argv[argc] = NULL;
             if (p->count == k_max_commands)
                 return syntax_error("too many commands in a pipeline");
+            memset(&p->commands[p->count], 0, sizeof p->commands[0]);
             argc = 0;
             ++r;
             continue;
         }
-        if (argc == k_max_args)
+        char** target = NULL; /* a redirection's file name goes here */
+        if (*r == '<' || *r == '>') {
+            struct Command* c = &p->commands[p->count];
+            target = *r == '<' ? &c->in : &c->out;
+            if (r[0] == '>' && r[1] == '>') {
+                c->append = 1;
+                ++r;
+            } else if (*r == '>') {
+                c->append = 0;
+            }
+            ++r;
+            while (*r == ' ' || *r == '\t')
+                ++r;
+            if (*r == '\0' || *r == '|' || *r == '<' || *r == '>')
+                return syntax_error("a redirection names no file");
+        } else if (argc == k_max_args) {
             return syntax_error("too many arguments");
-        p->commands[p->count].argv[argc++] = w;
-        while (*r != '\0' && *r != ' ' && *r != '\t' && *r != '|') {
+        }
+        char* word = w;
+        while (*r != '\0' && *r != ' ' && *r != '\t' && *r != '|' && *r != '<' && *r != '>') {
+            if (w >= end)
+                return syntax_error("line too long");
             if (*r == '\'' || *r == '"') {
                 char quote = *r++;
-                while (*r != '\0' && *r != quote)
-                    *w++ = *r++;
+                while (*r != '\0' && *r != quote && w < end) {
+                    if (quote == '"' && r[0] == '$' && r[1] == '?') {
+                        w += sprintf(w, "%d", status);
+                        r += 2;
+                    } else {
+                        *w++ = *r++;
+                    }
+                }
                 if (*r != quote)
                     return syntax_error("unterminated quote");
                 ++r;
+            } else if (r[0] == '$' && r[1] == '?') {
+                w += sprintf(w, "%d", status);
+                r += 2;
             } else {
                 *w++ = *r++;
             }
         }
         *w++ = '\0';
+        if (target)
+            *target = word;
+        else
+            p->commands[p->count].argv[argc++] = word;
     }
     if (argc > 0) {
         p->commands[p->count++].argv[argc] = NULL;
-    } else if (p->count > 0) {
-        return syntax_error("empty command after '|'");
+    } else if (p->count > 0 || p->commands[0].in || p->commands[0].out) {
+        return syntax_error("empty command");
     }
     return 0;
+}
+
+/* In a child: open @c's redirections onto descriptors 0 and 1. */
+static void redirect(const struct Command* c)
+{
+    const char* names[2] = {c->in, c->out};
+    for (int fd = 0; fd < 2; ++fd) {
+        if (!names[fd])
+            continue;
+        int flags = fd == 0 ? O_RDONLY : O_WRONLY | O_CREAT | (c->append ? O_APPEND : O_TRUNC);
+        int opened = open(names[fd], flags, 0666);
+        if (opened < 0) {
+            fprintf(stderr, "sh: %s: %s\n", names[fd], strerror(errno));
+            _exit(1);
+        }
+        dup2(opened, fd);
+        close(opened);
+    }
 }
 
 /* In a child: run @argv[0]. A name without '/' is looked up in each folder
@@ -160,8 +219,9 @@ static int report(const char* name, int status)
 }
 
 /* Run every command of @p at once, each one's output piped into the next
- * one's input. Returns the status of the last command. */
-static int run(struct Pipeline* p)
+ * one's input. Returns the status of the last command, or 0 at once with
+ * @background (the commands go on; the shell collects them later). */
+static int run(struct Pipeline* p, int background)
 {
     pid_t pids[k_max_commands];
     int started = 0;
@@ -183,6 +243,7 @@ static int run(struct Pipeline* p)
                 close(pipe_fds[1]);
                 close(pipe_fds[0]);
             }
+            redirect(&p->commands[i]);
             exec_command(p->commands[i].argv);
         }
         /* The parent keeps no pipe end: a reader must see end of file once
@@ -200,6 +261,11 @@ static int run(struct Pipeline* p)
     }
     if (from_previous >= 0)
         close(from_previous);
+    if (background) {
+        if (started > 0)
+            fprintf(stderr, "[%d]\n", (int)pids[started - 1]);
+        return 0;
+    }
 
     int last = started == p->count ? 0 : 1;
     for (int i = 0; i < started; ++i) {
@@ -217,11 +283,14 @@ static int run(struct Pipeline* p)
     return last;
 }
 
-/* Run one command line. Sets *@exiting when it was "exit". Returns its status. */
-static int run_line(const char* line, int last, int* exiting)
+/* Run one pipeline (@line up to @length bytes), in the background with
+ * @background. Sets *@exiting when it was "exit". Returns its status. */
+static int run_pipeline(const char* line, size_t length, int background, int last, int* exiting)
 {
     static struct Pipeline p;
-    if (parse(line, &p) < 0)
+    static char one[k_max_line + 1];
+    snprintf(one, sizeof one, "%.*s", (int)length, line);
+    if (parse(one, &p, last) < 0)
         return 2;
     if (p.count == 0)
         return last;
@@ -230,7 +299,38 @@ static int run_line(const char* line, int last, int* exiting)
         *exiting = 1;
         return argv[1] != NULL ? atoi(argv[1]) : last;
     }
-    return run(&p);
+    return run(&p, background);
+}
+
+/* Run one command line: pipelines separated by ';' (one after the other)
+ * or ended by '&' (not waited for). Returns the last status. */
+static int run_line(const char* line, int last, int* exiting)
+{
+    /* Collect the background commands that have ended. */
+    while (waitpid(-1, NULL, WNOHANG) > 0) {
+    }
+    const char* start = line;
+    char quote = 0;
+    for (const char* r = line; !*exiting; ++r) {
+        if (quote) {
+            if (*r == quote)
+                quote = 0;
+            else if (*r == '\0')
+                return run_pipeline(start, (size_t)(r - start), 0, last, exiting);
+            continue;
+        }
+        if (*r == '\'' || *r == '"') {
+            quote = *r;
+        } else if (*r == '\0' || *r == ';' || *r == '&' ||
+                   (*r == '#' && (r == line || r[-1] == ' ' || r[-1] == '\t'))) {
+            int background = *r == '&';
+            last = run_pipeline(start, (size_t)(r - start), background, last, exiting);
+            if (*r == '#' || *r == '\0')
+                break;
+            start = r + 1;
+        }
+    }
+    return last;
 }
 
 int main(int argc, char** argv)

@@ -208,9 +208,12 @@ static void fill_arena(void)
             break;
         }
     }
-    /* A string or two for the calls that take paths. */
-    static const char* const paths[] = {"/bin/true", "/dev/null",        "/dev/zero",
-                                        "/",         "/bin/../bin/true", "/dev/console"};
+    /* A string or two for the calls that take paths: names the calls may
+     * not change for good (the tree is writable, but /dev is read-only, /
+     * can be neither removed nor renamed, and /proc refuses writes), so
+     * that nothing the children did stays behind as memory the tree holds. */
+    static const char* const paths[] = {"/proc/self/stat", "/dev/null",       "/dev/zero",
+                                        "/",               "/bin/../dev/zero", "/dev/console"};
     for (int i = 0; i < 4; ++i) {
         const char* p = paths[pick(sizeof paths / sizeof paths[0])];
         memcpy(g_arena + pick(5 * g_page), p, strlen(p) + 1);
@@ -452,6 +455,10 @@ static uint64_t child_seed(uint64_t seed, long child)
 
 static void prepare_descriptors(void)
 {
+    /* The working directory: /proc, where no name can be made. A hostile
+     * pointer is often a string of garbage, and a relative one would
+     * otherwise leave a file of that name (and its memory) in the tree. */
+    chdir("/proc");
     /* No console: a read would wait for a person, a write would scribble on
      * the test's output. In its place: /dev/null, /dev/zero and pipes that
      * cannot block (writer closed, reader closed) and one that can. */

@@ -2,13 +2,15 @@
 """Writes the fuzzer's table of system calls for one architecture.
 
     gen_calls.py <out.h> <src/arch/ARCH/syscall_table.cpp> <src/kernel/sys/dispatch.h>
-                 <src/user/include/toll/abi.h>
+                 <src/user/include/toll/abi.h> <src/kernel/sys/linux_calls.h>
 
 Reads every `{number, sys_name}` entry of the kernel's dispatch tables (the
 port's, and the core's list of Toll's own calls, whose numbers are names
-from toll/abi.h), so the fuzzer covers exactly the calls the kernel
-implements, under that architecture's own numbers, and a call added to the
-kernel is fuzzed without anyone touching the fuzzer.
+from toll/abi.h) and ARCH's column of every row of the shared list of Linux
+calls (`{"name", i386, arm64, sys_name}`; a row with no handler is the
+port's, found in its own list), so the fuzzer covers exactly the calls the
+kernel implements, under that architecture's own numbers, and a call added
+to the kernel is fuzzed without anyone touching the fuzzer.
 """
 
 import re
@@ -16,9 +18,13 @@ import sys
 
 
 def main(argv):
-    if len(argv) != 5:
+    if len(argv) != 6:
         sys.exit(__doc__)
-    out, source, core, abi = argv[1:]
+    out, source, core, abi, shared = argv[1:]
+    arch = re.search(r"arch/(\w+)/", source)
+    if not arch or arch.group(1) not in ("i386", "arm64"):
+        sys.exit(f"gen_calls.py: which architecture is {source}?")
+    column = 0 if arch.group(1) == "i386" else 1
     with open(abi) as f:
         numbers = {name: int(n) for name, n in
                    re.findall(r"\b(TOLL_SYS_\w+)\s*=\s*(\d+)", f.read())}
@@ -30,6 +36,13 @@ def main(argv):
     unknown = [n for n, _ in found if not n.isdigit() and n not in numbers]
     if unknown:
         sys.exit(f"gen_calls.py: {', '.join(unknown)} not in {abi}")
+    with open(shared) as f:
+        row = r'\{\s*"[^"]*"\s*,\s*(\d+|k_none)\s*,\s*(\d+|k_none)\s*,\s*(?:sys_(\w+)|nullptr)\s*\}'
+        rows = re.findall(row, f.read())
+    if len(rows) < 10:
+        sys.exit(f"gen_calls.py: only {len(rows)} rows found in {shared}; "
+                 "has the list's format changed?")
+    found += [(r[column], r[2]) for r in rows if r[column] != "k_none" and r[2]]
     entries = sorted({(int(n) if n.isdigit() else numbers[n], name) for n, name in found})
     if len(entries) < 10:
         sys.exit(f"gen_calls.py: only {len(entries)} calls found in {source}; "

@@ -109,6 +109,24 @@ int main(void)
     run_sh(&r, "yes | true", NULL);
     CHECK_RUN(r, "", 0, "yes | true ends: yes stops when its reader has gone");
 
+    run_sh(&r, "echo a; echo b;echo c", NULL);
+    CHECK_RUN(r, "a\nb\nc\n", 0, "';' runs one command after the other");
+    run_sh(&r, "false; echo $? \"$?\" '$?'; true; echo $?", NULL);
+    CHECK_RUN(r, "1 1 $?\n0\n", 0, "$? is the last status, but not inside '...'");
+    run_sh(&r, "echo one > /tmp/ut_sh_r; echo two >> /tmp/ut_sh_r; cat < /tmp/ut_sh_r", NULL);
+    CHECK_RUN(r, "one\ntwo\n", 0, "> writes a file, >> appends, < reads it");
+    run_sh(&r, "echo gone >/tmp/ut_sh_r; cat </tmp/ut_sh_r | cat", NULL);
+    CHECK_RUN(r, "gone\n", 0, "redirections without spaces, inside a pipeline");
+    run_sh(&r, "cat < /no/such/file", NULL);
+    CHECK_MSG(WIFEXITED(r.status) && WEXITSTATUS(r.status) != 0 &&
+                  strstr(r.err, "/no/such/file") != NULL,
+              "a redirection from a missing file fails and names it");
+    run_sh(&r, "echo back & echo front; exit 0", NULL);
+    CHECK_MSG(strstr(r.out, "front") != NULL && strstr(r.err, "[") != NULL,
+              "'&' starts a command without waiting and says its pid");
+    run_sh(&r, "echo a#b # a comment", NULL);
+    CHECK_RUN(r, "a#b\n", 0, "# starts a comment only at the start of a word");
+
     run_sh(&r, NULL, "echo one\necho two | cat\n\nexit 3\necho never\n");
     CHECK_RUN(r, "one\ntwo\n", 3, "a script on standard input runs line by line until exit 3");
     run_sh(&r, NULL, "echo first\n");
