@@ -11,7 +11,7 @@ CPUS ?= 1
 CMAKE_ARGS ?=
 PYTHON := /usr/bin/python3
 
-.PHONY: all help deps configure build qemu qemu-arm64 bochs qemu-gdb qemu-gdb-arm64 check check-fast book book-instructor bench fuzz clean format
+.PHONY: all help deps configure build qemu qemu-arm64 bochs qemu-gdb qemu-gdb-arm64 check check-fast book book-instructor bench fuzz stress clean format
 
 all: build
 
@@ -30,6 +30,7 @@ help:
 	@echo '  book-instructor  the instructor edition (solutions, answers, grading notes) into $(BUILD)/book-instructor/html'
 	@echo '  bench           the benchmarks in deterministic mode (ARGS="--book", "--linux", "--quick")'
 	@echo '  fuzz            the long fuzz run (minutes); ARGS="--calls N --seed S"'
+	@echo '  stress          the long concurrent stress run at 2 and 4 CPUs (minutes); ARGS="--iters N"'
 	@echo '  deps            check and install the Debian packages (tools/deps --list)'
 	@echo '  configure       run CMake into $(BUILD) only'
 	@echo '  format          clang-format every C++ file git tracks'
@@ -86,6 +87,11 @@ check-fast: deps build
 # and on arm64, and fault injection over every user test. ARGS="--calls N --seed S".
 fuzz: deps build
 	$(PYTHON) tests/system/fuzz_long.py --build $(BUILD) $(ARGS)
+
+# The long stress (minutes): ut_stress, one worker per CPU, at 2 and 4 CPUs
+# on both architectures, every run free of panics and leaks. ARGS="--iters N".
+stress: deps build
+	$(PYTHON) tests/system/stress_long.py --build $(BUILD) $(ARGS)
 
 book: deps configure
 	$(PYTHON) tools/book --build $(BUILD)
