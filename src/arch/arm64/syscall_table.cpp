@@ -109,6 +109,17 @@ constexpr SyscallEntry k_linux_calls[] = {
     {226, sys_mprotect},
     {260, sys_wait4},
     {439, sys_faccessat2},
+    // include/uapi/asm-generic/unistd.h: the calls on names and disks.
+    {34, sys_mkdirat},
+    {35, sys_unlinkat},
+    {36, sys_symlinkat},
+    {37, sys_linkat},
+    {38, sys_renameat},
+    {46, sys_ftruncate},
+    {78, sys_readlinkat},
+    {81, sys_sync},
+    {82, sys_fsync},
+    {83, sys_fsync},
 };
 
 constexpr SyscallTable<syscall_table_size(k_linux_calls, k_toll_calls)> g_table{k_linux_calls,

@@ -87,6 +87,18 @@ long sys_set_thread_area(const SyscallArgs& a)
     return 0;
 }
 
+// ftruncate64(fd, low, high): the length in two registers (musl's ftruncate).
+long sys_ftruncate64(const SyscallArgs& a)
+{
+    uint64_t length = a.a[1] | uint64_t(a.a[2]) << 32;
+    if (length > 0x7FFFFFFFFFFFFFFFull)
+        return -k_einval;
+    if (length >> 32)
+        return -k_efbig; // more than Toll's ext2 keeps
+    SyscallArgs b{{a.a[0], static_cast<uintptr_t>(length), 0, 0, 0, 0}, a.frame};
+    return sys_ftruncate(b);
+}
+
 constexpr SyscallEntry k_linux_calls[] = {
     {1, sys_exit},
     {2, sys_fork},
@@ -151,6 +163,25 @@ constexpr SyscallEntry k_linux_calls[] = {
     {147, sys_getsid},
     {186, sys_sigaltstack},
     {309, sys_ppoll},
+    // Linux, arch/x86/entry/syscalls/syscall_32.tbl: the calls on names and disks.
+    {9, sys_link},
+    {10, sys_unlink},
+    {36, sys_sync},
+    {38, sys_rename},
+    {39, sys_mkdir},
+    {40, sys_rmdir},
+    {83, sys_symlink},
+    {85, sys_readlink},
+    {93, sys_ftruncate},
+    {118, sys_fsync},
+    {148, sys_fsync},
+    {194, sys_ftruncate64},
+    {296, sys_mkdirat},
+    {301, sys_unlinkat},
+    {302, sys_renameat},
+    {303, sys_linkat},
+    {304, sys_symlinkat},
+    {305, sys_readlinkat},
 };
 
 // Toll's own calls that only i386 has (the rest: k_toll_calls).
