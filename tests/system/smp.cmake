@@ -83,3 +83,11 @@ toll_system_test(i386.bochs.smp.cpus2.mp_table --arch i386 --emu bochs --cpus 2
                  --cmdline "i386.acpi=off test=kern.cpu.every_started_cpu_is_online_and_idle"
                  --expect-output "smp: MP table lists 2 CPUs"
                  --expect-output "smp: 2 of 2 CPUs online")
+
+# The locks lab's checks (labs/lab-locks): the ticket lock excludes and the
+# per-CPU counter loses nothing with every CPU in the same loop at once, at 2
+# CPUs (at 1 they skip: nothing could race).
+foreach(arch i386 arm64)
+  toll_system_test(${arch}.qemu.smp.cpus2.lab_locks --arch ${arch} --cpus 2 --deterministic
+                   --cmdline "test=lab.locks.*")
+endforeach()
