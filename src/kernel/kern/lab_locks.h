@@ -17,6 +17,13 @@ public:
     uint64_t acquire();
     /// Lets the next ticket in. The caller holds the lock.
     void release();
+    /// True while some CPU holds the lock or waits for it: a ticket was
+    /// taken that has not yet been served and released.
+    bool busy() const
+    {
+        return __atomic_load_n(&next_, __ATOMIC_RELAXED) !=
+               __atomic_load_n(&serving_, __ATOMIC_RELAXED);
+    }
 
 private:
     unsigned next_ = 0;    ///< the ticket the next acquire takes
