@@ -12,7 +12,7 @@ namespace toll {
 /// A ticket lock: acquire takes the next ticket and spins until the lock
 /// serves it; release serves the next one.
 class TicketLock {
-public:
+  public:
     /// Takes the lock; returns the turns spent waiting (0 if it was free).
     uint64_t acquire();
     /// Lets the next ticket in. The caller holds the lock.
@@ -25,7 +25,7 @@ public:
                __atomic_load_n(&serving_, __ATOMIC_RELAXED);
     }
 
-private:
+  private:
     unsigned next_ = 0;    ///< the ticket the next acquire takes
     unsigned serving_ = 0; ///< the ticket that holds the lock
 };
@@ -33,13 +33,13 @@ private:
 /// A counter that every CPU may add to at once without a lock: each adds to
 /// its own slot, on its own cache line; read sums the slots.
 class PerCpuCounter {
-public:
+  public:
     /// Adds @p n to the count (on this CPU, interrupts off or pinned).
     void add(unsigned long n = 1);
     /// The sum over every CPU.
     unsigned long read() const;
 
-private:
+  private:
     static constexpr unsigned k_line = 64; ///< bytes of a cache line on both ports
     struct alignas(k_line) Slot {
         unsigned long value = 0; // a word: one load or store on both ports

@@ -12,17 +12,17 @@
 namespace toll {
 namespace {
 
-constexpr unsigned k_rounds = 20000;        // acquisitions (or adds) per CPU
+constexpr unsigned k_rounds = 20000;                // acquisitions (or adds) per CPU
 constexpr uint64_t k_wait_spins = 2'000'000'000ull; // the others must finish well before
-constexpr int k_window = 4;                 // relaxes between a read and its write
+constexpr int k_window = 4;                         // relaxes between a read and its write
 
 struct Job {
     TicketLock lock;
     PerCpuCounter counter;
-    bool use_lock = true; // false: the per-CPU counter's loop
+    bool use_lock = true;      // false: the per-CPU counter's loop
     unsigned long guarded = 0; // incremented under the lock, with a window (a word)
     unsigned long spins = 0;   // the turns every CPU waited, summed
-    unsigned done = 0;    // CPUs finished
+    unsigned done = 0;         // CPUs finished
 };
 
 void run_share(void* arg)
@@ -105,8 +105,8 @@ KTEST("lab.locks.bench.contention")
     unsigned cpus = run_everywhere(job);
     KEXPECT_EQ(job.guarded, (unsigned long)k_rounds * cpus);
     ktest::metric("lab.locks.cpus", cpus, "count");
-    ktest::metric("lab.locks.spins_per_acquire", uint64_t(job.spins) * 1000 / (uint64_t(k_rounds) * cpus),
-                  "per1000");
+    ktest::metric("lab.locks.spins_per_acquire",
+                  uint64_t(job.spins) * 1000 / (uint64_t(k_rounds) * cpus), "per1000");
 }
 
 } // namespace
