@@ -91,3 +91,13 @@ foreach(arch i386 arm64)
   toll_system_test(${arch}.qemu.smp.cpus2.lab_locks --arch ${arch} --cpus 2 --deterministic
                    --cmdline "test=lab.locks.*")
 endforeach()
+
+# musl's threads, mutexes, condition variables, barriers and futexes with
+# several CPUs booted: the user tests that run threads, on whichever CPUs
+# the scheduler gives them.
+foreach(arch i386 arm64)
+  foreach(n 2 4)
+    toll_system_test(${arch}.qemu.smp.cpus${n}.threads --arch ${arch} --cpus ${n}
+                     --cmdline "run=/bin/ut_threads,/bin/ut_futex,/bin/ut_clone" --timeout 90)
+  endforeach()
+endforeach()

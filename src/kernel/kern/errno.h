@@ -44,6 +44,7 @@ enum class Errno : int {
     k_enosys = 38,
     k_enotempty = 39,
     k_eloop = 40,
+    k_etimedout = 110,
     /// Never seen by a program: a blocking call interrupted by a signal. On
     /// the way out the call is restarted (no handler ran, or SA_RESTART) or
     /// returns EINTR (Linux's ERESTARTSYS, with its value).

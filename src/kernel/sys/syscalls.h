@@ -61,6 +61,10 @@ long sys_ftruncate(const SyscallArgs&);
 
 // Processes (sys_proc.cpp)
 long sys_fork(const SyscallArgs&);
+long sys_clone(const SyscallArgs&);
+long sys_vfork(const SyscallArgs&);
+long sys_futex(const SyscallArgs&);
+long sys_futex_time64(const SyscallArgs&);
 long sys_execve(const SyscallArgs&);
 long sys_exit(const SyscallArgs&);
 long sys_exit_group(const SyscallArgs&);
