@@ -1,8 +1,9 @@
 /* ut_stress: the kernel's subsystems at once, from several processes. N
  * workers (one per online CPU unless workers=N) each run, for iters=N rounds,
  * fork+exec of /bin/true, fork+exit+wait, mmap/mprotect/munmap with touched
- * pages, a pipe to a child, a signal to itself through a handler and a
- * SIGKILL to a child blocked in pause(). The workers share the scheduler, the
+ * pages, a pipe to a child, a signal to itself through a handler, a
+ * SIGKILL to a child blocked in pause() and a thread (clone) that hands a
+ * value back through a mutex and a condition variable (futexes). The workers share the scheduler, the
  * physical allocator, the heap, the file tables and the pipes, so their
  * locks are taken from every direction; the lock-order checker is on and
  * would end the run with a PANIC on any inversion.
@@ -12,6 +13,7 @@
  * exactly, the available pages to within a few (a size class keeps one empty
  * slab page). A warm-up round before the baseline lets anything the kernel
  * creates once (a cached page of /bin/true, say) exist already. */
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,10 +139,50 @@ static int round_once(long page, int i)
     return 0;
 }
 
+struct Handoff {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int value;
+};
+
+static void* thread_body(void* arg)
+{
+    struct Handoff* h = arg;
+    pthread_mutex_lock(&h->lock);
+    while (h->value == 0)
+        pthread_cond_wait(&h->changed, &h->lock);
+    h->value *= 2;
+    pthread_cond_signal(&h->changed);
+    pthread_mutex_unlock(&h->lock);
+    return h;
+}
+
+/* 7. A thread: the value goes there and back through a futex-based condvar. */
+static int thread_round(int i)
+{
+    struct Handoff h = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    pthread_t t;
+    if (pthread_create(&t, NULL, thread_body, &h) != 0)
+        return 13;
+    pthread_mutex_lock(&h.lock);
+    h.value = i + 1;
+    pthread_cond_signal(&h.changed);
+    while (h.value == i + 1)
+        pthread_cond_wait(&h.changed, &h.lock);
+    int got = h.value;
+    pthread_mutex_unlock(&h.lock);
+    void* ret = NULL;
+    if (pthread_join(t, &ret) != 0 || ret != &h || got != 2 * (i + 1))
+        return 14;
+    return 0;
+}
+
 static int worker(long page, int iters, int id)
 {
     for (int i = 0; i < iters; ++i) {
         int bad = round_once(page, i + id);
+        if (!bad)
+            bad = thread_round(i + id);
         if (bad)
             return bad;
     }
@@ -173,11 +215,13 @@ int main(int argc, char** argv)
         workers = workers < 1 ? 1 : k_max_workers;
 
     CHECK_EQ(round_once(page, 0), 0); /* warm-up, before the baseline */
+    CHECK_EQ(thread_round(0), 0);
     unsigned long long free0 = counter("vm.phys.available_pages");
     unsigned long long objs0 = counter("vm.kmalloc.objects");
     unsigned long long forks0 = counter("proc.forks");
     unsigned long long execs0 = counter("proc.execs");
     unsigned long long sigs0 = counter("signal.handlers_run");
+    unsigned long long futex0 = counter("futex.waits");
     if (!CHECK_MSG(free0 != ~0ull && objs0 != ~0ull, "the kernel exposes free pages and heap objects"))
         return utest_done();
     NOTE("%llu CPUs, %ld workers x %ld rounds; start: %llu pages free, %llu heap objects", cpus,
@@ -206,11 +250,16 @@ int main(int argc, char** argv)
     unsigned long long forks = counter("proc.forks") - forks0;
     unsigned long long execs = counter("proc.execs") - execs0;
     unsigned long long sigs = counter("signal.handlers_run") - sigs0;
+    unsigned long long futex_waits = counter("futex.waits") - futex0;
     unsigned long long free1 = counter("vm.phys.available_pages");
     unsigned long long objs1 = counter("vm.kmalloc.objects");
-    NOTE("%llu forks, %llu execs, %llu handlers run; end: %llu pages free, %llu heap objects",
-         forks, execs, sigs, free1, objs1);
-    /* Every round forks 4 and execs 1; the workers themselves fork once. */
+    NOTE("%llu forks, %llu execs, %llu handlers run, %llu futex waits; end: %llu pages free, "
+         "%llu heap objects",
+         forks, execs, sigs, futex_waits, free1, objs1);
+    /* Every round forks 4 and execs 1; the workers themselves fork once. A
+     * thread is a clone, not a fork; how often its condition variable
+     * sleeps depends on the interleaving, so the futex waits are reported,
+     * not checked. */
     CHECK_EQ(forks, (unsigned long long)(workers * (4 * iters + 1)));
     CHECK_EQ(execs, (unsigned long long)(workers * iters));
     CHECK_EQ(sigs, (unsigned long long)(workers * iters));
