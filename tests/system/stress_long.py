@@ -4,7 +4,7 @@
     stress_long.py [--build DIR] [--iters N] [--only NAME]
 
 Boots once per configuration, each with one worker per CPU running N rounds
-(default 500) of fork+exec, fork+exit, mmap/mprotect/munmap, a pipe and two
+(default 3000) of fork+exec, fork+exit, mmap/mprotect/munmap, a pipe and two
 signals. Prints, per run, the work done and the free pages and heap objects
 before and after; exits 1 if any run did not end in a clean DONE (a panic, a
 lock-order report, a hang, a leak, a failed check). The short run is in make
@@ -33,7 +33,7 @@ def main(argv):
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
-    p.add_argument("--iters", type=int, default=500)
+    p.add_argument("--iters", type=int, default=3000)
     p.add_argument("--only", default=None, help="run only the configurations containing this")
     args = p.parse_args(argv)
     failed = []
