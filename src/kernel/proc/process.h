@@ -211,7 +211,8 @@ inline void trap_exit(arch::TrapFrame& frame, bool from_user)
 {
     if (from_user)
         return_to_user_checks(frame);
-    sched_preempt_point(from_user);
+    if (sched_preempt_wanted()) [[unlikely]]
+        sched_preempt_point(from_user);
 }
 
 /// Calls @p visit for every process in existence (zombies included).
