@@ -3,7 +3,8 @@
 
     stress_long.py [--build DIR] [--iters N] [--only NAME]
 
-Boots once per configuration, each with one worker per CPU running N rounds
+Boots once per configuration, with smp.user=1 (user processes on every
+CPU) and one worker per CPU running N rounds
 (default 3000) of fork+exec, fork+exit, mmap/mprotect/munmap, a pipe and two
 signals. Prints, per run, the work done and the free pages and heap objects
 before and after; exits 1 if any run did not end in a clean DONE (a panic, a
@@ -26,7 +27,7 @@ def configs(iters):
         for cpus in (2, 4):
             yield (f"{arch} cpus={cpus}",
                    ["--arch", arch, "--cpus", str(cpus), "--cmdline",
-                    f"run=/bin/ut_stress iters={iters}"])
+                    f"smp.user=1 run=/bin/ut_stress iters={iters}"])
 
 
 def main(argv):
