@@ -84,6 +84,14 @@ toll_system_test(i386.bochs.smp.cpus2.mp_table --arch i386 --emu bochs --cpus 2
                  --expect-output "smp: MP table lists 2 CPUs"
                  --expect-output "smp: 2 of 2 CPUs online")
 
+# The locks lab's checks (labs/lab-locks): the ticket lock excludes and the
+# per-CPU counter loses nothing with every CPU in the same loop at once, at 2
+# CPUs (the boots of every ktest run them at 1, where nothing can race).
+foreach(arch i386 arm64)
+  toll_system_test(${arch}.qemu.smp.cpus2.lab_locks --arch ${arch} --cpus 2 --deterministic
+                   --cmdline "test=lab.locks.*")
+endforeach()
+
 # musl's threads, mutexes, condition variables, barriers and futexes with
 # several CPUs booted: the user tests that run threads, on whichever CPUs
 # the scheduler gives them.

@@ -31,3 +31,16 @@ toll_system_test(arm64.qemu.16k.stress.ut_fuzz_exec_self --arch arm64 --granule 
 toll_system_test(i386.qemu.stress.ut_fuzz_exec_self --arch i386 --timeout 30
                  --cmdline "run=/bin/ut_fuzz exec-self"
                  --expect-output "made no call for two ticks: ended with SIGKILL")
+
+# Fork, exec, exit, mmap/mprotect/munmap, pipes and signals from one worker
+# per CPU at once, at 1 and 2 CPUs: every worker finishes, the lock-order
+# checker (on in every boot) reports nothing, and the heap's live objects and
+# the available pages come back. The long runs at 2 and 4 CPUs are
+# `make stress` (tests/system/stress_long.py).
+# At 2 CPUs with smp.user=1, so that the workers' processes run on both.
+foreach(arch i386 arm64)
+  toll_system_test(${arch}.qemu.cpus1.stress.ut_stress --arch ${arch} --timeout 60
+                   --cmdline "run=/bin/ut_stress iters=10")
+  toll_system_test(${arch}.qemu.cpus2.stress.ut_stress --arch ${arch} --cpus 2 --timeout 60
+                   --cmdline "smp.user=1 run=/bin/ut_stress iters=10")
+endforeach()

@@ -11,6 +11,14 @@ Cpu g_cpus[k_max_cpus];
 unsigned g_allocated; // Cpus handed out, the boot CPU's included
 unsigned g_online;
 
+uint64_t online_now()
+{
+    return cpus_online();
+}
+/// The CPUs online, for user programs that size their work by it (the stress
+/// test starts one worker per CPU).
+TOLL_GAUGE_COMPUTED(g_cpus_online, "kern.cpus_online", online_now);
+
 } // namespace
 
 Cpu& cpu_by_id(unsigned id)

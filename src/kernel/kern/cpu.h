@@ -73,6 +73,9 @@ struct Cpu {
     /// The IpiReason bits other CPUs have asked this one for and it has not
     /// yet taken (kernel/kern/ipi.h); set and taken with atomic operations.
     unsigned ipi_pending = 0;
+    /// What IpiReason::call runs here, and its argument (ipi_call sets them).
+    void (*ipi_call_fn)(void*) = nullptr;
+    void* ipi_call_arg = nullptr;
     /// arch::cycle_counter() when this CPU last took an IPI (its cost, measured).
     uint64_t ipi_received_at = 0;
     /// How many spinlocks this CPU holds; while > 0 its interrupts are masked.

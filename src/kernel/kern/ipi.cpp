@@ -40,6 +40,20 @@ void ipi_received()
         arch::halt();
     if ((pending & static_cast<unsigned>(IpiReason::reschedule)) && cpu.current)
         cpu.current->need_resched = true;
+    if (pending & static_cast<unsigned>(IpiReason::call)) {
+        auto fn = __atomic_exchange_n(&cpu.ipi_call_fn, nullptr, __ATOMIC_RELAXED);
+        if (fn)
+            fn(__atomic_load_n(&cpu.ipi_call_arg, __ATOMIC_RELAXED));
+    }
+}
+
+void ipi_call(unsigned cpu_id, void (*fn)(void*), void* arg)
+{
+    Cpu& target = cpu_by_id(cpu_id);
+    TOLL_ASSERT(cpu_id != this_cpu().id);
+    __atomic_store_n(&target.ipi_call_arg, arg, __ATOMIC_RELAXED);
+    __atomic_store_n(&target.ipi_call_fn, fn, __ATOMIC_RELAXED);
+    ipi_send(cpu_id, IpiReason::call); // its release orders the two stores first
 }
 
 unsigned ipi_stop_others()

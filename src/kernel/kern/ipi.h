@@ -10,6 +10,7 @@ namespace toll {
 enum class IpiReason : unsigned {
     reschedule = 1, ///< run the scheduler on the way out of the interrupt
     stop = 2,       ///< halt for good, interrupts off (another CPU panicked)
+    call = 4,       ///< run the function ipi_call left in the target's Cpu
 };
 
 /// Asks CPU @p cpu_id (online) for @p why: sets the bit in its pending word,
@@ -22,6 +23,13 @@ void ipi_send(unsigned cpu_id, IpiReason why);
 /// point on the way out honours; stop never returns). Counted as
 /// ipi.received here.
 void ipi_received();
+
+/// Has CPU @p cpu_id (online, not this one) run @p fn(@p arg) in its IPI
+/// handler, interrupts off, and returns without waiting for it: the caller
+/// learns of the end through what @p fn writes. One call at a time per
+/// target: a second before the first ran would replace it. For tests that
+/// need code on several CPUs at once (the locks lab's).
+void ipi_call(unsigned cpu_id, void (*fn)(void*), void* arg);
 
 /// Stops every other online CPU (panic() calls this before it reports) and
 /// returns how many took the stop within a short wait (a CPU spinning with
