@@ -201,10 +201,8 @@ void lock_order_acquire_sleeping(LockClass& lock, uintptr_t where, LockClass* co
         report_inversion(cpu.id, inv);
 }
 
-void Spinlock::lock()
+void Spinlock::lock_slow(uintptr_t where, bool were)
 {
-    uintptr_t where = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
-    bool were = arch::interrupts_disable();
     Cpu& cpu = this_cpu();
     uintptr_t depth = cpu.spin_depth++;
     // Checked before spinning: an inversion panics even when this run of it

@@ -47,8 +47,33 @@ class Spinlock : public LockClass {
   public:
     constexpr explicit Spinlock(const char* name) : LockClass(name) {}
 
-    /// Masks interrupts, checks the lock order, and spins until the lock is ours.
-    [[gnu::noinline]] void lock();
+    /// Masks interrupts, checks the lock order, and spins until the lock is
+    /// ours. Inline for the usual case, the first lock this CPU takes, free,
+    /// with no sleeping lock held (nothing to check the order against: the
+    /// lock is only noted); the rest is lock_slow's.
+#ifdef TOLL_HOST_TEST
+    void lock(); // the host tests' stub, on no CPU of the kernel's
+#else
+    void lock()
+    {
+        uintptr_t where = arch::code_address_here();
+        bool were = arch::interrupts_disable();
+        Cpu& cpu = this_cpu();
+        if (__builtin_expect(cpu.spin_depth == 0 && order_node() != ~0u &&
+                                 !(cpu.mutexes && cpu.mutexes->depth) &&
+                                 __atomic_exchange_n(&m_locked, 1, __ATOMIC_ACQUIRE) == 0,
+                             1)) {
+            cpu.spin_depth = 1;
+            cpu.spin_interrupts_were = were;
+            cpu.held[0] = HeldLock{this, where};
+            ++m_acquisitions;
+            m_holder_where = where;
+            __atomic_store_n(&m_holder_cpu, static_cast<int>(cpu.id), __ATOMIC_RELAXED);
+            return;
+        }
+        lock_slow(where, were);
+    }
+#endif
 
     /// Releases the lock; the outermost release restores interrupts. Inline
     /// for the usual case, the last lock this CPU took released first by its
@@ -112,6 +137,9 @@ class Spinlock : public LockClass {
     void plant_holder_for_test(int cpu);
 
   private:
+    // lock() for a lock taken under another, a sleeping lock, or held
+    // already; interrupts are masked (they were enabled when @p were).
+    [[gnu::noinline]] void lock_slow(uintptr_t where, bool were);
     // unlock() for a lock released out of order, or by a CPU not holding it.
     [[gnu::noinline]] void unlock_slow();
     // The wait loop, out of line: it counts the contended acquisition.

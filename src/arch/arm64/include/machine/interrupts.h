@@ -1,5 +1,6 @@
 // arm64's interrupt mask, inline: the spinlocks mask and restore on every
-// acquisition, where a call each way would cost more than the lock itself.
+// acquisition, where a call each way would cost more than the lock itself
+// (and where each lock was taken, which they record).
 // PSTATE.I, read as DAIF bit 7 (Arm ARM C5.2.2), masks IRQs; DAIFSet and
 // DAIFClr with immediate 2 (the I bit of their 4-bit field) set and clear it.
 #pragma once
@@ -21,6 +22,16 @@ inline void interrupts_restore(bool were_enabled)
 {
     if (were_enabled)
         asm volatile("msr daifclr, #2" ::: "memory");
+}
+
+/// An address inside the calling code (inline: the caller's own), which
+/// the spinlocks record as where a lock was taken: ADR of the instruction
+/// itself.
+inline uintptr_t code_address_here()
+{
+    uintptr_t pc;
+    asm volatile("adr %0, ." : "=r"(pc));
+    return pc;
 }
 
 } // namespace toll::arch
