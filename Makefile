@@ -11,7 +11,7 @@ CPUS ?= 1
 CMAKE_ARGS ?=
 PYTHON := /usr/bin/python3
 
-.PHONY: all help deps configure build qemu qemu-arm64 bochs qemu-gdb qemu-gdb-arm64 check check-fast book book-instructor bench fuzz clean format
+.PHONY: all help deps configure build qemu qemu-arm64 bochs qemu-gdb qemu-gdb-arm64 check check-fast book book-instructor bench fuzz crash clean format
 
 all: build
 
@@ -30,6 +30,7 @@ help:
 	@echo '  book-instructor  the instructor edition (solutions, answers, grading notes) into $(BUILD)/book-instructor/html'
 	@echo '  bench           the benchmarks in deterministic mode (ARGS="--book", "--linux", "--quick")'
 	@echo '  fuzz            the long fuzz run (minutes); ARGS="--calls N --seed S"'
+	@echo '  crash           the long crash sweep of ext3 on both architectures (minutes); ARGS="--cuts N --kills K"'
 	@echo '  deps            check and install the Debian packages (tools/deps --list)'
 	@echo '  configure       run CMake into $(BUILD) only'
 	@echo '  format          clang-format every C++ file git tracks'
@@ -98,6 +99,13 @@ book-instructor: deps configure
 bench: deps build
 	$(PYTHON) tools/bench --build $(BUILD) $(ARGS)
 	$(PYTHON) tools/bench-superpages --build $(BUILD)
+
+# The long crash sweep: power cuts at many points of a journaled workload,
+# then e2fsck must replay and find everything whole (tests/system/crash_sweep.py).
+CRASH_ARGS ?= --cuts 40 --kills 20
+crash: deps build
+	$(PYTHON) tests/system/crash_sweep.py --work $(BUILD)/crash-i386 $(CRASH_ARGS) $(ARGS) -- --build $(BUILD) --arch i386
+	$(PYTHON) tests/system/crash_sweep.py --work $(BUILD)/crash-arm64 $(CRASH_ARGS) $(ARGS) -- --build $(BUILD) --arch arm64
 
 format:
 	git ls-files '*.cpp' '*.h' | xargs clang-format -i

@@ -83,3 +83,13 @@ toll_system_test(i386.bochs.smp.cpus2.mp_table --arch i386 --emu bochs --cpus 2
                  --cmdline "i386.acpi=off test=kern.cpu.every_started_cpu_is_online_and_idle"
                  --expect-output "smp: MP table lists 2 CPUs"
                  --expect-output "smp: 2 of 2 CPUs online")
+
+# musl's threads, mutexes, condition variables, barriers and futexes with
+# several CPUs booted: the user tests that run threads, on whichever CPUs
+# the scheduler gives them.
+foreach(arch i386 arm64)
+  foreach(n 2 4)
+    toll_system_test(${arch}.qemu.smp.cpus${n}.threads --arch ${arch} --cpus ${n}
+                     --cmdline "run=/bin/ut_threads,/bin/ut_futex,/bin/ut_clone" --timeout 90)
+  endforeach()
+endforeach()

@@ -38,6 +38,7 @@ ROWS = [
      "tinygram pipe ping-pong, a switch per transfer: about 25x (seed 002)"),
     ("lat_ctx.2p_0k.hop", "pipe hop between 2 processes, switch included", ""),
     ("lat_ctx.2p_0k", "context switch alone (hop minus overhead)", ""),
+    ("lat_futex.roundtrip", "futex round trip, two threads of one process", ""),
     ("lat_fork_exit.fork_exit_wait", "fork + exit + wait", ""),
     ("lat_exec.fork_exec_exit", "fork + exec + exit", ""),
 ]

@@ -7,7 +7,7 @@ import termios
 import tty
 
 from . import images, process
-from .machine import Machine, RunOptions, SetupError, find_tool
+from .machine import Machine, RunOptions, SetupError, disk_image, find_tool
 
 # Bochs firmware, in order of preference (Debian packages bochsbios, vgabios).
 BOCHS_ROMS = ["/usr/share/bochs/BIOS-bochs-latest"]
@@ -94,6 +94,10 @@ class Bochs(Machine):
             "ata0: enabled=1, ioaddr1=0x1f0, ioaddr2=0x3f0, irq=14",
             f"ata0-master: type=disk, mode=flat, path={quoted(disk)}",
             "boot: disk",
+        ] + ([
+            # The boot disk is ata0-master: the data disk is its slave.
+            f"ata0-slave: type=disk, mode=flat, path={quoted(disk_image(args, self.scratch))}",
+        ] if args.disk else []) + [
             com1,
             # Debian's Bochs has no "nogui"; VNC that never waits for a viewer
             # (it takes the first free port from 5900 on).

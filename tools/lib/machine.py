@@ -57,6 +57,9 @@ class RunOptions:
     quiet: bool = True
     timeout: float = 60
     max_output: int = 4 << 20
+    # A raw disk image the guest sees as its second disk (ATA under i386,
+    # virtio-blk under arm64); the kernel mounts an ext2 file system on it at /mnt.
+    disk: str | None = None
     # End the run (outcome "stopped") as soon as the console shows these bytes.
     stop_at: bytes | None = None
 
@@ -66,6 +69,40 @@ def find_tool(name: str) -> str:
     if not path:
         raise SetupError(f"{name} is not installed: install the Debian package "
                          f"{PACKAGES.get(name, name)} (tools/deps does it for you)")
+    return path
+
+
+# --disk new:FS[:KB]: a fresh image of this many KB made for the run (mke2fs).
+NEW_DISK_KB = 8192
+
+
+def disk_image(args: RunOptions, scratch: str) -> str:
+    """The --disk image's absolute path, or a SetupError naming the missing file.
+    "new:ext2" or "new:ext3" (optionally ":KB") makes an empty file system of
+    1 KB blocks in the run's scratch folder, gone when the run ends."""
+    assert args.disk is not None
+    if args.disk.startswith("new:"):
+        parts = args.disk.split(":")
+        kind = parts[1] if len(parts) > 1 else ""
+        if kind not in ("ext2", "ext3") or len(parts) > 3 or \
+                (len(parts) == 3 and not parts[2].isdigit()):
+            raise SetupError(f"--disk {args.disk}: say new:ext2 or new:ext3, optionally "
+                             f"with :KB (default {NEW_DISK_KB})")
+        kb = parts[2] if len(parts) == 3 else str(NEW_DISK_KB)
+        path = os.path.join(scratch, "data-disk.img")  # (disk.img is the boot disk)
+        mke2fs = shutil.which("mke2fs") or "/usr/sbin/mke2fs"
+        if not os.path.exists(mke2fs):
+            raise SetupError("--disk new:...: mke2fs is not installed: install the Debian "
+                             "package e2fsprogs (tools/deps does it for you)")
+        r = subprocess.run([mke2fs, "-q", "-F", "-t", kind, "-b", "1024", "-E",
+                            "root_owner=0:0", path, kb], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SetupError(f"--disk {args.disk}: mke2fs failed: {r.stderr.strip()}")
+        return path
+    path = os.path.abspath(args.disk)
+    if not os.path.isfile(path):
+        raise SetupError(f"--disk {args.disk}: no such disk image (make one with "
+                         f"mke2fs -t ext2 -d DIR IMAGE SIZE)")
     return path
 
 

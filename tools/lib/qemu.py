@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 from . import images
-from .machine import Machine, RunOptions, SetupError, build_file, find_tool
+from .machine import Machine, RunOptions, SetupError, build_file, disk_image, find_tool
 
 
 def gdb_arguments(port: int) -> list[str]:
@@ -55,7 +55,17 @@ class QemuI386(Qemu):
             disk = images.private_disk(args, self.scratch)
             # virtio-blk: SeaBIOS reads it by DMA; IDE PIO costs about 0.2 s per MB
             # of kernel under TCG.
-            cmd += ["-drive", f"file={disk},format=raw,if=virtio", "-boot", "c"]
+            if args.disk:
+                # The data disk on IDE would come first in SeaBIOS' boot order:
+                # name the virtio boot disk first explicitly.
+                cmd += ["-drive", f"file={disk},format=raw,if=none,id=boot",
+                        "-device", "virtio-blk-pci,drive=boot,bootindex=0"]
+            else:
+                cmd += ["-drive", f"file={disk},format=raw,if=virtio", "-boot", "c"]
+        if args.disk:
+            # The PIIX IDE controller's primary channel, master: the kernel's ata0-master
+            # (the loaderless boot's own disk is virtio, so the channel is free).
+            cmd += ["-drive", f"file={disk_image(args, self.scratch)},format=raw,if=ide,index=0"]
         if args.cpu:
             cmd += ["-cpu", args.cpu]
         if args.deterministic:
@@ -111,6 +121,12 @@ class QemuArm64(Qemu):
                "none", "-serial", "stdio", "-no-reboot", "-m", str(args.mem), "-smp",
                str(args.cpus), "-semihosting-config", "enable=on,target=native", "-kernel", kernel,
                "-append", cmdline] + loader
+        if args.disk:
+            # virtio-blk on a virtio-mmio transport of the virt board, in the modern
+            # (version 2) interface the kernel drives, not QEMU's legacy default.
+            cmd += ["-global", "virtio-mmio.force-legacy=false",
+                    "-drive", f"file={disk_image(args, self.scratch)},format=raw,if=none,id=disk0",
+                    "-device", "virtio-blk-device,drive=disk0"]
         if args.deterministic:
             cmd += ["-icount", "shift=0,sleep=off,align=off"]
         return cmd + args.extra

@@ -136,6 +136,17 @@ TrapFrame* context_init_fork(ThreadContext& child, uintptr_t stack_top, const Tr
     return f;
 }
 
+void frame_set_user_sp(TrapFrame& f, uintptr_t sp)
+{
+    f.sp_el0 = sp;
+}
+
+Errno clone_tls(ThreadContext& child, uintptr_t tls)
+{
+    child.tls = tls; // TPIDR_EL0 holds any value EL0 likes
+    return k_ok;
+}
+
 void context_switch(ThreadContext& from, ThreadContext& to)
 {
     // The user thread pointer (TPIDR_EL0) belongs to the thread; EL0 may

@@ -56,9 +56,10 @@ constexpr uint64_t k_user_limit = 1ull << k_va_bits;
 /// Where the kernel sees physical address 0 (layout.h): the kernel's
 /// pointer to physical address p is k_kernel_base + p.
 constexpr uint64_t k_kernel_base = KERNEL_VA_BASE;
-/// The devices the kernel uses, [128 MB, 160 MB): GIC and PL011 (one 32 MB
-/// block at 16 KB, sixteen 2 MB blocks at 4 KB).
-constexpr uint64_t k_device_start = 0x08000000, k_device_end = 0x0A000000;
+/// The devices the kernel uses, [128 MB, 192 MB): GIC, PL011 and the
+/// virtio-mmio transports at 160 MB (two 32 MB blocks at 16 KB, thirty-two
+/// 2 MB blocks at 4 KB).
+constexpr uint64_t k_device_start = 0x08000000, k_device_end = 0x0C000000;
 /// RAM is mapped as far as the end of the second gigabyte.
 constexpr uint64_t k_ram_map_start = 0x40000000, k_ram_map_end = 0x80000000;
 

@@ -18,9 +18,6 @@ namespace {
 
 using namespace toll::sys;
 
-// Linux, include/uapi/asm-generic/signal.h: SIGCHLD, the signal clone's low
-// byte names; alone it asks for exactly what fork() does.
-constexpr uintptr_t TOLL_SIGCHLD = 17;
 // Linux, arch/arm64/include/uapi/asm/fcntl.h: the open flags whose arm64
 // values differ from the i386 ones the core uses (kernel/sys/file.h).
 constexpr uintptr_t k_arm64_o_directory = 040000, k_arm64_o_direct = 0200000;
@@ -38,14 +35,6 @@ long sys_openat(const SyscallArgs& a)
         flags |= k_o_directory;
     SyscallArgs shifted{{a.a[1], flags, a.a[3], a.a[4], a.a[5], 0}, a.frame};
     return sys_open(shifted);
-}
-
-// clone(flags, stack, ...): only the fork() form, clone(SIGCHLD, 0).
-long sys_clone(const SyscallArgs& a)
-{
-    if (a.a[0] != TOLL_SIGCHLD || a.a[1] != 0)
-        return -k_enosys;
-    return sys_fork(a);
 }
 
 // mmap(addr, length, prot, flags, fd, offset): the offset is in bytes on
@@ -78,6 +67,7 @@ constexpr SyscallEntry k_linux_calls[] = {
     {93, sys_exit},
     {94, sys_exit_group},
     {96, sys_set_tid_address},
+    {98, sys_futex},
     {101, sys_nanosleep},
     {113, sys_clock_gettime},
     {124, sys_sched_yield},
@@ -109,6 +99,17 @@ constexpr SyscallEntry k_linux_calls[] = {
     {226, sys_mprotect},
     {260, sys_wait4},
     {439, sys_faccessat2},
+    // include/uapi/asm-generic/unistd.h: the calls on names and disks.
+    {34, sys_mkdirat},
+    {35, sys_unlinkat},
+    {36, sys_symlinkat},
+    {37, sys_linkat},
+    {38, sys_renameat},
+    {46, sys_ftruncate},
+    {78, sys_readlinkat},
+    {81, sys_sync},
+    {82, sys_fsync},
+    {83, sys_fsync},
 };
 
 constexpr SyscallTable<syscall_table_size(k_linux_calls, k_toll_calls)> g_table{k_linux_calls,

@@ -139,6 +139,11 @@ TrapFrame* context_init_fork(ThreadContext& child, uintptr_t stack_top, const Tr
     return f;
 }
 
+void frame_set_user_sp(TrapFrame& f, uintptr_t sp)
+{
+    f.user_esp = sp;
+}
+
 void context_switch(ThreadContext& from, ThreadContext& to)
 {
     // Under 3/1 a trap from user mode lands on the thread's kernel stack

@@ -22,6 +22,25 @@ inline uint8_t inb(uint16_t port)
     return value;
 }
 
+inline uint16_t inw(uint16_t port)
+{
+    uint16_t value;
+    asm volatile("inw %1, %0" : "=a"(value) : "Nd"(port));
+    return value;
+}
+
+/// Reads @p count 16-bit words from @p port into @p to (rep insw).
+inline void insw(uint16_t port, void* to, uint32_t count)
+{
+    asm volatile("rep insw" : "+D"(to), "+c"(count) : "d"(port) : "memory");
+}
+
+/// Writes @p count 16-bit words from @p from to @p port (rep outsw).
+inline void outsw(uint16_t port, const void* from, uint32_t count)
+{
+    asm volatile("rep outsw" : "+S"(from), "+c"(count) : "d"(port) : "memory");
+}
+
 inline uint64_t rdtsc()
 {
     uint32_t lo, hi;

@@ -5,7 +5,7 @@ namespace toll::i386 {
 
 /// IRQ n arrives on vector k_irq_base + n.
 constexpr unsigned k_irq_base = 32;
-constexpr unsigned k_irq_timer = 0, k_irq_com1 = 4;
+constexpr unsigned k_irq_timer = 0, k_irq_com1 = 4, k_irq_ata0 = 14;
 
 /// Remaps both PICs to vectors 32-47 with every line masked.
 void pic_init();

@@ -6,6 +6,7 @@
 #include "arch/i386/trap.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/arch/signal.h"
+#include "kernel/kern/result.h"
 #include "kernel/proc/thread.h"
 #include "kernel/sys/dispatch.h"
 #include "kernel/sys/syscalls.h"
@@ -46,24 +47,24 @@ bool asks_for_empty(const UserDesc& d)
            (f == 0 || f == (k_desc_read_exec_only | k_desc_not_present));
 }
 
-// set_thread_area(struct user_desc*): Toll has one TLS slot, as the GDT
-// entry k_gdt_user_tls. Like Linux it accepts only 32-bit, present data
-// segments (a 16-bit, code or absent segment is EINVAL), keeps a byte
-// granular limit exact, and clears the slot for an "empty" request.
-long sys_set_thread_area(const SyscallArgs& a)
+// Reads the struct user_desc at @p user into @p tls, with Linux's checks:
+// it accepts only 32-bit, present data segments (a 16-bit, code or absent
+// segment is EINVAL), keeps a byte granular limit exact, and empties the
+// slot for an "empty" request. Toll has one TLS slot, the GDT entry
+// k_gdt_user_tls; @p may_choose lets -1 ask for it (set_thread_area, not
+// clone). @p d gets what was read.
+Errno read_tls_desc(uintptr_t user, bool may_choose, UserDesc& d, arch::TlsSegment& tls)
 {
-    UserDesc d;
-    if (copyin(&d, a.a[0], sizeof d) != k_ok)
-        return -k_efault;
-    // -1 asks the kernel to choose the slot.
-    if (d.entry_number != k_gdt_user_tls && d.entry_number != ~0u)
-        return -k_einval;
-    arch::TlsSegment tls;
+    if (copyin(&d, user, sizeof d) != k_ok)
+        return k_efault;
+    if (d.entry_number != k_gdt_user_tls && !(may_choose && d.entry_number == ~0u))
+        return k_einval;
+    tls = {};
     if (!asks_for_empty(d)) {
         uint32_t contents = (d.flags & k_desc_contents) >> k_desc_contents_shift;
         if (!(d.flags & k_desc_32bit) || contents > 1 || (d.flags & k_desc_not_present) ||
             d.limit > k_max_limit)
-            return -k_einval;
+            return k_einval;
         tls.base = d.base_addr;
         tls.limit = d.limit;
         tls.access = static_cast<uint8_t>(k_access_base |
@@ -73,6 +74,17 @@ long sys_set_thread_area(const SyscallArgs& a)
                                          (d.flags & k_desc_limit_in_pages ? k_flag_granular : 0) |
                                          (d.flags & k_desc_useable ? k_flag_avl : 0));
     }
+    return k_ok;
+}
+
+// set_thread_area(struct user_desc*): sets the calling thread's TLS slot
+// (read_tls_desc) and writes back the slot's number.
+long sys_set_thread_area(const SyscallArgs& a)
+{
+    UserDesc d;
+    arch::TlsSegment tls;
+    if (Errno e = read_tls_desc(a.a[0], true, d, tls); e != k_ok)
+        return -e;
     d.entry_number = k_gdt_user_tls;
     if (copyout(a.a[0], &d, sizeof d) != k_ok)
         return -k_efault;
@@ -85,6 +97,18 @@ long sys_set_thread_area(const SyscallArgs& a)
     // (user_frame_check) nulls such a data register, and refuses such a
     // stack segment with SIGSEGV.
     return 0;
+}
+
+// ftruncate64(fd, low, high): the length in two registers (musl's ftruncate).
+long sys_ftruncate64(const SyscallArgs& a)
+{
+    uint64_t length = a.a[1] | uint64_t(a.a[2]) << 32;
+    if (length > 0x7FFFFFFFFFFFFFFFull)
+        return -k_einval;
+    if (length >> 32)
+        return -k_efbig; // more than Toll's ext2 keeps
+    SyscallArgs b{{a.a[0], static_cast<uintptr_t>(length), 0, 0, 0, 0}, a.frame};
+    return sys_ftruncate(b);
 }
 
 constexpr SyscallEntry k_linux_calls[] = {
@@ -113,6 +137,7 @@ constexpr SyscallEntry k_linux_calls[] = {
     {64, sys_getppid},
     {91, sys_munmap},
     {114, sys_wait4},
+    {120, sys_clone},
     {125, sys_mprotect},
     {140, sys_llseek},
     {145, sys_readv},
@@ -143,6 +168,8 @@ constexpr SyscallEntry k_linux_calls[] = {
     {176, sys_rt_sigpending},
     {179, sys_rt_sigsuspend},
     {238, sys_tkill},
+    {240, sys_futex},
+    {422, sys_futex_time64},
     {270, sys_tgkill},
     {57, sys_setpgid},
     {65, sys_getpgrp},
@@ -150,7 +177,27 @@ constexpr SyscallEntry k_linux_calls[] = {
     {132, sys_getpgid},
     {147, sys_getsid},
     {186, sys_sigaltstack},
+    {190, sys_vfork},
     {309, sys_ppoll},
+    // Linux, arch/x86/entry/syscalls/syscall_32.tbl: the calls on names and disks.
+    {9, sys_link},
+    {10, sys_unlink},
+    {36, sys_sync},
+    {38, sys_rename},
+    {39, sys_mkdir},
+    {40, sys_rmdir},
+    {83, sys_symlink},
+    {85, sys_readlink},
+    {93, sys_ftruncate},
+    {118, sys_fsync},
+    {148, sys_fsync},
+    {194, sys_ftruncate64},
+    {296, sys_mkdirat},
+    {301, sys_unlinkat},
+    {302, sys_renameat},
+    {303, sys_linkat},
+    {304, sys_symlinkat},
+    {305, sys_readlinkat},
 };
 
 // Toll's own calls that only i386 has (the rest: k_toll_calls).
@@ -172,3 +219,18 @@ void syscall_dispatch(arch::TrapFrame& f)
 }
 
 } // namespace toll::i386
+
+namespace toll::arch {
+
+Errno clone_tls(ThreadContext& child, uintptr_t tls)
+{
+    // Linux's do_set_thread_area for clone: the slot must be named, not
+    // chosen, and nothing is written back.
+    i386::UserDesc d;
+    TlsSegment segment;
+    TRY(i386::read_tls_desc(tls, false, d, segment));
+    child.tls = segment;
+    return k_ok;
+}
+
+} // namespace toll::arch

@@ -214,6 +214,8 @@ void interrupt(unsigned irq)
     } else if (irq == k_irq_com1) {
         g_serial_irqs.add();
         console_input_interrupt();
+    } else if (irq == k_irq_ata0) {
+        ata_interrupt();
     }
 }
 

@@ -71,4 +71,8 @@ bool user_frame_check(arch::TrapFrame& frame, const arch::TlsSegment& tls);
 /// The serial port's receive interrupt: feeds the console line discipline.
 void console_input_interrupt();
 
+/// The primary ATA channel's interrupt (IRQ 14): the drive finished a
+/// sector or a command (ata.cpp).
+void ata_interrupt();
+
 } // namespace toll::i386

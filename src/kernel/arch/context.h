@@ -6,6 +6,7 @@
 // ThreadContext; what the core itself keeps per thread (the user frame's
 // address, the exit work, the kernel stack) is in proc::Thread.
 #pragma once
+#include "kernel/kern/errno.h"
 #include "machine/context.h"
 #include <stdint.h>
 
@@ -34,6 +35,16 @@ unsigned elf_class();
 /// context_init_user does.
 TrapFrame* context_init_fork(ThreadContext& child, uintptr_t stack_top,
                              const TrapFrame& parent_frame);
+
+/// Points the user stack of the new thread's frame @p frame at @p sp
+/// (clone with a stack of its own).
+void frame_set_user_sp(TrapFrame& frame, uintptr_t sp);
+
+/// Gives the new thread @p child the user TLS that clone's CLONE_SETTLS
+/// argument @p tls names: on i386 a struct user_desc in the caller's memory,
+/// read as set_thread_area reads it (k_efault, k_einval for one it refuses);
+/// on arm64 the value of TPIDR_EL0 itself (always k_ok).
+Errno clone_tls(ThreadContext& child, uintptr_t tls);
 
 /// Saves the running thread in @p from and resumes @p to: its kernel stack,
 /// where a trap from its user mode will land (i386: TSS.esp0, or the

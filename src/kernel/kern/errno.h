@@ -25,6 +25,7 @@ enum class Errno : int {
     k_efault = 14,
     k_ebusy = 16,
     k_eexist = 17,
+    k_exdev = 18,
     k_enodev = 19,
     k_enotdir = 20,
     k_eisdir = 21,
@@ -32,12 +33,18 @@ enum class Errno : int {
     k_enfile = 23,
     k_emfile = 24,
     k_enotty = 25,
+    k_efbig = 27,
+    k_enospc = 28,
     k_espipe = 29,
     k_erofs = 30,
+    k_emlink = 31,
     k_epipe = 32,
     k_erange = 34,
     k_enametoolong = 36,
     k_enosys = 38,
+    k_enotempty = 39,
+    k_eloop = 40,
+    k_etimedout = 110,
     /// Never seen by a program: a blocking call interrupted by a signal. On
     /// the way out the call is restarted (no handler ran, or SA_RESTART) or
     /// returns EINTR (Linux's ERESTARTSYS, with its value).

@@ -2,6 +2,7 @@
 // in-kernel tests (test=<glob>) or the first user program.
 #include "kernel/arch/console.h"
 #include "kernel/arch/cpu.h"
+#include "kernel/fs/mount.h"
 #include "kernel/kern/boot.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/cpu.h"
@@ -119,6 +120,7 @@ void run_program(const char* command)
     }
     int status = proc::wait_for(pid.value());
     kprintf("init exited (status 0x%x); powering off\n", status);
+    fs::mount_sync();
     arch::poweroff(status == 0);
 }
 
@@ -153,6 +155,7 @@ void kernel_main(BootInfo& info)
     arch::console_input_init();
     size_t programs = proc::initrd_init(info.extra_ramdisk, info.extra_ramdisk_size);
     kprintf("ramdisk: %zu files\n", programs);
+    fs::mount_init();
 
     char glob[64];
     bool testing = param_get("test", glob, sizeof glob);
@@ -165,6 +168,8 @@ void kernel_main(BootInfo& info)
     char* cursor = running ? command : nullptr;
     while (char* program = lib::next_program(cursor))
         run_program(program);
+    // What the programs wrote reaches the disk before the power goes.
+    fs::mount_sync();
     if (testing || running)
         ktest::finish();
     run_init();

@@ -360,14 +360,23 @@ Errno exec(const char* path, const char* const* argv, const char* const* envp)
     vm::VmSpace* space;
     uintptr_t pc, sp;
     TRY(load_program(path, argv, envp, &space, &pc, &sp));
+    // The point of no return: the other threads go, and so does the old
+    // program's clear-child-tid word (cleared in the memory that stays, if
+    // another process shares it: a vfork parent).
+    if (Errno e = exec_kill_other_threads(); e != k_ok) {
+        vm::vmspace_destroy(space);
+        return e;
+    }
     Process* p = current_process();
+    clear_child_tid(*current(), p->vm);
     vm::VmSpace* old = p->vm;
     p->vm = space;
     arch::pmap_activate(space->pmap);
-    vm::vmspace_destroy(old);
+    vm_drop(old);
+    vfork_release(*p); // a vfork parent has its address space to itself again
     set_name(p, path);
     p->execed = true;
-    signals_exec_reset(*p);
+    signals_exec_reset(*p, *current());
     sys::fd_close_on_exec(p);
     arch::frame_reset_user(current()->context, *current()->frame, pc, sp);
     g_execs.add();

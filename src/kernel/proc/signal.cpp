@@ -8,6 +8,7 @@
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
 #include "kernel/proc/process.h"
+#include "kernel/sys/uaccess.h"
 #include "lib/string.h"
 
 namespace toll::proc {
@@ -58,11 +59,27 @@ bool ignored(Process& p, int sig)
            (a.handler == k_sig_dfl && default_action(sig) == Default::ignore);
 }
 
-// Wakes @p p's thread if it sleeps, so a blocking call notices the signal.
-void kick(Process& p)
+// Tells each thread of @p p that a signal waits (exit_work) and wakes those
+// that @p sig may concern: the ones that do not block it, or all of them
+// for the signals that stop, continue or kill the whole process.
+void kick_threads(Process& p, int sig)
 {
-    if (p.thread && p.thread->state == ThreadState::sleeping && p.thread->wait_channel)
-        wakeup(p.thread->wait_channel);
+    bool everyone = (sig_bit(sig) & k_unblockable) || sig == TOLL_SIGCONT;
+    for (Thread* t = p.threads; t; t = t->peer) {
+        t->exit_work |= k_exit_signal;
+        if (everyone || !(t->sig.blocked & sig_bit(sig)))
+            thread_kick(*t);
+    }
+}
+
+// Whether every thread of @p p blocks @p sig (a process-directed signal
+// that none can take yet).
+bool blocked_by_all(const Process& p, int sig)
+{
+    for (const Thread* t = p.threads; t; t = t->peer)
+        if (!(t->sig.blocked & sig_bit(sig)))
+            return false;
+    return p.threads != nullptr;
 }
 
 void print_fault(Process& p, unsigned vector, const char* what, uintptr_t pc, uintptr_t address)
@@ -71,23 +88,66 @@ void print_fault(Process& p, unsigned vector, const char* what, uintptr_t pc, ui
             vector, what, static_cast<unsigned long>(pc), static_cast<unsigned long>(address));
 }
 
-// Stops the running process until SIGCONT or SIGKILL arrives.
-void stop_current(Process& p, int sig)
+// Keeps @p info as the reason for @p sig, sent to the thread whose state is
+// @p ts of process @p p (a free slot of its own, else the process's).
+void keep_info(Process& p, ThreadSignals& ts, int sig, const SigInfo& info)
+{
+    for (DirectedInfo& d : ts.infos)
+        if (d.sig == 0) {
+            d = DirectedInfo{sig, info};
+            return;
+        }
+    p.signals.info[sig - 1] = info;
+}
+
+// Takes the reason kept for @p sig off @p ts (and, if it had no slot, the
+// process's): the siginfo of its delivery.
+SigInfo take_info(Process& p, ThreadSignals& ts, int sig)
+{
+    for (DirectedInfo& d : ts.infos)
+        if (d.sig == sig) {
+            d.sig = 0;
+            return d.info;
+        }
+    return p.signals.info[sig - 1];
+}
+
+// Drops @p sig from what is pending for the thread whose state is @p ts.
+void forget(ThreadSignals& ts, int sig)
+{
+    ts.pending &= ~sig_bit(sig);
+    for (DirectedInfo& d : ts.infos)
+        if (d.sig == sig)
+            d.sig = 0;
+}
+
+// While @p p is stopped, the running thread @p t sleeps (until SIGCONT, or
+// SIGKILL, or it must exit).
+void wait_while_stopped(Process& p, Thread& t)
+{
+    while (p.signals.stopped && !((p.signals.pending | t.sig.pending) & sig_bit(TOLL_SIGKILL)) &&
+           !t.must_exit)
+        sleep_on(&p.signals.stopped);
+}
+
+// Stops the running process until SIGCONT or SIGKILL arrives: its other
+// threads stop on their way back to user mode (wait_while_stopped).
+void stop_current(Process& p, Thread& t, int sig)
 {
     g_stops.add();
     p.signals.stopped = true;
     p.signals.stop_report = sig;
+    for (Thread* other = p.threads; other; other = other->peer)
+        other->exit_work |= k_exit_signal;
     if (p.parent && !(action_of(*p.parent, TOLL_SIGCHLD).flags & k_sa_nocldstop))
         signal_send(*p.parent, TOLL_SIGCHLD, SigInfo{TOLL_CLD_STOPPED, p.pid, sig, 0});
     wakeup(p.parent); // a parent in wait4(WUNTRACED) sleeps on itself
-    while (p.signals.stopped && !(p.signals.pending & sig_bit(TOLL_SIGKILL)))
-        sleep_on(&p.signals.stopped);
+    wait_while_stopped(p, t);
 }
 
 // The mask a handler's frame saves: the one sigsuspend replaced, if any.
-SigSet mask_to_save(Process& p)
+SigSet mask_to_save(ThreadSignals& s)
 {
-    Signals& s = p.signals;
     if (s.suspend_active) {
         s.suspend_active = false;
         return s.suspend_saved;
@@ -114,15 +174,19 @@ void siginfo_write(uint8_t (&out)[k_siginfo_size], const SignalDelivery& d)
     }
 }
 
-void signal_send(Process& p, int sig, const SigInfo& info)
+namespace {
+
+// What every signal does as it is generated, for the process or one of its
+// threads: false if it goes no further (a zombie, or init).
+bool generate(Process& p, int sig)
 {
     Signals& s = p.signals;
     if (p.zombie)
-        return;
+        return false;
     // init runs only the handlers it installed: no default action, not even
     // SIGKILL's, can end it (Linux's SIGNAL_UNKILLABLE).
     if (p.pid == 1 && (action_of(p, sig).handler == k_sig_dfl || (sig_bit(sig) & k_unblockable)))
-        return;
+        return false;
     g_sent.add();
     if (sig == TOLL_SIGCONT || sig == TOLL_SIGKILL) {
         s.pending &= ~k_stop_set;
@@ -136,17 +200,68 @@ void signal_send(Process& p, int sig, const SigInfo& info)
         }
     } else if (sig_bit(sig) & k_stop_set) {
         s.pending &= ~sig_bit(TOLL_SIGCONT);
+        for (Thread* t = p.threads; t; t = t->peer)
+            forget(t->sig, TOLL_SIGCONT);
     }
+    return true;
+}
+
+} // namespace
+
+void signal_send(Process& p, int sig, const SigInfo& info)
+{
+    if (!generate(p, sig))
+        return;
+    Signals& s = p.signals;
     // Blocked signals are kept even if ignored: the action may change
     // before they are unblocked.
-    if (ignored(p, sig) && !(s.blocked & sig_bit(sig)))
+    if (ignored(p, sig) && !blocked_by_all(p, sig))
         return;
     if (!(s.pending & sig_bit(sig))) // the first of a kind is kept; they do not queue
         s.info[sig - 1] = info;
     s.pending |= sig_bit(sig);
-    if (p.thread)
-        p.thread->exit_work |= k_exit_signal;
-    kick(p);
+    kick_threads(p, sig);
+}
+
+void signal_send_thread(Thread& t, int sig, const SigInfo& info)
+{
+    Process& p = *t.process;
+    if (!generate(p, sig))
+        return;
+    if (ignored(p, sig) && !(t.sig.blocked & sig_bit(sig)))
+        return;
+    if (!(t.sig.pending & sig_bit(sig))) // the first of a kind is kept
+        keep_info(p, t.sig, sig, info);
+    t.sig.pending |= sig_bit(sig);
+    t.exit_work |= k_exit_signal;
+    thread_kick(t);
+}
+
+Errno kill_thread(int tgid, int tid, int sig)
+{
+    if (sig < 0 || sig > k_nsig)
+        return k_einval;
+    SpinGuard g(process_table_lock());
+    Thread* t = find_thread(tid);
+    if (!t) {
+        // A zombie's leader is still there to be signalled, for nothing
+        // (Linux keeps its task until the wait).
+        Process* z = find_process(tid);
+        return z && z->zombie && (tgid <= 0 || tgid == tid) ? k_ok : k_esrch;
+    }
+    if (tgid > 0 && t->process->pid != tgid)
+        return k_esrch;
+    Process* self = current_process();
+    if (sig)
+        signal_send_thread(*t, sig, SigInfo{TOLL_SI_TKILL, self ? self->pid : 0, 0, 0});
+    return k_ok;
+}
+
+void discard_signal(Process& p, int sig)
+{
+    p.signals.pending &= ~sig_bit(sig);
+    for (Thread* t = p.threads; t; t = t->peer)
+        forget(t->sig, sig);
 }
 
 Errno kill(int pid, int sig, int code)
@@ -196,14 +311,17 @@ void force_signal(int sig, int code, unsigned vector, const char* what, uintptr_
 {
     Process* p = current_process();
     TOLL_ASSERT(p);
+    Thread* t = current();
     const SigAction& a = action_of(*p, sig);
     bool catchable =
-        a.handler != k_sig_dfl && a.handler != k_sig_ign && !(p->signals.blocked & sig_bit(sig));
+        a.handler != k_sig_dfl && a.handler != k_sig_ign && !(t->sig.blocked & sig_bit(sig));
     if (!catchable)
         terminate_by_fault(sig, vector, what, pc, address);
-    p->signals.info[sig - 1] = SigInfo{code, 0, 0, address};
-    p->signals.pending |= sig_bit(sig);
-    current()->exit_work |= k_exit_signal;
+    // A fault is the faulting thread's own signal.
+    forget(t->sig, sig); // this fault's address, not an earlier one's
+    keep_info(*p, t->sig, sig, SigInfo{code, 0, 0, address});
+    t->sig.pending |= sig_bit(sig);
+    t->exit_work |= k_exit_signal;
 }
 
 void terminate_by_fault(int sig, unsigned vector, const char* what, uintptr_t pc, uintptr_t address)
@@ -215,7 +333,7 @@ void terminate_by_fault(int sig, unsigned vector, const char* what, uintptr_t pc
     exit_current(sig); // wait status: terminated by this signal
 }
 
-void suspend_mask(Signals& s, SigSet mask)
+void suspend_mask(ThreadSignals& s, SigSet mask)
 {
     s.suspend_saved = s.blocked;
     s.suspend_active = true;
@@ -223,12 +341,12 @@ void suspend_mask(Signals& s, SigSet mask)
     s.blocked = mask & ~k_unblockable;
 }
 
-bool on_altstack(const Signals& s, uintptr_t sp)
+bool on_altstack(const ThreadSignals& s, uintptr_t sp)
 {
     return sp > s.altstack.sp && sp - s.altstack.sp <= s.altstack.size;
 }
 
-AltStack altstack_state(const Signals& s, uintptr_t sp)
+AltStack altstack_state(const ThreadSignals& s, uintptr_t sp)
 {
     if (s.altstack.size == 0)
         return AltStack{};
@@ -237,8 +355,26 @@ AltStack altstack_state(const Signals& s, uintptr_t sp)
 
 bool interrupted()
 {
-    Process* p = current_process();
-    return p && (p->signals.pending & ~p->signals.blocked);
+    Thread* t = current();
+    Process* p = t->process;
+    // A thread that must exit has a SIGKILL pending (kill_other_threads).
+    return p && ((p->signals.pending | t->sig.pending) & ~t->sig.blocked);
+}
+
+bool fatal_signal_pending()
+{
+    Thread* t = current();
+    Process* p = t->process;
+    if (p && t->must_exit)
+        return true;
+    if (!p || p->pid == 1)
+        return false; // init ends for no signal
+    SigSet ready = (p->signals.pending | t->sig.pending) & ~t->sig.blocked;
+    for (int sig = 1; sig <= k_nsig; ++sig)
+        if ((ready & sig_bit(sig)) && action_of(*p, sig).handler == k_sig_dfl &&
+            default_action(sig) == Default::terminate)
+            return true;
+    return false;
 }
 
 namespace {
@@ -247,6 +383,7 @@ namespace {
 void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
 {
     Signals& s = p->signals;
+    ThreadSignals& ts = t.sig;
     if (t.exit_work & k_exit_check_frame) {
         t.exit_work &= ~k_exit_check_frame;
         if (!arch::user_frame_vet(frame, t.context))
@@ -254,13 +391,24 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
                          0);
     }
     for (;;) {
-        SigSet ready = s.pending & ~s.blocked;
+        wait_while_stopped(*p, t);
+        if (t.must_exit)
+            exit_thread(0); // the group's status, if it is a group exit
+        SigSet ready = (s.pending | ts.pending) & ~ts.blocked;
         if (!ready)
             break;
         int sig = __builtin_ctzll(ready) + 1;
         if (ready & sig_bit(TOLL_SIGKILL))
             sig = TOLL_SIGKILL;
-        s.pending &= ~sig_bit(sig);
+        // The thread's own signal first (its info), then the process's.
+        SigInfo info;
+        if (ts.pending & sig_bit(sig)) {
+            ts.pending &= ~sig_bit(sig);
+            info = take_info(*p, ts, sig);
+        } else {
+            s.pending &= ~sig_bit(sig);
+            info = s.info[sig - 1];
+        }
         SigAction a = action_of(*p, sig);
         if (a.handler == k_sig_ign)
             continue;
@@ -270,7 +418,7 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
             case Default::cont:
                 continue;
             case Default::stop:
-                stop_current(*p, sig);
+                stop_current(*p, t, sig);
                 continue;
             case Default::terminate:
                 g_default_kills.add();
@@ -289,19 +437,18 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
         // (A stack whose top wraps around zero gets a frame that cannot be
         // written: SIGSEGV, as on Linux.)
         uintptr_t sp = frame.user_sp();
-        bool nested = on_altstack(s, sp);
-        bool entering = (a.flags & k_sa_onstack) && s.altstack.size && !nested;
-        uintptr_t top = entering ? s.altstack.sp + s.altstack.size : sp;
-        SignalDelivery d{sig, s.info[sig - 1],    a,         mask_to_save(*p),
-                         top, nested || entering, s.altstack};
+        bool nested = on_altstack(ts, sp);
+        bool entering = (a.flags & k_sa_onstack) && ts.altstack.size && !nested;
+        uintptr_t top = entering ? ts.altstack.sp + ts.altstack.size : sp;
+        SignalDelivery d{sig, info, a, mask_to_save(ts), top, nested || entering, ts.altstack};
         if (!arch::signal_frame_push(frame, t.context, d)) {
             // No room for the frame (a bad stack pointer): Linux's answer too.
             terminate_by_fault(TOLL_SIGSEGV, 0, "cannot write the signal frame", frame.pc(), 0);
         }
         g_delivered.add();
         if (!(a.flags & k_sa_nodefer))
-            s.blocked |= sig_bit(sig);
-        s.blocked = (s.blocked | a.mask) & ~k_unblockable;
+            ts.blocked |= sig_bit(sig);
+        ts.blocked = (ts.blocked | a.mask) & ~k_unblockable;
         if (a.flags & k_sa_resethand)
             action_of(*p, sig) = SigAction{};
         return;
@@ -311,9 +458,9 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
         t.exit_work &= ~k_exit_restart;
         arch::syscall_restart(frame, t.syscall_saved);
     }
-    if (s.suspend_active) { // sigsuspend woke for a signal that needed no handler
-        s.blocked = s.suspend_saved;
-        s.suspend_active = false;
+    if (ts.suspend_active) { // sigsuspend woke for a signal that needed no handler
+        ts.blocked = ts.suspend_saved;
+        ts.suspend_active = false;
     }
 }
 
@@ -321,11 +468,17 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
 
 void return_to_user_work(Process& p, Thread& t, arch::TrapFrame& frame)
 {
+    if (t.exit_work & k_exit_child_settid) { // the first return of a clone child
+        t.exit_work &= ~k_exit_child_settid;
+        int tid = t.tid;
+        (void)sys::copyout(t.set_child_tid, &tid,
+                           sizeof tid); // as Linux, a bad address is no error
+    }
     t.exit_work &= ~k_exit_suspend; // s.suspend_active says the rest
     deliver(&p, t, frame);
     // k_exit_signal stays while anything is pending, blocked signals too, so
     // that unblocking one needs no other bookkeeping.
-    if (!p.signals.pending)
+    if (!(p.signals.pending | t.sig.pending) && !p.signals.stopped)
         t.exit_work &= ~k_exit_signal;
 }
 
@@ -335,18 +488,21 @@ bool notify_parent_of_exit(Process& child, int wait_status)
     if (!parent)
         return false;
     bool killed = (wait_status & 0x7F) != 0;
-    signal_send(*parent, TOLL_SIGCHLD,
-                SigInfo{killed ? TOLL_CLD_KILLED : TOLL_CLD_EXITED, child.pid,
-                        killed ? wait_status & 0x7F : (wait_status >> 8) & 0xFF, 0});
+    // The signal clone asked for (SIGCHLD for fork; 0 is none).
+    if (child.exit_signal)
+        signal_send(*parent, child.exit_signal,
+                    SigInfo{killed ? TOLL_CLD_KILLED : TOLL_CLD_EXITED, child.pid,
+                            killed ? wait_status & 0x7F : (wait_status >> 8) & 0xFF, 0});
     const SigAction& a = action_of(*parent, TOLL_SIGCHLD);
-    return a.handler == k_sig_ign || (a.flags & k_sa_nocldwait);
+    return child.exit_signal == TOLL_SIGCHLD &&
+           (a.handler == k_sig_ign || (a.flags & k_sa_nocldwait));
 }
 
-void signals_exec_reset(Process& p)
+void signals_exec_reset(Process& p, Thread& t)
 {
     // The old program's stack is gone; the flags stay (Linux, begin_new_exec).
-    p.signals.altstack.sp = 0;
-    p.signals.altstack.size = 0;
+    t.sig.altstack.sp = 0;
+    t.sig.altstack.size = 0;
     for (SigAction& a : p.signals.actions)
         if (a.handler != k_sig_ign)
             a = SigAction{};

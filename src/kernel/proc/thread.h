@@ -1,12 +1,14 @@
 // Threads and the scheduler: a preemptive round-robin run queue, sleep and
-// wakeup on channels, kernel threads. Threads run on the boot CPU only (the
-// others idle): the kernel runs with interrupts disabled except in the idle
-// loop and in preemptible kernel threads, so disabling interrupts is the
-// only lock the scheduler needs so far.
+// wakeup on channels, kernel threads. A user thread belongs to a process
+// (Thread::process), which may have several (process.h). Threads run on
+// the boot CPU only (the others idle): the kernel runs with interrupts
+// disabled except in the idle loop and in preemptible kernel threads, so
+// disabling interrupts is the only lock the scheduler needs so far.
 #pragma once
 #include "kernel/arch/context.h"
 #include "kernel/kern/cpu.h"
 #include "kernel/kern/errno.h"
+#include "kernel/proc/signal.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,9 +30,14 @@ enum class ThreadState { runnable, running, sleeping, dead };
 /// changed a descriptor it names (i386's set_thread_area); a frame the CPU
 /// saved at a trap holds only what the CPU had loaded, so these are the only
 /// two ways. k_exit_suspend: sigsuspend is returning, its temporary mask to
-/// be undone. k_exit_signal: the process has a pending signal (set with the
-/// pending bit, cleared when none is left).
-constexpr uint8_t k_exit_restart = 1, k_exit_check_frame = 2, k_exit_suspend = 4, k_exit_signal = 8;
+/// be undone. k_exit_signal: a signal is pending for the thread or its
+/// process (set with the pending bit, cleared when none is left), the
+/// process is stopped, or the thread must exit (Thread::must_exit). k_exit_child_settid: a thread
+/// made by clone(CLONE_CHILD_SETTID) stores its id in its own memory before
+/// its first instruction (Linux does it in schedule_tail, for the same
+/// reason: only the child's address space holds the word).
+constexpr uint8_t k_exit_restart = 1, k_exit_check_frame = 2, k_exit_suspend = 4, k_exit_signal = 8,
+                  k_exit_child_settid = 16;
 
 /// A kernel-schedulable thread: its own kernel stack and saved context. The
 /// port owns @c context (its registers, opaque here); everything else is the
@@ -52,6 +59,13 @@ struct Thread {
     MutexesHeld mutexes;       ///< The sleeping locks it holds (proc/mutex.h).
     char name[16] = {};        ///< For the console.
     int id = 0;                ///< Unique number, for the console.
+    int tid = 0;               ///< Linux's thread id (gettid); the first thread's is the pid.
+    uintptr_t clear_child_tid = 0; ///< set_tid_address: user word zeroed, futex woken, at exit
+    uintptr_t set_child_tid = 0;   ///< k_exit_child_settid: where the id goes
+    bool vfork_waiting = false;    ///< in vfork: until the child execs or exits
+    ThreadSignals sig;             ///< its mask, the signals sent to it, its altstack
+    Thread* peer = nullptr;        ///< the next thread of its process (Process::threads)
+    bool must_exit = false;        ///< its process ends or execs: it exits on its way to user mode
 };
 
 /// Size of every kernel stack.

@@ -3,6 +3,7 @@
 // it: "/" always, "/bin" because of "/bin/sh". A directory's entries are
 // ".", "..", then each distinct next path component under it, in archive
 // order; the file offset counts entries, so lseek(fd, 0, SEEK_SET) rewinds.
+#include "kernel/fs/mount.h"
 #include "kernel/proc/initrd.h"
 #include "kernel/sys/file.h"
 #include "kernel/sys/syscalls.h"
@@ -125,6 +126,8 @@ long sys_getdents64(const SyscallArgs& a)
     File* f = fd_get(static_cast<int>(a.a[0]));
     if (!f)
         return -k_ebadf;
+    if (fs::mount_is_dir(*f))
+        return fs::mount_getdents(*f, a.a[1], static_cast<unsigned>(a.a[2]));
     if (f->ops != &k_dir_ops)
         return -k_enotdir;
     // count is an unsigned int (Linux: SYSCALL_DEFINE3(getdents64, ...)).

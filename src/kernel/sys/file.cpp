@@ -8,6 +8,7 @@
 // changes its own table (a table shared between threads would need the lock
 // and a reference there too, as Linux's fdget takes when it is shared).
 #include "kernel/sys/file.h"
+#include "kernel/fs/mount.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/panic.h"
 #include "kernel/proc/initrd.h"
@@ -77,6 +78,8 @@ void FileRef::unref(File* file)
 
 Result<FileRef> file_open(const char* path, int flags)
 {
+    if (fs::mount_owns(path))
+        return fs::mount_open(path, flags);
     if (const FileOps* dev = device_lookup(path)) {
         if (flags & k_o_directory)
             return k_enotdir;

@@ -36,19 +36,18 @@ SigSet set_from(const uint32_t words[2])
 
 long sys_tkill(const SyscallArgs& a)
 {
-    // Toll's processes have one thread each, whose id is the pid.
-    if (static_cast<long>(a.a[0]) <= 0)
+    int tid = static_cast<int>(a.a[0]);
+    if (tid <= 0)
         return -k_einval;
-    return -proc::kill(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]), TOLL_SI_TKILL);
+    return -proc::kill_thread(0, tid, static_cast<int>(a.a[1]));
 }
 
 long sys_tgkill(const SyscallArgs& a)
 {
-    if (static_cast<long>(a.a[0]) <= 0 || static_cast<long>(a.a[1]) <= 0)
+    int tgid = static_cast<int>(a.a[0]), tid = static_cast<int>(a.a[1]);
+    if (tgid <= 0 || tid <= 0)
         return -k_einval;
-    if (a.a[0] != a.a[1])
-        return -k_esrch; // no thread of that group has that id
-    return -proc::kill(static_cast<int>(a.a[1]), static_cast<int>(a.a[2]), TOLL_SI_TKILL);
+    return -proc::kill_thread(tgid, tid, static_cast<int>(a.a[2]));
 }
 
 long syscall_interrupted(SyscallHandler handler, uintptr_t overwritten)
@@ -95,7 +94,7 @@ long sys_rt_sigaction(const SyscallArgs& a)
         if (in.handler == k_sig_ign ||
             (in.handler == k_sig_dfl &&
              (sig == TOLL_SIGCHLD || sig == TOLL_SIGURG || sig == TOLL_SIGWINCH)))
-            p->signals.pending &= ~sig_bit(sig);
+            proc::discard_signal(*p, sig);
     }
     return 0;
 }
@@ -106,7 +105,7 @@ long sys_rt_sigprocmask(const SyscallArgs& a)
     uintptr_t how = a.a[0];
     if (a.a[3] != k_sigset_size)
         return -k_einval;
-    proc::Signals& s = proc::current_process()->signals;
+    proc::ThreadSignals& s = proc::current()->sig; // the calling thread's mask alone
     SigSet set = 0;
     if (a.a[1]) {
         if (how > k_setmask)
@@ -133,8 +132,8 @@ long sys_rt_sigpending(const SyscallArgs& a)
 {
     if (a.a[1] > k_sigset_size)
         return -k_einval;
-    proc::Signals& s = proc::current_process()->signals;
-    SigSet pending = s.pending & s.blocked;
+    proc::Thread* t = proc::current();
+    SigSet pending = (t->process->signals.pending | t->sig.pending) & t->sig.blocked;
     return -copyout(a.a[0], &pending, a.a[1]); // 0, or -errno
 }
 
@@ -145,7 +144,7 @@ long sys_rt_sigsuspend(const SyscallArgs& a)
     SigSet set;
     if (Errno e = copyin(&set, a.a[0], sizeof set); e != k_ok)
         return -e;
-    proc::Signals& s = proc::current_process()->signals;
+    proc::ThreadSignals& s = proc::current()->sig;
     proc::suspend_mask(s, set);
     while (!proc::interrupted())
         proc::sleep_on(&s);
@@ -164,7 +163,7 @@ long sys_sigaltstack(const SyscallArgs& a)
     if (a.a[0])
         if (Errno e = copyin(&in, a.a[0], sizeof in); e != k_ok)
             return -e;
-    proc::Signals& s = proc::current_process()->signals;
+    proc::ThreadSignals& s = proc::current()->sig;
     uintptr_t sp = a.frame->user_sp();
     AltStack old = proc::altstack_state(s, sp);
     if (a.a[0]) {
@@ -196,7 +195,7 @@ long sys_sigaltstack(const SyscallArgs& a)
 
 long sys_pause(const SyscallArgs&)
 {
-    proc::Signals& s = proc::current_process()->signals;
+    proc::ThreadSignals& s = proc::current()->sig;
     while (!proc::interrupted())
         proc::sleep_on(&s);
     return -k_eintr;
@@ -213,7 +212,7 @@ long do_sigreturn(const SyscallArgs& a, bool rt)
         proc::terminate_by_fault(TOLL_SIGSEGV, 0, "bad signal frame at sigreturn", a.frame->pc(),
                                  0);
     t->exit_work |= proc::k_exit_check_frame; // every value came from the program
-    proc::current_process()->signals.blocked = mask & ~k_unblockable;
+    t->sig.blocked = mask & ~k_unblockable;
     return arch::syscall_return_value(*a.frame); // the restored register, unchanged
 }
 

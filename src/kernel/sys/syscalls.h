@@ -41,8 +41,30 @@ long sys_getdents64(const SyscallArgs&); ///< a directory's entries (dir.cpp)
 /// k_efault for an unreadable path, k_enotdir for a relative one.
 Errno check_at_dirfd(uintptr_t dirfd, uintptr_t path);
 
+// Names and data on the mounted disk (kernel/fs/mount.cpp); paths under /mnt.
+long sys_mkdir(const SyscallArgs&);
+long sys_mkdirat(const SyscallArgs&);
+long sys_rmdir(const SyscallArgs&);
+long sys_unlink(const SyscallArgs&);
+long sys_unlinkat(const SyscallArgs&);
+long sys_link(const SyscallArgs&);
+long sys_linkat(const SyscallArgs&);
+long sys_rename(const SyscallArgs&);
+long sys_renameat(const SyscallArgs&);
+long sys_symlink(const SyscallArgs&);
+long sys_symlinkat(const SyscallArgs&);
+long sys_readlink(const SyscallArgs&);
+long sys_readlinkat(const SyscallArgs&);
+long sys_fsync(const SyscallArgs&); ///< fdatasync too
+long sys_sync(const SyscallArgs&);
+long sys_ftruncate(const SyscallArgs&);
+
 // Processes (sys_proc.cpp)
 long sys_fork(const SyscallArgs&);
+long sys_clone(const SyscallArgs&);
+long sys_vfork(const SyscallArgs&);
+long sys_futex(const SyscallArgs&);
+long sys_futex_time64(const SyscallArgs&);
 long sys_execve(const SyscallArgs&);
 long sys_exit(const SyscallArgs&);
 long sys_exit_group(const SyscallArgs&);

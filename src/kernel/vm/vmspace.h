@@ -27,6 +27,9 @@ struct VmSpace {
     uintptr_t brk_start = 0;   ///< end of the program's data: where the heap starts
     uintptr_t brk = 0;         ///< current program break (page-rounded up in regions)
     size_t resident_pages = 0; ///< pages mapped now (counted once per mapping)
+    /// How many processes run in it: more than one after vfork or
+    /// clone(CLONE_VM); the last to leave destroys it (proc::vm_drop).
+    int processes = 1;
 };
 
 /// The lowest address a user mapping may cover (Linux's mmap_min_addr). The

@@ -1,0 +1,88 @@
+// What ext2.cpp and ext2_dir.cpp share: the mounted file system's state and
+// the inode, bitmap and block-map helpers. Not for the rest of the kernel.
+#pragma once
+#include "kernel/fs/bcache.h"
+#include "kernel/fs/ext2.h"
+#include "kernel/fs/ext2_format.h"
+#include "kernel/fs/journal.h"
+#include "kernel/proc/thread.h"
+
+namespace toll::fs {
+
+// Linux, include/uapi/linux/stat.h: the file type bits of i_mode.
+constexpr uint16_t k_mode_type = 0170000, k_mode_reg = 0100000, k_mode_dir = 040000,
+                   k_mode_lnk = 0120000;
+
+/// An inode open in some File: freed at the last close once unlinked.
+struct OpenInode {
+    uint32_t ino = 0;
+    int opens = 0;
+};
+
+struct Ext2Fs {
+    BlockDevice* device = nullptr;
+    ext2::Superblock sb{};          ///< the superblock as it is now (written back at sync)
+    Buffer* super_buffer = nullptr; ///< held while mounted
+    uint32_t super_offset = 0;      ///< where the superblock sits in it
+    ext2::GroupDesc* groups = nullptr;
+    Buffer** gdt_buffers = nullptr; ///< the descriptor blocks, held
+    uint32_t block_size = 0, group_count = 0, inode_size = 0, first_ino = 0;
+    uint32_t time_base = 0;     ///< the image's last write: the clock starts there
+    bool filetype = false;      ///< directory entries carry a file type
+    bool busy = false;          ///< the file system lock (FsLock)
+    Journal* journal = nullptr; ///< ext3's journal, or nullptr (plain ext2)
+    static constexpr size_t k_max_open = 64;
+    OpenInode open[k_max_open];
+};
+
+/// The file system's lock, held across every operation (they sleep on the
+/// disk). Lock: ext2, a sleeping lock made of a flag and sleep_on, correct
+/// while threads run on one CPU; a kernel with sleeping locks and wait
+/// queues takes one of those here.
+class [[nodiscard]] FsLock {
+  public:
+    explicit FsLock(Ext2Fs& fs) : m_fs(fs)
+    {
+        while (m_fs.busy)
+            proc::sleep_on(&m_fs.busy);
+        m_fs.busy = true;
+        // Between operations the metadata is consistent: a transaction
+        // grown past half its room is committed before this one adds more.
+        if (journal_wants_commit(m_fs, 2))
+            (void)journal_commit(m_fs);
+    }
+    ~FsLock()
+    {
+        m_fs.busy = false;
+        proc::wakeup(&m_fs.busy);
+    }
+    FsLock(const FsLock&) = delete;
+    FsLock& operator=(const FsLock&) = delete;
+
+  private:
+    Ext2Fs& m_fs;
+};
+
+Errno corrupt(Ext2Fs& fs, const char* what, uint32_t number);
+uint32_t ext2_now(Ext2Fs& fs);
+/// bread of a file-system block, refusing one past the end (corrupt).
+Buffer* fs_bread(Ext2Fs& fs, uint32_t block, Errno* e);
+void super_dirty(Ext2Fs& fs);
+Errno inode_read(Ext2Fs& fs, uint32_t ino, ext2::Inode* out);
+Errno inode_write(Ext2Fs& fs, uint32_t ino, const ext2::Inode& in);
+Errno inode_write_new(Ext2Fs& fs, uint32_t ino, const ext2::Inode& in);
+uint64_t inode_size(const ext2::Inode& in);
+void inode_set_size(ext2::Inode& in, uint64_t size);
+uint32_t inode_group(Ext2Fs& fs, uint32_t ino);
+Result<uint32_t> block_alloc(Ext2Fs& fs, uint32_t goal_group);
+Errno block_free(Ext2Fs& fs, uint32_t block);
+Result<uint32_t> inode_alloc(Ext2Fs& fs, uint32_t goal_group, bool directory);
+Errno inode_free(Ext2Fs& fs, uint32_t ino, bool directory);
+/// The disk block of file block @p lblock (0: a hole), allocating it and
+/// any indirect block on the way if @p create. Updates @p in (the caller
+/// writes it back).
+Errno bmap(Ext2Fs& fs, ext2::Inode& in, uint32_t ino, uint32_t lblock, bool create, uint32_t* out);
+/// Frees the blocks past @p size bytes and sets the size.
+Errno inode_cut(Ext2Fs& fs, ext2::Inode& in, uint64_t size);
+
+} // namespace toll::fs

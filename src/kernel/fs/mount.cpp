@@ -1,0 +1,355 @@
+// /mnt: the mounted ext2 file system's Files, and the system calls on names
+// and on the disk (mkdir, rmdir, unlink, link, symlink, readlink, rename,
+// fsync, sync, ftruncate), in their i386 forms and arm64's *at forms.
+#include "kernel/fs/mount.h"
+#include "kernel/arch/disk.h"
+#include "kernel/fs/ext2.h"
+#include "kernel/kern/console.h"
+#include "kernel/sys/syscalls.h"
+#include "kernel/sys/uaccess.h"
+#include "kernel/vm/kmalloc.h"
+#include "lib/string.h"
+
+namespace toll::fs {
+namespace {
+
+Ext2Fs* g_fs;
+constexpr size_t k_path_max = 512;
+// Linux, include/uapi/asm-generic/fcntl.h: O_EXCL.
+constexpr int k_o_excl = 0200;
+constexpr int k_s_ifreg = 0100000, k_s_ifdir = 040000;
+constexpr uint16_t k_default_mode = 0644;
+
+struct MountFile {
+    uint32_t ino;
+};
+
+uint32_t ino_of(const sys::File& f)
+{
+    return static_cast<const MountFile*>(f.object)->ino;
+}
+
+long file_read(sys::File& f, uintptr_t buffer, size_t count)
+{
+    long n = ext2_read(*g_fs, ino_of(f), f.offset, buffer, count);
+    if (n > 0)
+        f.offset += static_cast<uint64_t>(n);
+    return n;
+}
+
+long file_write(sys::File& f, uintptr_t buffer, size_t count)
+{
+    if (f.flags & sys::k_o_append) {
+        Ext2Stat st;
+        if (Errno e = ext2_stat(*g_fs, ino_of(f), &st); e != k_ok)
+            return -e;
+        f.offset = st.size;
+    }
+    long n = ext2_write(*g_fs, ino_of(f), f.offset, buffer, count);
+    if (n > 0) {
+        f.offset += static_cast<uint64_t>(n);
+        if (f.offset > f.size)
+            f.size = f.offset;
+    }
+    return n;
+}
+
+long dir_read(sys::File&, uintptr_t, size_t)
+{
+    return -k_eisdir;
+}
+
+long dir_write(sys::File&, uintptr_t, size_t)
+{
+    return -k_ebadf;
+}
+
+void release(sys::File& f)
+{
+    auto* mf = static_cast<MountFile*>(f.object);
+    ext2_open_count(*g_fs, mf->ino, -1);
+    destroy(mf);
+}
+
+const sys::FileOps k_file_ops = {file_read, file_write, nullptr, release, k_s_ifreg};
+const sys::FileOps k_dir_ops = {dir_read, dir_write, nullptr, release, k_s_ifdir};
+
+// The path inside the file system: what follows "/mnt".
+const char* inner(const char* path)
+{
+    return path + sizeof k_mount_point - 1;
+}
+
+// Copies a user path and checks it lies under /mnt: the inner path, or an
+// error (k_exdev-free: a path elsewhere is the ramdisk's, read-only: k_erofs).
+Errno user_path(uintptr_t user, char* out, const char** in)
+{
+    if (Result<size_t> n = sys::copyinstr(out, user, k_path_max); !n)
+        return n.error();
+    if (out[0] == '\0')
+        return k_enoent;
+    if (!mount_owns(out))
+        return k_erofs; // the rest of the tree is the read-only ramdisk
+    *in = inner(out);
+    return k_ok;
+}
+
+// Linux, include/uapi/linux/fcntl.h: AT_FDCWD and AT_REMOVEDIR.
+constexpr int k_at_fdcwd = -100, k_at_removedir = 0x200;
+
+Errno check_dirfd(uintptr_t dirfd)
+{
+    // Paths under /mnt are absolute: dirfd matters only for a relative one,
+    // which user_path refuses anyway; any descriptor is accepted for an
+    // absolute path, as Linux does.
+    (void)dirfd;
+    (void)k_at_fdcwd;
+    return k_ok;
+}
+
+template <typename Op>
+long one_path(uintptr_t user, Op&& op)
+{
+    char path[k_path_max];
+    const char* in = nullptr;
+    if (Errno e = user_path(user, path, &in); e != k_ok)
+        return -e;
+    return -op(in);
+}
+
+template <typename Op>
+long two_paths(uintptr_t first, uintptr_t second, Op&& op)
+{
+    char a[k_path_max], b[k_path_max];
+    const char *ia = nullptr, *ib = nullptr;
+    if (Errno e = user_path(first, a, &ia); e != k_ok)
+        return -e;
+    if (Errno e = user_path(second, b, &ib); e != k_ok)
+        return -e;
+    return -op(ia, ib);
+}
+
+} // namespace
+
+void mount_init()
+{
+    arch::disks_init();
+    for (size_t i = 0; BlockDevice* d = block_device(i); ++i) {
+        Result<Ext2Fs*> fs = ext2_mount(*d);
+        if (fs) {
+            g_fs = fs.value();
+            kprintf("mounted %s (%s) on %s\n", d->name, ext2_journaled(*g_fs) ? "ext3" : "ext2",
+                    k_mount_point);
+            return;
+        }
+    }
+}
+
+void mount_sync()
+{
+    if (g_fs)
+        (void)ext2_shutdown(*g_fs);
+}
+
+bool mount_owns(const char* path)
+{
+    size_t n = sizeof k_mount_point - 1;
+    return g_fs && strncmp(path, k_mount_point, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+Result<sys::FileRef> mount_open(const char* path, int flags)
+{
+    const char* in = inner(path);
+    int access = flags & sys::k_o_accmode;
+    Result<uint32_t> ino = (flags & sys::k_o_creat)
+                               ? ext2_create(*g_fs, in, k_default_mode, (flags & k_o_excl) != 0)
+                               : ext2_lookup(*g_fs, in, true);
+    if (!ino)
+        return ino.error();
+    Ext2Stat st;
+    TRY(ext2_stat(*g_fs, ino.value(), &st));
+    bool directory = (st.mode & 0170000) == static_cast<uint16_t>(k_s_ifdir);
+    if (directory && (access != sys::k_o_rdonly || (flags & sys::k_o_trunc)))
+        return k_eisdir;
+    if (!directory && (flags & sys::k_o_directory))
+        return k_enotdir;
+    if (!directory && (flags & sys::k_o_trunc) && access != sys::k_o_rdonly) {
+        TRY(ext2_truncate(*g_fs, ino.value(), 0));
+        st.size = 0;
+    }
+    MountFile* mf = make<MountFile>();
+    if (!mf)
+        return k_enomem;
+    mf->ino = ino.value();
+    sys::FileRef f =
+        sys::file_new(directory ? &k_dir_ops : &k_file_ops,
+                      flags & (sys::k_o_accmode | sys::k_o_nonblock | sys::k_o_append));
+    if (!f) {
+        destroy(mf);
+        return k_enomem;
+    }
+    f->object = mf;
+    f->size = static_cast<size_t>(st.size);
+    ext2_open_count(*g_fs, mf->ino, +1);
+    return f;
+}
+
+bool mount_is_dir(const sys::File& file)
+{
+    return file.ops == &k_dir_ops;
+}
+
+long mount_getdents(sys::File& file, uintptr_t buffer, size_t count)
+{
+    return ext2_getdents(*g_fs, ino_of(file), &file.offset, buffer, count);
+}
+
+} // namespace toll::fs
+
+namespace toll::sys {
+
+using namespace toll::fs;
+
+long sys_mkdir(const SyscallArgs& a)
+{
+    return one_path(
+        a.a[0], [&](const char* p) { return ext2_mkdir(*g_fs, p, static_cast<uint16_t>(a.a[1])); });
+}
+
+long sys_mkdirat(const SyscallArgs& a)
+{
+    (void)check_dirfd(a.a[0]);
+    return one_path(
+        a.a[1], [&](const char* p) { return ext2_mkdir(*g_fs, p, static_cast<uint16_t>(a.a[2])); });
+}
+
+long sys_rmdir(const SyscallArgs& a)
+{
+    return one_path(a.a[0], [](const char* p) { return ext2_rmdir(*g_fs, p); });
+}
+
+long sys_unlink(const SyscallArgs& a)
+{
+    return one_path(a.a[0], [](const char* p) { return ext2_unlink(*g_fs, p); });
+}
+
+long sys_unlinkat(const SyscallArgs& a)
+{
+    if (a.a[2] & ~uintptr_t(k_at_removedir))
+        return -k_einval;
+    bool dir = a.a[2] & k_at_removedir;
+    return one_path(a.a[1], [dir](const char* p) {
+        return dir ? ext2_rmdir(*g_fs, p) : ext2_unlink(*g_fs, p);
+    });
+}
+
+long sys_link(const SyscallArgs& a)
+{
+    return two_paths(a.a[0], a.a[1],
+                     [](const char* x, const char* y) { return ext2_link(*g_fs, x, y); });
+}
+
+long sys_linkat(const SyscallArgs& a)
+{
+    return two_paths(a.a[1], a.a[3],
+                     [](const char* x, const char* y) { return ext2_link(*g_fs, x, y); });
+}
+
+long sys_rename(const SyscallArgs& a)
+{
+    return two_paths(a.a[0], a.a[1],
+                     [](const char* x, const char* y) { return ext2_rename(*g_fs, x, y); });
+}
+
+long sys_renameat(const SyscallArgs& a)
+{
+    return two_paths(a.a[1], a.a[3],
+                     [](const char* x, const char* y) { return ext2_rename(*g_fs, x, y); });
+}
+
+namespace {
+// symlink(target, path): the target is any string, not a path under /mnt.
+long symlink_common(uintptr_t target, uintptr_t path)
+{
+    char t[k_path_max];
+    if (Result<size_t> n = copyinstr(t, target, sizeof t); !n)
+        return -n.error();
+    return one_path(path, [&](const char* p) { return ext2_symlink(*g_fs, t, p); });
+}
+
+long readlink_common(uintptr_t path, uintptr_t buffer, uintptr_t size)
+{
+    if (static_cast<long>(size) <= 0)
+        return -k_einval;
+    char p[k_path_max];
+    const char* in = nullptr;
+    if (Errno e = user_path(path, p, &in); e != k_ok)
+        return -(e == k_erofs ? k_einval : e);
+    return ext2_readlink(*g_fs, in, buffer, size);
+}
+
+// The mounted File behind descriptor @p fd: k_ebadf if none, k_einval for
+// a File of another kind (a pipe, the console: nothing to sync).
+Errno mounted_fd(uintptr_t fd, File** out)
+{
+    File* f = fd_get(static_cast<int>(fd));
+    if (!f)
+        return k_ebadf;
+    if (f->ops != &k_file_ops && f->ops != &k_dir_ops)
+        return k_einval;
+    *out = f;
+    return k_ok;
+}
+} // namespace
+
+long sys_symlink(const SyscallArgs& a)
+{
+    return symlink_common(a.a[0], a.a[1]);
+}
+
+long sys_symlinkat(const SyscallArgs& a)
+{
+    return symlink_common(a.a[0], a.a[2]);
+}
+
+long sys_readlink(const SyscallArgs& a)
+{
+    return readlink_common(a.a[0], a.a[1], a.a[2]);
+}
+
+long sys_readlinkat(const SyscallArgs& a)
+{
+    return readlink_common(a.a[1], a.a[2], a.a[3]);
+}
+
+long sys_fsync(const SyscallArgs& a)
+{
+    File* f = nullptr;
+    if (Errno e = mounted_fd(a.a[0], &f); e != k_ok)
+        return -e;
+    return -ext2_sync(*g_fs);
+}
+
+long sys_sync(const SyscallArgs&)
+{
+    if (g_fs)
+        (void)ext2_sync(*g_fs);
+    return 0;
+}
+
+long sys_ftruncate(const SyscallArgs& a)
+{
+    File* f = nullptr;
+    if (Errno e = mounted_fd(a.a[0], &f); e != k_ok)
+        return -e;
+    if (f->ops != &k_file_ops || (f->flags & k_o_accmode) == k_o_rdonly)
+        return -k_einval;
+    if (static_cast<long>(a.a[1]) < 0)
+        return -k_einval;
+    if (Errno e = ext2_truncate(*g_fs, ino_of(*f), a.a[1]); e != k_ok)
+        return -e;
+    f->size = a.a[1];
+    return 0;
+}
+
+} // namespace toll::sys
