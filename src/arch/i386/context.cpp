@@ -12,6 +12,7 @@
 #include "kernel/arch/cpu.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/cpu.h"
+#include "kernel/proc/thread.h"
 #include "lib/string.h"
 
 extern "C" void context_switch_stacks(uint32_t* save_esp, uint32_t new_esp);
@@ -96,14 +97,12 @@ void context_init_kernel(ThreadContext& ctx, uintptr_t stack_top, void (*entry)(
     *sw = SwitchFrame{0, reinterpret_cast<uint32_t>(arg), reinterpret_cast<uint32_t>(entry), 0,
                       reinterpret_cast<uint32_t>(kernel_thread_start)};
     ctx.esp = reinterpret_cast<uint32_t>(sw);
-    ctx.trap_stack = stack_top;
 }
 
 TrapFrame* context_init_user(ThreadContext& ctx, uintptr_t stack_top, uintptr_t pc, uintptr_t sp)
 {
     TrapFrame* f = user_frame_at(stack_top);
     fill_user_frame(*f, pc, sp);
-    ctx.trap_stack = stack_top;
     ctx.tls = {};
     switch_into_trap_return(ctx, f);
     return f;
@@ -133,7 +132,6 @@ TrapFrame* context_init_fork(ThreadContext& child, uintptr_t stack_top, const Tr
     TrapFrame* f = user_frame_at(stack_top);
     *f = parent;
     f->eax = 0; // fork returns 0 in the child
-    child.trap_stack = stack_top;
     i386::fpu::fork_copy(child);
     switch_into_trap_return(child, f);
     return f;
@@ -148,15 +146,17 @@ void context_switch(ThreadContext& from, ThreadContext& to)
 {
     // Under 3/1 a trap from user mode lands on the thread's kernel stack
     // directly; under the isolated layouts it lands on the trampoline stack
-    // (TSS.esp0, fixed) and the entry code moves it to kstack_top.
+    // (TSS.esp0, fixed) and the entry code moves it to kstack_top. The
+    // stack top is the core's (proc::Thread), read from the thread of @p to.
     // The trampoline's variables are one set for every CPU: only the boot
     // CPU, the one that runs user threads under these layouts, may write them
     // (a kernel thread on another CPU never enters from user mode).
+    uintptr_t stack_top = proc::thread_of(to).kstack_top;
     if (i386::layout_isolated()) {
         if (arch::cpu_local_word<offsetof(Cpu, id)>() == 0)
-            trampoline_vars.kstack_top = to.trap_stack;
+            trampoline_vars.kstack_top = stack_top;
     } else
-        i386::tss_set_kernel_stack(to.trap_stack);
+        i386::tss_set_kernel_stack(stack_top);
     i386::gdt_set_user_tls(to.tls);
     // The user's gs selector comes back from its trap frame; until then hold
     // a null one, so that the TLS entry can change under it. (%fs is the

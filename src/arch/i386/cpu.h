@@ -1,12 +1,9 @@
 // i386 descriptor tables and the privileged registers the port touches: GDT
 // selectors, the TSS, control registers. Intel SDM Vol. 3, chapters 2-3 and 7.
 #pragma once
+#include "kernel/kern/cpu.h"
 #include "machine/context.h"
 #include <stdint.h>
-
-namespace toll {
-struct Cpu;
-}
 
 namespace toll::i386 {
 
@@ -83,11 +80,34 @@ struct [[gnu::packed]] Tss {
 /// loads them, and points %fs at @p cpu. Called once on each CPU.
 void gdt_init(toll::Cpu& cpu);
 
-/// Sets the kernel stack this CPU switches to on a trap from user mode.
-void tss_set_kernel_stack(uint32_t esp0);
+/// Every CPU's TSS, by Cpu::id (gdt.cpp).
+extern Tss g_cpu_tss[k_max_cpus];
 
-/// Writes this CPU's user TLS descriptor (set_thread_area); an empty @p tls clears it.
-void gdt_set_user_tls(const arch::TlsSegment& tls);
+/// What each CPU's user TLS descriptor says now, by Cpu::id (gdt.cpp).
+extern arch::TlsSegment g_tls_loaded[k_max_cpus];
+
+/// Sets the kernel stack this CPU switches to on a trap from user mode.
+/// Inline: every thread switch under the 3/1 layout does it.
+inline void tss_set_kernel_stack(uint32_t esp0)
+{
+    g_cpu_tss[arch::cpu_local_word<offsetof(Cpu, id)>()].esp0 = esp0;
+}
+
+/// gdt_set_user_tls's rewrite of CPU @p cpu's descriptor to @p tls.
+void gdt_write_user_tls(uintptr_t cpu, const arch::TlsSegment& tls);
+
+/// Writes this CPU's user TLS descriptor (set_thread_area); an empty @p tls
+/// clears it. Most switches go between threads with the same kind of TLS
+/// segment (or none), so the test that the entry already says the same
+/// thing is inline, and only a change calls gdt_write_user_tls.
+inline void gdt_set_user_tls(const arch::TlsSegment& tls)
+{
+    uintptr_t id = arch::cpu_local_word<offsetof(Cpu, id)>();
+    const arch::TlsSegment& loaded = g_tls_loaded[id];
+    if (tls.base != loaded.base || tls.limit != loaded.limit || tls.access != loaded.access ||
+        tls.flags != loaded.flags)
+        gdt_write_user_tls(id, tls);
+}
 
 /// The boot CPU's TSS.
 Tss& boot_tss();

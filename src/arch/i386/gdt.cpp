@@ -19,9 +19,6 @@ constexpr uint8_t k_size_32bit = 0x40; // D/B set, G clear: a byte-granular 32-b
 // The GDT and TSS live in the trampoline: the CPU reads them in user mode
 // too (segment loads, the stack switch on a trap), whichever CR3 is loaded.
 alignas(8) TOLL_TRAMPOLINE_DATA SegmentDescriptor g_gdt[k_max_cpus][k_gdt_count];
-TOLL_TRAMPOLINE_DATA Tss g_tss[k_max_cpus];
-// What each CPU's TLS entry says now (gdt_set_user_tls).
-arch::TlsSegment g_tls_loaded[k_max_cpus];
 
 SegmentDescriptor make(uint32_t base, uint32_t limit, uint8_t access, uint8_t flags)
 {
@@ -38,6 +35,9 @@ static_assert(sizeof(Cpu::id) == sizeof(uintptr_t));
 
 } // namespace
 
+TOLL_TRAMPOLINE_DATA Tss g_cpu_tss[k_max_cpus];
+arch::TlsSegment g_tls_loaded[k_max_cpus];
+
 SegmentDescriptor* gdt()
 {
     return g_gdt[0];
@@ -50,18 +50,18 @@ SegmentDescriptor* gdt_of(unsigned cpu_id)
 
 Tss& boot_tss()
 {
-    return g_tss[0];
+    return g_cpu_tss[0];
 }
 
 Tss& tss_of(unsigned cpu_id)
 {
-    return g_tss[cpu_id];
+    return g_cpu_tss[cpu_id];
 }
 
 void gdt_init(Cpu& cpu)
 {
     SegmentDescriptor* table = g_gdt[cpu.id];
-    Tss& tss = g_tss[cpu.id];
+    Tss& tss = g_cpu_tss[cpu.id];
     table[k_gdt_kernel_code] =
         make(0, 0xFFFFF, k_present | k_code_or_data | k_code_readable, k_gran_4k_32bit);
     table[k_gdt_kernel_data] =
@@ -97,21 +97,9 @@ void gdt_init(Cpu& cpu)
     asm volatile("ltr %w0" : : "r"(selector(k_gdt_tss)));
 }
 
-void tss_set_kernel_stack(uint32_t esp0)
+void gdt_write_user_tls(uintptr_t id, const arch::TlsSegment& tls)
 {
-    g_tss[arch::cpu_local_word<offsetof(Cpu, id)>()].esp0 = esp0;
-}
-
-void gdt_set_user_tls(const arch::TlsSegment& tls)
-{
-    // Most switches go between threads with the same kind of TLS segment (or
-    // none); skip the rewrite when the entry already says the same thing.
-    uintptr_t id = arch::cpu_local_word<offsetof(Cpu, id)>();
-    arch::TlsSegment& s_loaded = g_tls_loaded[id];
-    if (tls.base == s_loaded.base && tls.limit == s_loaded.limit && tls.access == s_loaded.access &&
-        tls.flags == s_loaded.flags)
-        return;
-    s_loaded = tls;
+    g_tls_loaded[id] = tls;
     g_gdt[id][k_gdt_user_tls] =
         tls.present() ? make(tls.base, tls.limit, tls.access, tls.flags) : SegmentDescriptor{};
 }

@@ -22,8 +22,7 @@
 #define TV_KERNEL_CR3 4
 #define TV_USER_CR3 8
 #define TV_KSTACK_TOP 12
-#define TV_CR3_LOADS 16
-#define TV_SAVED_ESP 24
+#define TV_SAVED_ESP 16
 /* vm.split values (TV_LAYOUT). */
 #define LAYOUT_3_1 0
 #define LAYOUT_3_1_PTI 1

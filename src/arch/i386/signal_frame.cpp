@@ -116,7 +116,7 @@ void restore_context(TrapFrame& f, const SigContext& sc)
 
 bool signal_frame_push(TrapFrame& f, ThreadContext& ctx, const SignalDelivery& d)
 {
-    bool rt = d.action.flags & k_sa_siginfo;
+    bool rt = d.action.flags & TOLL_SA_SIGINFO;
     // FPU state first, just below the interrupted stack (or at the top of
     // the alternate one), then the frame, placed so that the handler starts
     // as if called: esp + 4 16-aligned.

@@ -13,7 +13,6 @@ struct TrampolineVars {
     uint32_t kernel_cr3; ///< loaded on entry from user mode (isolated layouts)
     uint32_t user_cr3;   ///< loaded on exit to user mode (isolated layouts)
     uint32_t kstack_top; ///< where the entry code moves the trap frame
-    uint64_t reserved;   ///< unused (offset TV_CR3_LOADS); keeps saved_esp at TV_SAVED_ESP
     uint32_t saved_esp;  ///< the kernel stack pointer during a fast copy
 };
 static_assert(__builtin_offsetof(TrampolineVars, kernel_cr3) == TV_KERNEL_CR3);

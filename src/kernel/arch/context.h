@@ -48,10 +48,10 @@ Errno clone_tls(ThreadContext& child, uintptr_t tls);
 
 /// Saves the running thread in @p from and resumes @p to: its kernel stack,
 /// where a trap from its user mode will land (i386: TSS.esp0, or the
-/// trampoline's kstack_top under the isolated layouts, which the port noted
-/// when the context_init_* calls handed it the stack top),
-/// its user TLS (i386:
-/// the TLS segment; arm64: TPIDR_EL0) and its FPU state (lazily or eagerly).
+/// trampoline's kstack_top under the isolated layouts: the top of @p to's
+/// kernel stack, which the core keeps in its thread and the port reads
+/// through proc::thread_of(@p to)), its user TLS (i386: the TLS segment;
+/// arm64: TPIDR_EL0) and its FPU state (lazily or eagerly).
 /// It does not change the address space: the scheduler calls pmap_activate.
 void context_switch(ThreadContext& from, ThreadContext& to);
 

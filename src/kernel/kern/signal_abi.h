@@ -21,17 +21,13 @@ constexpr SigSet sig_bit(int sig)
     return SigSet(1) << (sig - 1);
 }
 
-// sa_handler's two special values and the sa_flags Toll honours (Linux,
-// include/uapi/asm-generic/signal-defs.h and asm/signal.h).
+// sa_handler's two special values (Linux, include/uapi/asm-generic/signal-defs.h).
 constexpr uintptr_t k_sig_dfl = 0, k_sig_ign = 1;
-constexpr uint64_t k_sa_nocldstop = 0x1, k_sa_nocldwait = 0x2, k_sa_siginfo = 0x4,
-                   k_sa_restorer = 0x04000000, k_sa_onstack = 0x08000000, k_sa_restart = 0x10000000,
-                   k_sa_nodefer = 0x40000000, k_sa_resethand = 0x80000000;
 
 /// What a process does with one signal.
 struct SigAction {
     uintptr_t handler = k_sig_dfl; ///< k_sig_dfl, k_sig_ign or a user function
-    uint64_t flags = 0;            ///< k_sa_* bits
+    uint64_t flags = 0;            ///< TOLL_SA_* bits
     uintptr_t restorer = 0;        ///< user code that calls sigreturn (SA_RESTORER)
     SigSet mask = 0;               ///< blocked while the handler runs
 };
@@ -44,15 +40,11 @@ struct SigInfo {
     uintptr_t addr = 0; ///< faults: the address
 };
 
-// sigaltstack's ss_flags (Linux, include/uapi/linux/signal.h).
-constexpr int k_ss_onstack = 1, k_ss_disable = 2;
-constexpr unsigned k_ss_autodisarm = 1u << 31;
-
 /// An alternate signal stack (Linux's stack_t).
 struct AltStack {
-    uintptr_t sp = 0;         ///< its lowest address
-    size_t size = 0;          ///< 0: there is none
-    int flags = k_ss_disable; ///< k_ss_onstack, k_ss_disable or 0
+    uintptr_t sp = 0;            ///< its lowest address
+    size_t size = 0;             ///< 0: there is none
+    int flags = TOLL_SS_DISABLE; ///< TOLL_SS_ONSTACK, TOLL_SS_DISABLE or 0
 };
 
 /// One handler invocation, as the architecture writes it into a signal frame.

@@ -411,7 +411,7 @@ Result<int> spawn(const char* path, const char* const* argv)
         for (int fd = 0; fd < 3; ++fd)
             p->files[fd] = sys::file_share(console.get());
     }
-    t->frame = arch::context_init_user(t->context, kstack_top(*t), pc, sp);
+    t->frame = arch::context_init_user(t->context, t->kstack_top, pc, sp);
     g_execs.add();
     make_runnable(t);
     return p->pid;

@@ -223,7 +223,7 @@ Result<int> clone_process(arch::TrapFrame& frame, const CloneRequest& r)
     add_thread(child, t);
     t->tid = child->pid;
     t->context.tls = self->context.tls;
-    t->frame = arch::context_init_fork(t->context, kstack_top(*t), frame);
+    t->frame = arch::context_init_fork(t->context, t->kstack_top, frame);
     if (r.flags & k_clone_settls)
         if (Errno e = arch::clone_tls(t->context, r.tls); e != k_ok) {
             SpinGuard g(g_table_lock);
@@ -288,7 +288,7 @@ Result<int> clone_thread(arch::TrapFrame& frame, const CloneRequest& r)
     if (!t)
         return k_enomem;
     t->context.tls = self->context.tls;
-    t->frame = arch::context_init_fork(t->context, kstack_top(*t), frame);
+    t->frame = arch::context_init_fork(t->context, t->kstack_top, frame);
     if (r.flags & k_clone_settls)
         if (Errno e = arch::clone_tls(t->context, r.tls); e != k_ok) {
             thread_free(t);

@@ -33,17 +33,17 @@ struct Process {
     vm::VmSpace* vm = nullptr;     ///< its address space
     sys::FileRef files[k_max_fds]; ///< open file descriptors, each a reference; empty = free
     Spinlock files_lock{"proc.files"}; ///< guards files and close_on_exec while they change
-    uint64_t close_on_exec = 0;    ///< bit n: descriptor n closes at execve (FD_CLOEXEC)
-    bool zombie = false;           ///< exited; waits for its parent's wait4
-    int wait_status = 0;           ///< Linux encoding: exit code << 8, or the signal number
-    Signals signals;               ///< actions and the signals sent to the whole process
-    int exit_signal = TOLL_SIGCHLD; ///< what its parent is sent when it ends (clone's low byte)
-    Thread* vfork_parent = nullptr; ///< the thread asleep in vfork until this one execs or exits
-    bool orphan = false;            ///< its parent exited: nobody will wait for it
-    int pgid = 0;                   ///< its process group (the pid of the group's leader)
-    int sid = 0;                    ///< its session (the pid of the session's leader)
-    bool execed = false;            ///< it ran execve since fork (setpgid refuses its parent)
-    char name[16] = {};             ///< the program's name, for the console
+    uint64_t close_on_exec = 0;        ///< bit n: descriptor n closes at execve (FD_CLOEXEC)
+    bool zombie = false;               ///< exited; waits for its parent's wait4
+    int wait_status = 0;               ///< Linux encoding: exit code << 8, or the signal number
+    Signals signals;                   ///< actions and the signals sent to the whole process
+    int exit_signal = TOLL_SIGCHLD;    ///< what its parent is sent when it ends (clone's low byte)
+    Thread* vfork_parent = nullptr;    ///< the thread asleep in vfork until this one execs or exits
+    bool orphan = false;               ///< its parent exited: nobody will wait for it
+    int pgid = 0;                      ///< its process group (the pid of the group's leader)
+    int sid = 0;                       ///< its session (the pid of the session's leader)
+    bool execed = false;               ///< it ran execve since fork (setpgid refuses its parent)
+    char name[16] = {};                ///< the program's name, for the console
 };
 
 /// The process of the running thread, or nullptr for a kernel thread.
@@ -211,7 +211,8 @@ inline void trap_exit(arch::TrapFrame& frame, bool from_user)
 {
     if (from_user)
         return_to_user_checks(frame);
-    sched_preempt_point(from_user);
+    if (sched_preempt_wanted()) [[unlikely]]
+        sched_preempt_point(from_user);
 }
 
 /// Calls @p visit for every process in existence (zombies included).

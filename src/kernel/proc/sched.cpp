@@ -113,8 +113,7 @@ void sched_init()
     cpu.mutexes = &g_boot_thread.mutexes;
     cpu.idle = thread_alloc("idle");
     TOLL_ASSERT(cpu.idle);
-    arch::context_init_kernel(cpu.idle->context, cpu.idle->kstack_base + k_kstack_size, idle_loop,
-                              nullptr);
+    arch::context_init_kernel(cpu.idle->context, cpu.idle->kstack_top, idle_loop, nullptr);
     cpu.idle->state = ThreadState::runnable; // never on the run queue
 }
 
@@ -126,7 +125,7 @@ void sched_init_secondary(uintptr_t stack_base)
     static Thread s_idle[k_max_cpus];
     Thread* idle = &s_idle[cpu.id];
     lib::snformat(idle->name, sizeof idle->name, "idle%u", cpu.id);
-    idle->kstack_base = stack_base;
+    idle->kstack_top = stack_base + k_kstack_size;
     idle->state = ThreadState::running;
     cpu.idle = cpu.current = idle;
     cpu.mutexes = &idle->mutexes;
@@ -150,7 +149,7 @@ Thread* thread_alloc(const char* name)
         destroy(t);
         return nullptr;
     }
-    t->kstack_base = reinterpret_cast<uintptr_t>(stack);
+    t->kstack_top = reinterpret_cast<uintptr_t>(stack) + k_kstack_size;
     t->id = g_next_id++;
     copy_name(t, name);
     return t;
@@ -158,7 +157,7 @@ Thread* thread_alloc(const char* name)
 
 void thread_free(Thread* t)
 {
-    vm::kfree(reinterpret_cast<void*>(t->kstack_base));
+    vm::kfree(reinterpret_cast<void*>(kstack_base(*t)));
     destroy(t);
 }
 
@@ -168,7 +167,7 @@ Thread* thread_create_kernel(const char* name, void (*fn)(void*), void* arg, boo
     if (!t)
         return nullptr;
     t->preemptible = preemptible;
-    arch::context_init_kernel(t->context, kstack_top(*t), fn, arg);
+    arch::context_init_kernel(t->context, t->kstack_top, fn, arg);
     make_runnable(t);
     return t;
 }

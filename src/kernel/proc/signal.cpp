@@ -139,7 +139,7 @@ void stop_current(Process& p, Thread& t, int sig)
     p.signals.stop_report = sig;
     for (Thread* other = p.threads; other; other = other->peer)
         other->exit_work |= k_exit_signal;
-    if (p.parent && !(action_of(*p.parent, TOLL_SIGCHLD).flags & k_sa_nocldstop))
+    if (p.parent && !(action_of(*p.parent, TOLL_SIGCHLD).flags & TOLL_SA_NOCLDSTOP))
         signal_send(*p.parent, TOLL_SIGCHLD, SigInfo{TOLL_CLD_STOPPED, p.pid, sig, 0});
     wakeup(p.parent); // a parent in wait4(WUNTRACED) sleeps on itself
     wait_while_stopped(p, t);
@@ -350,7 +350,7 @@ AltStack altstack_state(const ThreadSignals& s, uintptr_t sp)
 {
     if (s.altstack.size == 0)
         return AltStack{};
-    return AltStack{s.altstack.sp, s.altstack.size, on_altstack(s, sp) ? k_ss_onstack : 0};
+    return AltStack{s.altstack.sp, s.altstack.size, on_altstack(s, sp) ? TOLL_SS_ONSTACK : 0};
 }
 
 bool interrupted()
@@ -429,7 +429,7 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
         // it (SA_RESTART) or returns EINTR.
         if (t.exit_work & k_exit_restart) {
             t.exit_work &= ~k_exit_restart;
-            if (a.flags & k_sa_restart)
+            if (a.flags & TOLL_SA_RESTART)
                 arch::syscall_restart(frame, t.syscall_saved);
         }
         // SA_ONSTACK: the frame goes on the alternate stack, unless the
@@ -438,7 +438,7 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
         // written: SIGSEGV, as on Linux.)
         uintptr_t sp = frame.user_sp();
         bool nested = on_altstack(ts, sp);
-        bool entering = (a.flags & k_sa_onstack) && ts.altstack.size && !nested;
+        bool entering = (a.flags & TOLL_SA_ONSTACK) && ts.altstack.size && !nested;
         uintptr_t top = entering ? ts.altstack.sp + ts.altstack.size : sp;
         SignalDelivery d{sig, info, a, mask_to_save(ts), top, nested || entering, ts.altstack};
         if (!arch::signal_frame_push(frame, t.context, d)) {
@@ -446,10 +446,10 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
             terminate_by_fault(TOLL_SIGSEGV, 0, "cannot write the signal frame", frame.pc(), 0);
         }
         g_delivered.add();
-        if (!(a.flags & k_sa_nodefer))
+        if (!(a.flags & TOLL_SA_NODEFER))
             ts.blocked |= sig_bit(sig);
         ts.blocked = (ts.blocked | a.mask) & ~k_unblockable;
-        if (a.flags & k_sa_resethand)
+        if (a.flags & TOLL_SA_RESETHAND)
             action_of(*p, sig) = SigAction{};
         return;
     }
@@ -495,7 +495,7 @@ bool notify_parent_of_exit(Process& child, int wait_status)
                             killed ? wait_status & 0x7F : (wait_status >> 8) & 0xFF, 0});
     const SigAction& a = action_of(*parent, TOLL_SIGCHLD);
     return child.exit_signal == TOLL_SIGCHLD &&
-           (a.handler == k_sig_ign || (a.flags & k_sa_nocldwait));
+           (a.handler == k_sig_ign || (a.flags & TOLL_SA_NOCLDWAIT));
 }
 
 void signals_exec_reset(Process& p, Thread& t)

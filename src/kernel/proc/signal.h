@@ -54,8 +54,8 @@ struct ThreadSignals {
 bool on_altstack(const ThreadSignals& s, uintptr_t sp);
 
 /// The alternate stack of @p s as sigaltstack reports it to a program whose
-/// stack pointer is @p sp: flags k_ss_disable when there is none,
-/// k_ss_onstack when @p sp is on it, else 0.
+/// stack pointer is @p sp: flags TOLL_SS_DISABLE when there is none,
+/// TOLL_SS_ONSTACK when @p sp is on it, else 0.
 AltStack altstack_state(const ThreadSignals& s, uintptr_t sp);
 
 /// Fills @p out as Linux's siginfo_t for @p d: si_signo, si_errno (0),

@@ -43,8 +43,12 @@ constexpr uint8_t k_exit_restart = 1, k_exit_check_frame = 2, k_exit_suspend = 4
 /// port owns @c context (its registers, opaque here); everything else is the
 /// core's, the fields the trap and signal paths share included.
 struct Thread {
-    arch::ThreadContext context;      ///< Saved registers while switched out (the architecture's).
-    uintptr_t kstack_base = 0;        ///< Lowest address of the kernel stack.
+    arch::ThreadContext context; ///< Saved registers while switched out (the architecture's).
+    /// Where the kernel stack ends (it is k_kstack_size long): a trap from
+    /// user mode starts there. 0 for the boot thread, which never leaves the
+    /// kernel. A port's context_switch reads it from the thread it switches
+    /// to (thread_of), where it points the CPU's trap stack.
+    uintptr_t kstack_top = 0;
     arch::TrapFrame* frame = nullptr; ///< A user thread's trap frame, at the top of its stack.
     uint8_t exit_work = 0;            ///< k_exit_* bits: work for the way back to user mode
     uintptr_t syscall_saved = 0;      ///< k_exit_restart: the register the result overwrote
@@ -71,10 +75,20 @@ struct Thread {
 /// Size of every kernel stack.
 constexpr size_t k_kstack_size = 16384;
 
-/// Where a thread's kernel stack ends (a trap from user mode starts there).
-inline uintptr_t kstack_top(const Thread& t)
+/// The lowest address of @p t's kernel stack.
+inline uintptr_t kstack_base(const Thread& t)
 {
-    return t.kstack_base + k_kstack_size;
+    return t.kstack_top - k_kstack_size;
+}
+
+/// The thread whose saved registers are @p ctx. A port's context_switch is
+/// handed only the two threads' contexts; through this it reads what the
+/// core keeps for the thread it switches to (kstack_top) at the cost of a
+/// load, since @c context is the thread's first member.
+inline const Thread& thread_of(const arch::ThreadContext& ctx)
+{
+    static_assert(__builtin_offsetof(Thread, context) == 0, "thread_of needs context first");
+    return reinterpret_cast<const Thread&>(ctx);
 }
 
 /// The thread running now, on this CPU.
@@ -149,6 +163,15 @@ void sched_clock_tick();
 /// should give up the CPU and the trap came from user mode (or a preemptible
 /// kernel thread).
 void sched_preempt_point(bool from_user);
+
+/// Whether sched_preempt_point may have work: the current thread was asked
+/// to give up the CPU (need_resched). Inline, so that the way out of a trap
+/// (trap_exit) tests one byte and calls only when it must; whatever else
+/// sched_preempt_point checks, it checks itself.
+inline bool sched_preempt_wanted()
+{
+    return current()->need_resched;
+}
 
 /// Clock ticks since boot.
 uint64_t ticks();

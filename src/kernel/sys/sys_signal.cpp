@@ -171,9 +171,9 @@ long sys_sigaltstack(const SyscallArgs& a)
         // accepted as 0 for old programs. SS_AUTODISARM is not offered.
         if (proc::on_altstack(s, sp))
             return -k_eperm;
-        if (in.flags != 0 && in.flags != k_ss_onstack && in.flags != k_ss_disable)
+        if (in.flags != 0 && in.flags != TOLL_SS_ONSTACK && in.flags != TOLL_SS_DISABLE)
             return -k_einval;
-        if (in.flags == k_ss_disable) {
+        if (in.flags == TOLL_SS_DISABLE) {
             in.sp = 0;
             in.size = 0;
         } else if (in.size < arch::min_signal_stack()) {

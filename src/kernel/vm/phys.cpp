@@ -82,6 +82,22 @@ bool PhysAllocator::is_free_head(const Range& r, PhysAddr pa) const
     return (words[bit / k_bits_per_word] >> (bit % k_bits_per_word)) & 1;
 }
 
+bool PhysAllocator::any_free_head(const Range& r, PhysAddr from, PhysAddr to) const
+{
+    size_t bit = (from - r.base) / k_page_size;
+    size_t end = (to - r.base) / k_page_size;
+    auto* words = static_cast<const uint32_t*>(phys_to_virt(r.base));
+    while (bit < end) {
+        size_t shift = bit % k_bits_per_word;
+        size_t count = end - bit < k_bits_per_word - shift ? end - bit : k_bits_per_word - shift;
+        uint32_t ones = count == k_bits_per_word ? ~uint32_t(0) : (uint32_t(1) << count) - 1;
+        if (words[bit / k_bits_per_word] & (ones << shift))
+            return true;
+        bit += count;
+    }
+    return false;
+}
+
 void PhysAllocator::set_free_head(const Range& r, PhysAddr pa, bool free)
 {
     size_t bit = (pa - r.base) / k_page_size;
@@ -374,12 +390,10 @@ void PhysAllocator::free(PhysAddr pa, unsigned order)
     TOLL_ASSERT(r->end - pa >= block_bytes(order) && "block runs past its range");
     // Double free: some page of the block is already free, either inside a
     // free block that starts at or before pa, or as a free head after it.
-    // Costs O(k_max_order) probes plus 2^order bit tests.
+    // Costs O(k_max_order) probes plus 2^order bits, read a word at a time.
     unsigned found_order;
-    bool inside_free = free_block_containing(*r, pa, &found_order).has_value();
-    for (PhysAddr p = pa + k_page_size; !inside_free && p < pa + block_bytes(order);
-         p += k_page_size)
-        inside_free = is_free_head(*r, p);
+    bool inside_free = free_block_containing(*r, pa, &found_order).has_value() ||
+                       (order > 0 && any_free_head(*r, pa + k_page_size, pa + block_bytes(order)));
     TOLL_ASSERT(!inside_free && "double free");
 
     while (order < k_max_order) {

@@ -53,13 +53,19 @@ namespace toll::vm {
 /// be read without the lock, and what may a reader see?
 class PhysAllocator {
   public:
-    /// The largest block: big enough for the largest superpage reservation
-    /// the page size allows. With 16 KB pages that is arm64's 32 MB L2 block,
-    /// 2^11 pages; with 4 KB pages the largest reservation is a 2 MB L2 block
-    /// (2^9 pages) and the block stays at 2^10 pages = 4 MB: a higher order
-    /// there would serve no reservation and would only change which larger
-    /// blocks small allocations are split from (and so i386's measured paths).
-    static constexpr unsigned k_max_order = k_page_size > 4096 ? 11 : 10;
+    /// The rule for the largest block, 2^k_max_order pages: it holds the
+    /// largest superpage a port can map at this page size, so that every
+    /// reservation is one block. A superpage is at most what one entry of
+    /// the level above the last page table maps, and a page table of 8-byte
+    /// entries holds k_page_size / 8 of them: 2^(k_page_shift - 3) pages (2 MB
+    /// with 4 KB pages, 32 MB with 16 KB pages). The order never goes below
+    /// 10 (4 MB with 4 KB pages), what it was before there were superpages:
+    /// a higher one would serve no reservation and would only change which
+    /// larger blocks small allocations are split from (and so the measured
+    /// paths).
+    static constexpr unsigned k_page_table_index_bits = k_page_shift - 3; // 8-byte entries
+    static constexpr unsigned k_max_order =
+        k_page_table_index_bits > 10 ? k_page_table_index_bits : 10;
     /// How many disjoint ranges the allocator can hold: E820 maps give about
     /// 10, and each reserved hole in the middle of a range adds one.
     static constexpr size_t k_max_ranges = 32;
@@ -163,6 +169,9 @@ class PhysAllocator {
     /// Reads / writes the bitmap bit of page @p pa: does a free block start there?
     bool is_free_head(const Range& r, PhysAddr pa) const;
     void set_free_head(const Range& r, PhysAddr pa, bool free);
+    /// Whether a free block starts at any page of [@p from, @p to) (page
+    /// aligned, inside @p r): the bitmap read a word at a time.
+    bool any_free_head(const Range& r, PhysAddr from, PhysAddr to) const;
     /// Makes [pa, pa + 2^order pages) a free block: header, list, bitmap.
     void push(const Range& r, PhysAddr pa, unsigned order);
     /// Takes the free block at @p pa off its list and wipes its header.

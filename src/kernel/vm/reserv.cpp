@@ -107,8 +107,11 @@ uint64_t unused_now()
     return reserv_unused_pages();
 }
 
-// The largest size index whose block the allocator can hand out.
-unsigned largest_psind()
+// The largest size index whose block the allocator can hand out, worked
+// out from the port's sizes once reserv_enabled() has read the state.
+unsigned g_largest_psind;
+
+unsigned find_largest_psind()
 {
     unsigned best = 0;
     for (unsigned psind = 1; psind < pmap_page_size_count(); ++psind)
@@ -143,12 +146,16 @@ uint8_t* index_slot(PhysAddr pa)
     return &g_index[(pa - g_index_lo) >> g_chunk_shift];
 }
 
-// Records @p r (or, with nullptr, no reservation) for every chunk of @p r's block.
+// Writes @p value (a pool index + 1, or 0 for none) into the slot of every
+// chunk of @p r's block: consecutive slots, so one memset of them.
 void index_set(const Reservation* r, uint8_t value)
 {
-    for (PhysAddr pa = r->pa; pa < r->pa + r->bytes(); pa += PhysAddr(1) << g_chunk_shift)
-        if (uint8_t* slot = index_slot(pa))
-            *slot = value;
+    PhysAddr lo = r->pa < g_index_lo ? g_index_lo : r->pa;
+    PhysAddr hi = r->pa + r->bytes() > g_index_hi ? g_index_hi : r->pa + r->bytes();
+    if (!g_index || lo >= hi)
+        return;
+    PhysAddr chunk = PhysAddr(1) << g_chunk_shift;
+    memset(index_slot(lo), value, size_t((hi - lo + chunk - 1) >> g_chunk_shift));
 }
 
 // The reservation holding physical page @p pa, in constant time.
@@ -322,7 +329,8 @@ Spinlock g_reserv_lock("vm.reserv");
 bool reserv_enabled()
 {
     if (g_state == State::unread) {
-        g_state = largest_psind() > 0 && param_get_ulong("vm.superpages", 1) != 0 && index_init()
+        g_largest_psind = find_largest_psind();
+        g_state = g_largest_psind > 0 && param_get_ulong("vm.superpages", 1) != 0 && index_init()
                       ? State::on
                       : State::off;
         if (g_state == State::on)
@@ -335,7 +343,7 @@ size_t reserv_alignment(size_t length)
 {
     if (!reserv_enabled())
         return k_page_size;
-    for (unsigned psind = largest_psind(); psind > 0; --psind)
+    for (unsigned psind = g_largest_psind; psind > 0; --psind)
         if (pmap_page_size(psind) <= length)
             return pmap_page_size(psind);
     return k_page_size;
@@ -350,7 +358,7 @@ Optional<ReservedPage> reserv_alloc_page(VmSpace* space, uintptr_t va, uintptr_t
     Reservation* r = find_va(space, va);
     // The largest size whose aligned stretch lies inside the region, has
     // nothing mapped yet, and whose block the allocator still has.
-    for (unsigned psind = largest_psind(); !r && psind > 0; --psind) {
+    for (unsigned psind = g_largest_psind; !r && psind > 0; --psind) {
         size_t size = pmap_page_size(psind);
         uintptr_t base = va & ~uintptr_t(size - 1);
         if (base >= region_start && base + size <= region_end && base + size > base &&
@@ -377,7 +385,7 @@ Optional<ReservedPage> reserv_alloc_copy(VmSpace* space, uintptr_t va, uintptr_t
         break_reservation(r);
         r = nullptr;
     }
-    for (unsigned psind = largest_psind(); !r && psind > 0; --psind) {
+    for (unsigned psind = g_largest_psind; !r && psind > 0; --psind) {
         size_t size = pmap_page_size(psind);
         uintptr_t base = va & ~uintptr_t(size - 1);
         if (base >= region_start && base + size <= region_end && base + size > base &&
@@ -506,6 +514,7 @@ void reserv_reset_for_tests(bool enabled)
         r = Reservation{};
     g_in_use = nullptr;
     g_index = nullptr; // the test's allocator owned it
+    g_largest_psind = find_largest_psind();
     g_state = enabled && index_init() ? State::on : State::off;
     phys_allocator().set_reclaim_hook(g_state == State::on ? reserv_reclaim : nullptr);
 }

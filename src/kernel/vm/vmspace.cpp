@@ -174,11 +174,6 @@ void vmspace_destroy(VmSpace* space)
     destroy(space);
 }
 
-Region* vmspace_find(VmSpace* space, uintptr_t address)
-{
-    return space->regions.find(address);
-}
-
 bool vmspace_overlaps(VmSpace* space, uintptr_t start, uintptr_t end)
 {
     Region* r = space->regions.first_ending_after(start);

@@ -94,8 +94,12 @@ bool vm_can_commit(size_t length);
 /// its next write to each takes it back).
 VmSpace* vmspace_fork(VmSpace* parent);
 
-/// The region holding @p address, or nullptr. O(log regions).
-Region* vmspace_find(VmSpace* space, uintptr_t address);
+/// The region holding @p address, or nullptr. O(log regions). Inline: the
+/// page fault asks it first, from another file.
+inline Region* vmspace_find(VmSpace* space, uintptr_t address)
+{
+    return space->regions.find(address);
+}
 
 /// Whether any region overlaps [start, end). O(log regions).
 bool vmspace_overlaps(VmSpace* space, uintptr_t start, uintptr_t end);

@@ -1,7 +1,7 @@
-/* signal_abi_check.c: the kernel's signal numbers and si_codes
- * (toll/signals.h, which the kernel includes) against musl's <signal.h>,
- * which programs use. Nothing here runs: a value that drifts from musl's
- * fails the build of ut_signal. */
+/* signal_abi_check.c: the kernel's signal numbers, si_codes and sigaction
+ * and sigaltstack flags (toll/signals.h, which the kernel includes) against
+ * musl's <signal.h>, which programs use. Nothing here runs: a value that
+ * drifts from musl's fails the build of ut_signal. */
 #define _GNU_SOURCE
 #include "toll/signals.h"
 #include <signal.h>
@@ -54,3 +54,15 @@ SAME(CLD_EXITED);
 SAME(CLD_KILLED);
 SAME(CLD_STOPPED);
 SAME(CLD_CONTINUED);
+
+SAME(SA_NOCLDSTOP);
+SAME(SA_NOCLDWAIT);
+SAME(SA_SIGINFO);
+SAME(SA_RESTORER);
+SAME(SA_ONSTACK);
+SAME(SA_RESTART);
+SAME(SA_NODEFER);
+SAME(SA_RESETHAND);
+SAME(SS_ONSTACK);
+SAME(SS_DISABLE);
+SAME(SS_AUTODISARM);

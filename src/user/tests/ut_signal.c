@@ -5,6 +5,7 @@
  * terminate, stop and continue, SA_RESTART restarts a blocked read, SIGPIPE
  * and SIGCHLD arrive, and exec resets handlers. Runs on Linux as well. */
 #define _GNU_SOURCE /* REG_EAX and kin in <ucontext.h> */
+#include "install_info.h"
 #include "toll/utest.h"
 #include <setjmp.h>
 #include <signal.h>
@@ -86,15 +87,6 @@ static void install(int sig, void (*fn)(int), int flags, int extra)
     sigemptyset(&sa.sa_mask);
     if (extra)
         sigaddset(&sa.sa_mask, extra);
-    sigaction(sig, &sa, NULL);
-}
-
-static void install_info(int sig, void (*fn)(int, siginfo_t*, void*), int flags)
-{
-    struct sigaction sa = {0};
-    sa.sa_sigaction = fn;
-    sa.sa_flags = SA_SIGINFO | flags;
-    sigemptyset(&sa.sa_mask);
     sigaction(sig, &sa, NULL);
 }
 

@@ -1,9 +1,9 @@
-/* toll/signals.h: Linux's signal numbers and the si_code values Toll's
- * kernel sends, written once. The kernel includes this file
- * (src/kernel/kern/signal_abi.h) and uses these names itself. Programs take
- * the same numbers from musl's <signal.h>; src/user/tests/signal_abi_check.c
- * asserts at compile time that every value here equals musl's, so the two
- * cannot drift apart. Plain C, so that both sides can read it. */
+/* toll/signals.h: Linux's signal numbers, the si_code values Toll's kernel
+ * sends and the sigaction and sigaltstack flags it honours, written once. The kernel includes this
+ * file (src/kernel/kern/signal_abi.h) and uses these names itself. Programs take the same numbers
+ * from musl's <signal.h>; src/user/tests/signal_abi_check.c asserts at compile time that every
+ * value here equals musl's, so the two cannot drift apart. Plain C, so that both sides can read it.
+ */
 #ifndef TOLL_SIGNALS_H
 #define TOLL_SIGNALS_H
 
@@ -61,5 +61,22 @@ enum {
     TOLL_CLD_STOPPED = 5,  /**< SIGCHLD: the child stopped */
     TOLL_CLD_CONTINUED = 6 /**< SIGCHLD: the child was continued */
 };
+
+/** sigaction's sa_flags the kernel honours (Linux,
+ * include/uapi/asm-generic/signal-defs.h and asm/signal.h). Macros, not an
+ * enum: SA_RESETHAND is bit 31, beyond an int. */
+#define TOLL_SA_NOCLDSTOP 0x00000001u /**< no SIGCHLD when a child stops */
+#define TOLL_SA_NOCLDWAIT 0x00000002u /**< children are reaped at once */
+#define TOLL_SA_SIGINFO 0x00000004u   /**< the handler takes siginfo_t and a ucontext */
+#define TOLL_SA_RESTORER 0x04000000u  /**< sa_restorer names the code that calls sigreturn */
+#define TOLL_SA_ONSTACK 0x08000000u   /**< run on the alternate signal stack */
+#define TOLL_SA_RESTART 0x10000000u   /**< restart an interrupted system call */
+#define TOLL_SA_NODEFER 0x40000000u   /**< do not block the signal in its handler */
+#define TOLL_SA_RESETHAND 0x80000000u /**< back to SIG_DFL once delivered */
+
+/** sigaltstack's ss_flags (Linux, include/uapi/linux/signal.h). */
+#define TOLL_SS_ONSTACK 1             /**< the thread runs on the stack now */
+#define TOLL_SS_DISABLE 2             /**< there is no alternate stack */
+#define TOLL_SS_AUTODISARM (1u << 31) /**< forget the stack while a handler runs on it */
 
 #endif

@@ -50,8 +50,7 @@ struct FpuSlot {
 /// The saved state of a thread that is not running: the port's alone (what
 /// the core keeps per thread is in proc::Thread).
 struct ThreadContext {
-    uint32_t esp = 0;        ///< Kernel stack pointer saved by context_switch.
-    uint32_t trap_stack = 0; ///< Where the CPU starts a trap from user mode (TSS.esp0).
+    uint32_t esp = 0; ///< Kernel stack pointer saved by context_switch.
     TlsSegment tls;
     FpuSlot fpu; ///< Saved FPU registers (src/arch/i386/fpu/).
 };
