@@ -47,13 +47,14 @@ bool live(uint64_t context)
     return context != 0 && ((context & ~k_stale) >> k_context_shift) == g_generation;
 }
 
-// TLBI ASIDE1: every non-global entry of one ASID (bits [63:48] of the operand).
+// TLBI ASIDE1IS: every non-global entry of one ASID (bits [63:48] of the
+// operand), on every CPU.
 void invalidate_asid(unsigned asid)
 {
     g_tlbi_asid.add();
     asm volatile("dsb ishst\n"
-                 "tlbi aside1, %0\n"
-                 "dsb nsh\n"
+                 "tlbi aside1is, %0\n"
+                 "dsb ish\n"
                  "isb" ::"r"(uint64_t(asid) << 48)
                  : "memory");
 }

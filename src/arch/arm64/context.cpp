@@ -15,7 +15,7 @@
 #include "lib/string.h"
 
 extern "C" void kernel_thread_exit_from_entry();
-extern "C" void arm64_trap_return();
+extern "C" void arm64_new_user_thread_start(); // switch.S: sched_switch_tail, then trap return
 extern "C" char __kernel_start[], __kernel_end[];
 
 namespace toll::arch {
@@ -44,7 +44,7 @@ void switch_into_trap_return(ThreadContext& ctx, TrapFrame* frame)
 {
     auto* sw = reinterpret_cast<arm64::SwitchFrame*>(frame) - 1;
     *sw = arm64::SwitchFrame{};
-    sw->x30 = reinterpret_cast<uint64_t>(arm64_trap_return);
+    sw->x30 = reinterpret_cast<uint64_t>(arm64_new_user_thread_start);
     ctx.sp = reinterpret_cast<uint64_t>(sw);
 }
 

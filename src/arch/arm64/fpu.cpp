@@ -9,6 +9,7 @@
 #include "arch/arm64/trap.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
+#include "kernel/kern/cpu.h"
 #include "kernel/kern/param.h"
 #include "kernel/proc/thread.h"
 #include "lib/string.h"
@@ -29,7 +30,13 @@ constexpr uint64_t k_fpen_mask = 3u << 20, k_fpen_el0_traps = 1u << 20, k_fpen_o
 // ESR_EL1.EC 0x07: an FP/SIMD access trapped by CPACR_EL1.FPEN.
 constexpr unsigned k_ec_fp_access = 0x07;
 
-arch::ThreadContext* g_owner;
+// Each CPU's registers hold at most one thread's state: an owner per CPU.
+arch::ThreadContext* g_owners[k_max_cpus];
+
+arch::ThreadContext*& owner_slot()
+{
+    return g_owners[this_cpu().id];
+}
 bool g_eager;
 
 void set_fpen(uint64_t fpen)
@@ -47,16 +54,16 @@ void take(arch::ThreadContext& ctx)
     arm64_fp_restore(&ctx.fp);
     g_restores.add();
     ctx.fp.used = true;
-    g_owner = &ctx;
+    owner_slot() = &ctx;
 }
 
 // Saves the owner's registers (if any) and closes EL0's access.
 void release()
 {
-    if (g_owner) {
-        arm64_fp_save(&g_owner->fp);
+    if (owner_slot()) {
+        arm64_fp_save(&owner_slot()->fp);
         g_saves.add();
-        g_owner = nullptr;
+        owner_slot() = nullptr;
     }
     set_fpen(k_fpen_el0_traps);
 }
@@ -80,7 +87,7 @@ void init()
     static const char* const names[] = {"lazy", "eager"};
     g_eager = param_get_choice("fpu.switch", names, 0) == 1;
     set_sync_hook(k_ec_fp_access, fp_access_trap);
-    g_owner = nullptr;
+    owner_slot() = nullptr;
     set_fpen(k_fpen_el0_traps);
 }
 
@@ -94,7 +101,7 @@ void switch_threads(arch::ThreadContext& from, arch::ThreadContext& to)
 
 void fork_copy(arch::ThreadContext& parent, arch::ThreadContext& child)
 {
-    if (g_owner == &parent)
+    if (owner_slot() == &parent)
         arm64_fp_save(&child.fp);
     else
         child.fp = parent.fp;
@@ -103,8 +110,8 @@ void fork_copy(arch::ThreadContext& parent, arch::ThreadContext& child)
 
 void exec_reset(arch::ThreadContext& ctx)
 {
-    if (g_owner == &ctx) {
-        g_owner = nullptr;
+    if (owner_slot() == &ctx) {
+        owner_slot() = nullptr;
         set_fpen(k_fpen_el0_traps);
     }
     ctx.fp = arch::FpState{};
@@ -112,15 +119,15 @@ void exec_reset(arch::ThreadContext& ctx)
 
 arch::FpState read(arch::ThreadContext& ctx)
 {
-    if (g_owner == &ctx)
+    if (owner_slot() == &ctx)
         arm64_fp_save(&ctx.fp);
     return ctx.fp;
 }
 
 void write(arch::ThreadContext& ctx, const arch::FpState& state)
 {
-    if (g_owner == &ctx) {
-        g_owner = nullptr;
+    if (owner_slot() == &ctx) {
+        owner_slot() = nullptr;
         set_fpen(k_fpen_el0_traps);
     }
     ctx.fp = state;
@@ -129,7 +136,7 @@ void write(arch::ThreadContext& ctx, const arch::FpState& state)
 
 const arch::ThreadContext* owner()
 {
-    return g_owner;
+    return owner_slot();
 }
 
 bool eager()

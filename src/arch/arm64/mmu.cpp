@@ -49,9 +49,11 @@ void invalidate_page(uint64_t va)
     // TLBI VAAE1: by address, any ASID; the operand holds VA[55:12] in bits
     // [43:0] whatever the granule (with a 16 KB granule its low 2 bits are ignored).
     constexpr unsigned k_tlbi_va_shift = 12;
+    // The inner-shareable form reaches every CPU's TLB: a CPU that ran
+    // this address space earlier may hold the entry too.
     asm volatile("dsb ishst\n"
-                 "tlbi vaae1, %0\n"
-                 "dsb nsh\n"
+                 "tlbi vaae1is, %0\n"
+                 "dsb ish\n"
                  "isb" ::"r"(va >> k_tlbi_va_shift)
                  : "memory");
 }
@@ -59,11 +61,11 @@ void invalidate_page(uint64_t va)
 void invalidate_all()
 {
     g_tlbi_all.add();
-    // TLBI VMALLE1 invalidates every stage 1 entry of this EL1&0 regime on
-    // this PE, walk caches too.
+    // TLBI VMALLE1IS invalidates every stage 1 entry of this EL1&0 regime,
+    // walk caches too, on every PE of the inner shareable domain (every CPU).
     asm volatile("dsb ishst\n"
-                 "tlbi vmalle1\n"
-                 "dsb nsh\n"
+                 "tlbi vmalle1is\n"
+                 "dsb ish\n"
                  "isb" ::
                      : "memory");
 }

@@ -14,6 +14,7 @@
 #include "kernel/arch/cpu.h"
 #include "kernel/arch/kmem.h"
 #include "kernel/kern/counters.h"
+#include "kernel/kern/cpu.h"
 #include "kernel/kern/panic.h"
 #include "kernel/vm/phys.h"
 #include "lib/string.h"
@@ -31,7 +32,17 @@ TOLL_COUNTER(g_ptp_allocs, "vm.pmap.ptp_allocs"); // page-table pages ever alloc
 TOLL_COUNTER(g_l2_mappings, "vm.pmap.l2.mappings");
 TOLL_COUNTER(g_l3c_mappings, "vm.pmap.l3c.mappings");
 
-Pmap* g_current;
+// The address space each CPU has loaded in TTBR0 (the host tests run one).
+Pmap* g_loaded[k_max_cpus];
+
+Pmap*& loaded()
+{
+#ifdef TOLL_HOST_TEST
+    return g_loaded[0];
+#else
+    return g_loaded[this_cpu().id];
+#endif
+}
 
 // A zeroed page for a table, or k_enomem.
 Result<PhysAddr> alloc_table()
@@ -105,7 +116,7 @@ unsigned prot_of(uint64_t leaf)
 // ASID up instead, and is given a new one when it next runs.
 void flush(Pmap* pmap, uint64_t va)
 {
-    if (pmap == g_current)
+    if (pmap == loaded())
         invalidate_page(va);
     else
         asid::forget(pmap->asid_context);
@@ -113,7 +124,7 @@ void flush(Pmap* pmap, uint64_t va)
 
 void flush_range(Pmap* pmap, uint64_t va, uint64_t length)
 {
-    if (pmap == g_current)
+    if (pmap == loaded())
         invalidate_range(va, length);
     else
         asid::forget(pmap->asid_context);
@@ -248,7 +259,7 @@ Pmap* pmap_create()
 
 void pmap_destroy(Pmap* pmap)
 {
-    if (pmap == g_current)
+    if (pmap == loaded())
         pmap_activate(nullptr);
     for (unsigned i = 0; i < k_user_l1_entries; ++i) {
         if (!(pmap->entries[i] & k_desc_valid))
@@ -521,9 +532,9 @@ uintptr_t pmap_next_mapped(Pmap* pmap, uintptr_t va, uintptr_t end)
 
 void pmap_activate(Pmap* pmap)
 {
-    if (pmap == g_current)
+    if (pmap == loaded())
         return; // same address space: no table load, no TLB flush
-    g_current = pmap;
+    loaded() = pmap;
     if (pmap)
         asid::activate(virt_to_phys(pmap), pmap->asid_context);
     else
@@ -532,7 +543,7 @@ void pmap_activate(Pmap* pmap)
 
 Pmap* pmap_current()
 {
-    return g_current;
+    return loaded();
 }
 
 uintptr_t user_space_limit()

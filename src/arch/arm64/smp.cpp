@@ -134,6 +134,14 @@ extern "C" [[noreturn]] void arm64_secondary_main(toll::Cpu* cpu)
 
 namespace toll::arch {
 
+bool user_threads_on_every_cpu()
+{
+    // Each CPU has its own SP_EL1 trap stack, its own loaded table
+    // (pmap.cpp) and FP/SIMD owner (fpu.cpp), and TLB maintenance is
+    // broadcast to every CPU (mmu.cpp, asid.cpp).
+    return true;
+}
+
 void cpus_start()
 {
     const arm64::Board& b = arm64::board();

@@ -30,14 +30,23 @@ arm64_switch_stacks:
 
     // The first "return" of a new kernel thread: the switch frame left the
     // entry function in x19 and its argument in x20; x21 holds what to call
-    // if the entry function returns.
+    // if the entry function returns. The scheduler finishes the switch that
+    // brought us here first (sched_switch_tail keeps x19-x21).
     .globl arm64_kernel_thread_start
 arm64_kernel_thread_start:
+    bl      sched_switch_tail
     mov     x0, x20
     blr     x19
     blr     x21
 1:  wfe
     b       1b
+
+    // The first "return" of a new user thread (fork, spawn): finish the
+    // switch, then leave through the trap exit with the frame at sp.
+    .globl arm64_new_user_thread_start
+arm64_new_user_thread_start:
+    bl      sched_switch_tail
+    b       arm64_trap_return
 
     // The FP/SIMD registers (machine/context.h, FpState: q0-q31, FPCR, FPSR).
     .arch_extension fp

@@ -36,14 +36,11 @@ void on_interrupt()
     // Writing TVAL sets the next deadline relative to now and clears the
     // condition that holds the interrupt line high.
     write_tval(g_interval);
-    // Each CPU has its own virtual timer (a PPI, banked per CPU); the boot
-    // CPU's drives the scheduler's global time, each other one counts its
-    // own ticks.
-    if (this_cpu().id != 0) {
-        cpu_count(CpuEvent::clock_ticks);
-        return;
-    }
-    g_ticks = g_ticks + 1;
+    // Each CPU has its own virtual timer (a PPI, banked per CPU): each
+    // calls the scheduler's tick (the boot CPU's also drives the global
+    // time, sched_clock_tick says); this count is the boot CPU's.
+    if (this_cpu().id == 0)
+        g_ticks = g_ticks + 1;
     if (g_on_tick)
         g_on_tick();
 }

@@ -17,7 +17,7 @@
 
 extern "C" void context_switch_stacks(uint32_t* save_esp, uint32_t new_esp);
 extern "C" void kernel_thread_start();
-extern "C" void trap_return();
+extern "C" void new_user_thread_start(); // switch.S: sched_switch_tail, then trap_return
 extern "C" char __kernel_end[];
 
 namespace toll::arch {
@@ -54,7 +54,7 @@ void fill_user_frame(TrapFrame& f, uintptr_t pc, uintptr_t sp)
 void switch_into_trap_return(ThreadContext& ctx, TrapFrame* frame)
 {
     auto* sw = reinterpret_cast<SwitchFrame*>(frame) - 1;
-    *sw = SwitchFrame{0, 0, 0, 0, reinterpret_cast<uint32_t>(trap_return)};
+    *sw = SwitchFrame{0, 0, 0, 0, reinterpret_cast<uint32_t>(new_user_thread_start)};
     ctx.esp = reinterpret_cast<uint32_t>(sw);
 }
 

@@ -105,6 +105,14 @@ extern "C" [[noreturn]] void i386_ap_main(toll::Cpu* cpu)
 
 namespace toll::arch {
 
+bool user_threads_on_every_cpu()
+{
+    // Not yet: the isolated layouts enter on one shared trampoline stack,
+    // and the loaded page directory (pmap.cpp) and the FPU owner (fpu.cpp)
+    // are recorded once, not per CPU; invlpg reaches only this CPU.
+    return false;
+}
+
 void cpus_start()
 {
     using namespace toll::i386;

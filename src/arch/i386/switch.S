@@ -24,11 +24,21 @@ context_switch_stacks:
     ret
 
 # First instructions of a new kernel thread: context_init_kernel leaves the
-# entry function in %ebx and its argument in %esi.
+# entry function in %ebx and its argument in %esi. The scheduler finishes
+# the switch that brought us here first (sched_switch_tail, callee-saved
+# registers untouched).
     .globl kernel_thread_start
 kernel_thread_start:
+    call sched_switch_tail
     pushl %esi
     call *%ebx
     call kernel_thread_exit_from_entry
 1:  hlt
     jmp 1b
+
+# First instructions of a new user thread (fork, spawn): finish the switch,
+# then leave through the trap exit with the frame right above us.
+    .globl new_user_thread_start
+new_user_thread_start:
+    call sched_switch_tail
+    jmp trap_return

@@ -230,13 +230,10 @@ void apic_interrupt(unsigned vector)
     if (vector == k_vec_ipi) {
         ipi_received();
     } else if (vector == k_vec_apic_timer) {
-        // Every CPU's clock; the boot CPU's also drives the scheduler's
-        // global time, each other one counts its own ticks.
+        // Every CPU's clock: the scheduler's tick there (the boot CPU's
+        // also drives the global time, sched_clock_tick says).
         g_timer_irqs.add();
-        if (this_cpu().id == 0)
-            proc::sched_clock_tick();
-        else
-            cpu_count(CpuEvent::clock_ticks);
+        proc::sched_clock_tick();
     }
 }
 

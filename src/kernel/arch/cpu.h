@@ -63,6 +63,12 @@ void cpu_init(Cpu& boot);
 /// after the scheduler exists, on the boot CPU.
 void cpus_start();
 
+/// True when user threads may run on every CPU the port started (the
+/// scheduler's smp.user=1): each CPU has its own trap stack, address-space
+/// and FPU bookkeeping. arm64: yes; i386: not yet (one trampoline stack under
+/// the isolated layouts, one loaded-directory and FPU-owner record).
+bool user_threads_on_every_cpu();
+
 /// Interrupts the CPU @p target (online, not this one necessarily) with the
 /// port's inter-processor interrupt; its handler calls toll::ipi_received()
 /// there, inside an InterruptScope. arm64: a GIC software-generated

@@ -27,9 +27,15 @@ enum class CpuEvent : unsigned {
     preemptions,
     clock_ticks,
     interrupts,
-    ipi_sent,     ///< inter-processor interrupts this CPU sent (kernel/kern/ipi.h)
-    ipi_received, ///< and those it took
-    count_,       ///< the number of events, not one of them
+    ipi_sent,             ///< inter-processor interrupts this CPU sent (kernel/kern/ipi.h)
+    ipi_received,         ///< and those it took
+    sched_migrations,     ///< a thread switched in on another CPU than last time
+    sched_steals,         ///< an idle CPU took a thread from another's queue
+    sched_balance_moves,  ///< the periodic balance moved a thread
+    sched_wakeups_local,  ///< a sleeper woken by its own CPU
+    sched_wakeups_remote, ///< a sleeper woken by another CPU
+    sched_ipis,           ///< reschedule IPIs the scheduler sent
+    count_,               ///< the number of events, not one of them
 };
 
 /// The most sleeping locks (proc/mutex.h) one thread may hold at once.
@@ -60,12 +66,10 @@ struct Cpu {
     unsigned id = 0;     ///< 0 for the boot CPU, then 1, 2, ... in start-up order
     uint64_t hw_id = 0;  ///< the hardware's name for it: local APIC id or MPIDR affinity
     bool online = false; ///< running kernel code (set by the CPU itself)
-    proc::Thread* current = nullptr;  ///< the thread running on this CPU
-    proc::Thread* idle = nullptr;     ///< runs when the run queue is empty
-    proc::Thread* run_head = nullptr; ///< this CPU's run queue, first to run
-    proc::Thread* run_tail = nullptr; ///< its last thread
-    proc::Thread* reap = nullptr;     ///< a dead thread whose stack the next thread frees
-    unsigned interrupt_depth = 0;     ///< > 0 inside an interrupt handler
+    proc::Thread* current = nullptr; ///< the thread running on this CPU
+    proc::Thread* idle = nullptr;    ///< runs when the run queue is empty
+                                     // (the run queue itself: proc/sched.cpp)
+    unsigned interrupt_depth = 0;    ///< > 0 inside an interrupt handler
     /// The IpiReason bits other CPUs have asked this one for and it has not
     /// yet taken (kernel/kern/ipi.h); set and taken with atomic operations.
     unsigned ipi_pending = 0;

@@ -144,7 +144,8 @@ void clear_child_tid(Thread& t, vm::VmSpace* space);
 Errno exec_kill_other_threads();
 
 /// The thread numbered @p tid, of a process that is not a zombie; nullptr
-/// if there is none. Costs a pass over the process table and its threads.
+/// if there is none. Costs a pass over the process table and its threads,
+/// under the table lock (process_table_lock()), which the caller holds.
 Thread* find_thread(int tid);
 
 /// Wakes @p t if it sleeps, so that a blocking call looks again at what

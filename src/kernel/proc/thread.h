@@ -1,9 +1,8 @@
-// Threads and the scheduler: a preemptive round-robin run queue, sleep and
+// Threads and the scheduler: preemptive run queues, one per CPU, sleep and
 // wakeup on channels, kernel threads. A user thread belongs to a process
-// (Thread::process), which may have several (process.h). Threads run on
-// the boot CPU only (the others idle): the kernel runs with interrupts
-// disabled except in the idle loop and in preemptible kernel threads, so
-// disabling interrupts is the only lock the scheduler needs so far.
+// (Thread::process), which may have several (process.h). The scheduler's
+// own state is under spinlocks (sched.cpp); policies and affinity are in
+// sched.h.
 #pragma once
 #include "kernel/arch/context.h"
 #include "kernel/kern/cpu.h"
@@ -61,9 +60,18 @@ struct Thread {
     bool need_resched = false; ///< Set by the clock when others wait: switch at the next chance.
     uint64_t switches_in = 0;  ///< How often it was switched to.
     MutexesHeld mutexes;       ///< The sleeping locks it holds (proc/mutex.h).
-    char name[16] = {};        ///< For the console.
-    int id = 0;                ///< Unique number, for the console.
-    int tid = 0;               ///< Linux's thread id (gettid); the first thread's is the pid.
+    // Scheduling (sched.cpp), under the run-queue lock of CPU @c cpu.
+    uint32_t affinity = ~0u;       ///< CPUs it may run on, bit n for CPU n
+    unsigned cpu = 0;              ///< the CPU it runs on, is queued on or last ran on
+    unsigned last_ran = 0;         ///< the CPU it last ran on (a change counts a migration)
+    bool on_cpu = false;           ///< its registers are live on CPU @c cpu, or being saved
+    bool queued = false;           ///< on CPU @c cpu's run queue
+    uint8_t level = 0;             ///< its MLFQ level, 0 the highest
+    uint32_t slice_used = 0;       ///< ticks used of its quantum (MLFQ: of its level's allotment)
+    uint64_t ticks_run = 0;        ///< clock ticks that found it running
+    char name[16] = {};            ///< For the console.
+    int id = 0;                    ///< Unique number, for the console.
+    int tid = 0;                   ///< Linux's thread id (gettid); the first thread's is the pid.
     uintptr_t clear_child_tid = 0; ///< set_tid_address: user word zeroed, futex woken, at exit
     uintptr_t set_child_tid = 0;   ///< k_exit_child_settid: where the id goes
     bool vfork_waiting = false;    ///< in vfork: until the child execs or exits
@@ -108,8 +116,8 @@ void sched_init();
 void sched_init_secondary(uintptr_t stack_base);
 
 /// Ends the start-up of a CPU other than the boot CPU (after
-/// sched_init_secondary): its idle thread halts, with interrupts masked,
-/// since nothing is queued on it yet. Does not return.
+/// sched_init_secondary): it becomes its idle loop, which runs what is
+/// queued on it and steals from the busiest CPU. Does not return.
 [[noreturn]] void sched_idle_secondary();
 
 /// Creates a runnable kernel thread running fn(arg). Returns nullptr when
@@ -119,7 +127,7 @@ Thread* thread_create_kernel(const char* name, void (*fn)(void*), void* arg, boo
 /// Allocates a thread with a kernel stack for a user process; not yet runnable.
 Thread* thread_alloc(const char* name);
 
-/// Makes @p t runnable (appends it to the run queue).
+/// Makes @p t runnable: queues it on a CPU it may run on (sched.cpp says which).
 void make_runnable(Thread* t);
 
 /// Gives up the CPU to the next runnable thread, if any.
@@ -144,9 +152,9 @@ void sleep_clock_tick(uint64_t now);
 
 /// Gives up the CPU with the current thread asleep: for the wait queues,
 /// which have set its state and queued it, with interrupts off. It runs
-/// again once a waker passes it to make_runnable. (With threads on several
-/// CPUs the scheduler must not run it elsewhere before its context is
-/// saved here.)
+/// again once a waker passes it to make_runnable; a waker that comes before
+/// the thread is off this CPU (its on_cpu flag) queues it here again, and
+/// the switch picks it up.
 void block();
 
 /// Ends the current thread; another thread frees its stack.

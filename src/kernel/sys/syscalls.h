@@ -75,6 +75,11 @@ long sys_getppid(const SyscallArgs&);
 long sys_gettid(const SyscallArgs&);
 long sys_kill(const SyscallArgs&);
 long sys_sched_yield(const SyscallArgs&);
+// The scheduler (sys_sched.cpp)
+long sys_sched_setaffinity(const SyscallArgs&);
+long sys_sched_getaffinity(const SyscallArgs&);
+long sys_getcpu(const SyscallArgs&);
+long sys_times(const SyscallArgs&); ///< the caller's ticks (sys_sched.cpp)
 long sys_set_tid_address(const SyscallArgs&);
 long sys_getuid(const SyscallArgs&);
 long sys_setpgid(const SyscallArgs&);
