@@ -56,19 +56,6 @@ uint64_t cycle_counter()
     return arm64::read_cntvct();
 }
 
-bool interrupts_disable()
-{
-    bool were = !(arm64::read_daif() & arm64::k_daif_irq);
-    asm volatile("msr daifset, #2" ::: "memory");
-    return were;
-}
-
-void interrupts_restore(bool were_enabled)
-{
-    if (were_enabled)
-        asm volatile("msr daifclr, #2" ::: "memory");
-}
-
 void wait_for_interrupt()
 {
     // WFI wakes on a pending interrupt even while IRQs are masked (Arm ARM,

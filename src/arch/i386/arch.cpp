@@ -44,19 +44,6 @@ uint64_t cycle_counter()
     return i386::rdtsc();
 }
 
-bool interrupts_disable()
-{
-    bool were = i386::read_eflags() & i386::k_eflags_if;
-    asm volatile("cli" ::: "memory");
-    return were;
-}
-
-void interrupts_restore(bool were_enabled)
-{
-    if (were_enabled)
-        asm volatile("sti" ::: "memory");
-}
-
 void wait_for_interrupt()
 {
     asm volatile("sti; hlt" ::: "memory");

@@ -4,6 +4,9 @@
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
+#ifndef TOLL_HOST_TEST
+#include "machine/interrupts.h"
+#endif
 
 namespace toll {
 struct Cpu;
@@ -23,11 +26,15 @@ const char* name();
 /// In deterministic mode it counts guest instructions.
 uint64_t cycle_counter();
 
-/// Disables interrupts and returns whether they were enabled.
+// Interrupt masking is inline, in the port's include/machine/interrupts.h
+// (the spinlocks mask and restore on every acquisition):
+//   bool interrupts_disable();  disables interrupts, returns whether they were enabled
+//   void interrupts_restore(bool were_enabled);  re-enables them if @p were_enabled
+#ifdef TOLL_HOST_TEST
+// The host tests define their own, out of line.
 bool interrupts_disable();
-
-/// Re-enables interrupts if @p were_enabled.
 void interrupts_restore(bool were_enabled);
+#endif
 
 /// Waits for the next interrupt (hlt / wfi).
 void wait_for_interrupt();

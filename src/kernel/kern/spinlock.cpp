@@ -201,21 +201,28 @@ void lock_order_acquire_sleeping(LockClass& lock, uintptr_t where, LockClass* co
         report_inversion(cpu.id, inv);
 }
 
-void Spinlock::lock()
+void Spinlock::lock_slow(uintptr_t where, bool were)
 {
-    uintptr_t where = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
-    bool were = arch::interrupts_disable();
     Cpu& cpu = this_cpu();
     uintptr_t depth = cpu.spin_depth++;
     // Checked before spinning: an inversion panics even when this run of it
-    // would not have deadlocked. The usual case, the only lock held and a
-    // node assigned, has nothing to check against: it only notes the lock.
+    // would not have deadlocked. The usual cases are inline: the only lock
+    // (nothing to check against: it is only noted), and the second, when
+    // the order from the first is known already (one bit of the graph);
+    // anything else (a sleeping lock held, a new order, a lock taken twice,
+    // a node not assigned yet) goes through lock_order_acquire.
+    unsigned node = order_node();
+    bool mutexes = cpu.mutexes && cpu.mutexes->depth;
     if (depth == 0) {
         cpu.spin_interrupts_were = were;
-        if (order_node() != lockorder::k_untracked && !(cpu.mutexes && cpu.mutexes->depth))
+        if (node != lockorder::k_untracked && !mutexes)
             cpu.held[0] = HeldLock{this, where};
         else
             lock_order_acquire(cpu, *this, where);
+    } else if (const Spinlock* h = cpu.held[0].lock;
+               depth == 1 && h && h != this && !mutexes && node != lockorder::k_untracked &&
+               (h->order_node() == node || g_graph.has_edge(h->order_node(), node))) {
+        cpu.held[1] = HeldLock{this, where};
     } else {
         lock_order_acquire(cpu, *this, where);
     }
@@ -242,7 +249,7 @@ void Spinlock::spin(uintptr_t where)
     m_spins += spins;
 }
 
-void Spinlock::unlock()
+void Spinlock::unlock_slow()
 {
     Cpu& cpu = this_cpu();
     if (__atomic_load_n(&m_holder_cpu, __ATOMIC_RELAXED) != static_cast<int>(cpu.id))
@@ -250,10 +257,10 @@ void Spinlock::unlock()
               cpu.id, holder_cpu());
     // Locks may be released in any order: drop this one from the held list
     // (the last one taken, usually).
-    auto n = static_cast<unsigned>(cpu.spin_depth < k_max_held_locks ? cpu.spin_depth
-                                                                     : k_max_held_locks);
-    if (n && cpu.held[n - 1].lock == this) {
-        cpu.held[n - 1] = HeldLock{};
+    uintptr_t depth = cpu.spin_depth;
+    auto n = static_cast<unsigned>(depth < k_max_held_locks ? depth : k_max_held_locks);
+    if (__builtin_expect(n && cpu.held[n - 1].lock == this, 1)) {
+        cpu.held[n - 1].lock = nullptr; // its where is dead: the next acquisition writes both
     } else {
         for (unsigned i = 0; i < n; ++i)
             if (cpu.held[i].lock == this) {
@@ -266,7 +273,8 @@ void Spinlock::unlock()
     m_holder_where = 0;
     __atomic_store_n(&m_holder_cpu, -1, __ATOMIC_RELAXED);
     __atomic_store_n(&m_locked, 0, __ATOMIC_RELEASE);
-    if (--cpu.spin_depth == 0)
+    cpu.spin_depth = depth - 1;
+    if (depth == 1)
         arch::interrupts_restore(cpu.spin_interrupts_were);
 }
 

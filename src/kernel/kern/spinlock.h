@@ -10,6 +10,7 @@
 // sleeping with a spinlock held panics, naming the locks and where each was
 // taken (lock_order.h has the idea; lock_order_check_sleep() the last case).
 #pragma once
+#include "kernel/arch/cpu.h"
 #include "kernel/kern/cpu.h"
 #include <stdint.h>
 
@@ -46,31 +47,101 @@ class Spinlock : public LockClass {
   public:
     constexpr explicit Spinlock(const char* name) : LockClass(name) {}
 
-    /// Masks interrupts, checks the lock order, and spins until the lock is ours.
-    [[gnu::noinline]] void lock();
+    /// Masks interrupts, checks the lock order, and spins until the lock is
+    /// ours. Inline for the usual case, the first lock this CPU takes, free,
+    /// with no sleeping lock held (nothing to check the order against: the
+    /// lock is only noted); the rest is lock_slow's.
+#ifdef TOLL_HOST_TEST
+    void lock(); // the host tests' stub, on no CPU of the kernel's
+#else
+    void lock()
+    {
+        uintptr_t where = arch::code_address_here();
+        bool were = arch::interrupts_disable();
+        Cpu& cpu = this_cpu();
+        if (__builtin_expect(cpu.spin_depth == 0 && order_node() != ~0u &&
+                                 !(cpu.mutexes && cpu.mutexes->depth) &&
+                                 __atomic_exchange_n(&m_locked, 1, __ATOMIC_ACQUIRE) == 0,
+                             1)) {
+            cpu.spin_depth = 1;
+            cpu.spin_interrupts_were = were;
+            cpu.held[0] = HeldLock{this, where};
+            ++m_acquisitions;
+            m_holder_where = where;
+            __atomic_store_n(&m_holder_cpu, static_cast<int>(cpu.id), __ATOMIC_RELAXED);
+            return;
+        }
+        lock_slow(where, were);
+    }
+#endif
 
-    /// Releases the lock; the outermost release restores interrupts.
-    void unlock();
+    /// Releases the lock; the outermost release restores interrupts. Inline
+    /// for the usual case, the last lock this CPU took released first by its
+    /// holder; anything else (another order, a release by a CPU that does
+    /// not hold it, which panics) is unlock_slow's.
+#ifdef TOLL_HOST_TEST
+    void unlock(); // the host tests' stub, on no CPU of the kernel's
+#else
+    void unlock()
+    {
+        Cpu& cpu = this_cpu();
+        uintptr_t depth = cpu.spin_depth;
+        if (__builtin_expect(__atomic_load_n(&m_holder_cpu, __ATOMIC_RELAXED) !=
+                                     static_cast<int>(cpu.id) ||
+                                 depth - 1 >= k_max_held_locks || cpu.held[depth - 1].lock != this,
+                             0)) {
+            unlock_slow();
+            return;
+        }
+        cpu.held[depth - 1].lock = nullptr; // its where is dead: the next acquisition writes both
+        m_holder_where = 0;
+        __atomic_store_n(&m_holder_cpu, -1, __ATOMIC_RELAXED);
+        __atomic_store_n(&m_locked, 0, __ATOMIC_RELEASE);
+        cpu.spin_depth = depth - 1;
+        if (depth == 1)
+            arch::interrupts_restore(cpu.spin_interrupts_were);
+    }
+#endif
 
     /// True when this CPU holds the lock.
     bool held_here() const;
 
     /// The CPU number holding it, or -1.
-    int holder_cpu() const { return __atomic_load_n(&m_holder_cpu, __ATOMIC_RELAXED); }
+    int holder_cpu() const
+    {
+        return __atomic_load_n(&m_holder_cpu, __ATOMIC_RELAXED);
+    }
     /// Where the holder called lock() (its return address), or 0.
-    uintptr_t holder_where() const { return m_holder_where; }
+    uintptr_t holder_where() const
+    {
+        return m_holder_where;
+    }
     /// How often the lock was taken.
-    uint64_t acquisitions() const { return m_acquisitions; }
+    uint64_t acquisitions() const
+    {
+        return m_acquisitions;
+    }
     /// How many of those found it held and had to wait.
-    uint64_t contended() const { return m_contended; }
+    uint64_t contended() const
+    {
+        return m_contended;
+    }
     /// Turns of the wait loop, summed over the contended acquisitions.
-    uint64_t spins() const { return m_spins; }
+    uint64_t spins() const
+    {
+        return m_spins;
+    }
 
     /// For the watchdog's test: marks the lock held by CPU @p cpu, which
     /// will never release it, as a CPU that died holding it would.
     void plant_holder_for_test(int cpu);
 
   private:
+    // lock() for a lock taken under another, a sleeping lock, or held
+    // already; interrupts are masked (they were enabled when @p were).
+    [[gnu::noinline]] void lock_slow(uintptr_t where, bool were);
+    // unlock() for a lock released out of order, or by a CPU not holding it.
+    [[gnu::noinline]] void unlock_slow();
     // The wait loop, out of line: it counts the contended acquisition.
     [[gnu::noinline]] void spin(uintptr_t where);
     // The watchdog's report (k_watchdog_spins): panics.

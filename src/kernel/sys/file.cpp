@@ -87,12 +87,37 @@ void fd_set_cloexec(proc::Process* p, int fd, bool on)
     p->close_on_exec = on ? p->close_on_exec | bit : p->close_on_exec & ~bit;
 }
 
+namespace {
+
+// Takes every descriptor whose bit is set in @p which out of @p p's table
+// and drops them after the lock: the descriptors are closed. A handful per
+// acquisition of the lock, not one acquisition per slot (a process has few
+// open; exit's close of all 64 slots is then one acquisition).
+void fd_close_set(proc::Process* p, uint64_t which)
+{
+    constexpr unsigned k_batch = 8;
+    int fd = 0;
+    while (fd < proc::k_max_fds) {
+        FileRef taken[k_batch];
+        unsigned n = 0;
+        {
+            SpinGuard g(p->files_lock);
+            for (; fd < proc::k_max_fds && n < k_batch; ++fd)
+                if (which >> fd & 1 && p->files[fd])
+                    taken[n++] = toll::move(p->files[fd]);
+            if (fd == proc::k_max_fds)
+                p->close_on_exec &= ~which;
+        }
+    } // each batch's references drop here, after the lock
+}
+
+static_assert(proc::k_max_fds <= 64, "a descriptor set is one 64-bit word");
+
+} // namespace
+
 void fd_close_on_exec(proc::Process* p)
 {
-    for (int fd = 0; fd < proc::k_max_fds; ++fd)
-        if (p->close_on_exec >> fd & 1)
-            (void)fd_take(p, fd); // dropped here: the descriptor is closed
-    p->close_on_exec = 0;
+    fd_close_set(p, p->close_on_exec);
 }
 
 File* fd_get(int fd)
@@ -105,8 +130,7 @@ File* fd_get(int fd)
 
 void fd_close_all(proc::Process* p)
 {
-    for (int fd = 0; fd < proc::k_max_fds; ++fd)
-        (void)fd_take(p, fd); // dropped here: the descriptor is closed
+    fd_close_set(p, ~uint64_t(0)); // every descriptor (the static_assert above)
 }
 
 void fd_copy_table(proc::Process* child, proc::Process* parent)

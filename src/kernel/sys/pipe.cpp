@@ -38,7 +38,32 @@ struct Pipe {
     size_t count = 0; ///< bytes in the buffer
     int readers = 0;  ///< read ends open (Files), counted by open_end
     int writers = 0;  ///< write ends open
+    // Threads asleep for data (on &count) and for room (on &head): a change
+    // wakes a side only when it has someone asleep, which is seen here under
+    // the lock rather than by hashing the channel to its queue.
+    unsigned reading = 0;
+    unsigned writing = 0;
 };
+
+// Sleeps on @p channel with the pipe's lock held, counted in @p waiting.
+void sleep_counted(Pipe* p, const void* channel, unsigned& waiting)
+{
+    ++waiting;
+    proc::sleep_on(channel, p->lock);
+    --waiting;
+}
+
+void wake_readers(Pipe* p)
+{
+    if (p->reading)
+        proc::wakeup(&p->count);
+}
+
+void wake_writers(Pipe* p)
+{
+    if (p->writing)
+        proc::wakeup(&p->head);
+}
 
 long pipe_read(File& f, uintptr_t buffer, size_t count)
 {
@@ -52,7 +77,7 @@ long pipe_read(File& f, uintptr_t buffer, size_t count)
         if (proc::interrupted())
             return -k_erestartsys;
         g_pipe_waits.add();
-        proc::sleep_on(&p->count, p->lock);
+        sleep_counted(p, &p->count, p->reading);
     }
     size_t done = 0;
     while (done < count && p->count) {
@@ -68,7 +93,7 @@ long pipe_read(File& f, uintptr_t buffer, size_t count)
         done += run;
     }
     g_pipe_bytes.add(done);
-    proc::wakeup(&p->head); // writers wait for room on &head
+    wake_writers(p); // writers wait for room on &head
     return static_cast<long>(done);
 }
 
@@ -89,9 +114,9 @@ long write_locked(Pipe* p, File& f, uintptr_t buffer, size_t count, bool* broken
                 return done ? static_cast<long>(done) : -k_eagain;
             if (proc::interrupted())
                 return done ? static_cast<long>(done) : -k_erestartsys;
-            proc::wakeup(&p->count);
+            wake_readers(p);
             g_pipe_waits.add();
-            proc::sleep_on(&p->head, p->lock);
+            sleep_counted(p, &p->head, p->writing);
             continue;
         }
         size_t tail = (p->head + p->count) % k_pipe_size;
@@ -105,7 +130,7 @@ long write_locked(Pipe* p, File& f, uintptr_t buffer, size_t count, bool* broken
         p->count += run;
         done += run;
     }
-    proc::wakeup(&p->count); // readers wait for data on &count
+    wake_readers(p); // readers wait for data on &count
     return static_cast<long>(done);
 }
 
@@ -135,8 +160,8 @@ void release_end(File& f, bool reader)
             --p->readers;
         else
             --p->writers;
-        proc::wakeup(&p->count);
-        proc::wakeup(&p->head);
+        wake_readers(p);
+        wake_writers(p);
         last = p->readers == 0 && p->writers == 0;
     }
     if (last) // no end is left to reach it: nobody else can take the lock
