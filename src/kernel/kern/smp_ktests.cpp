@@ -42,12 +42,11 @@ uint64_t ipi_round(Cpu& target)
     }
     arch::interrupts_disable();
     arch::interrupts_restore(were);
-    KEXPECT_EQ(event_of(target, CpuEvent::ipi_received), received + 1);
-    KEXPECT_EQ(event_of(self, CpuEvent::ipi_sent), sent + 1);
-    if (!to_self)
-        KEXPECT_EQ(event_of(self, CpuEvent::ipi_received), mine); // it went there, not here
-    // The handler took the reason bit.
-    KEXPECT_EQ(__atomic_load_n(&target.ipi_pending, __ATOMIC_ACQUIRE), 0u);
+    // At least ours: the other CPUs run the scheduler too and may send
+    // their own wake-ups (to the target or here) at any time, so the counts
+    // can only be bounded from below, and the pending word is theirs too.
+    KEXPECT(event_of(target, CpuEvent::ipi_received) >= received + 1);
+    KEXPECT(event_of(self, CpuEvent::ipi_sent) >= sent + 1);
     uint64_t arrived = *static_cast<volatile uint64_t*>(&target.ipi_received_at);
     KEXPECT(arrived > start);
     return arrived - start;
