@@ -6,45 +6,12 @@
 #include "kernel/arch/cpu.h"
 #include "kernel/kern/cpu.h"
 #include "kernel/kern/ktest.h"
+#include "kernel/kern/lock_reports_ktest.h"
 #include "kernel/kern/spinlock.h"
 #include "lib/string.h"
 
 namespace toll {
 namespace {
-
-char g_report[240];
-unsigned g_reports;
-
-void catch_report(const char* message)
-{
-    ++g_reports;
-    size_t n = strnlen(message, sizeof g_report - 1);
-    memcpy(g_report, message, n);
-    g_report[n] = '\0';
-}
-
-bool report_names(const char* what)
-{
-    size_t n = strlen(what);
-    for (const char* p = g_report; *p; ++p)
-        if (strncmp(p, what, n) == 0)
-            return true;
-    return false;
-}
-
-// Watches for reports instead of panicking, for the lifetime of the guard.
-class Catching {
-  public:
-    Catching()
-    {
-        g_reports = 0;
-        g_report[0] = '\0';
-        lock_order_set_hook_for_test(catch_report);
-    }
-    ~Catching() { lock_order_set_hook_for_test(nullptr); }
-    Catching(const Catching&) = delete;
-    Catching& operator=(const Catching&) = delete;
-};
 
 } // namespace
 
@@ -109,13 +76,13 @@ KTEST("kern.lock_order.a_consistent_order_is_silent")
 {
     static Spinlock a("ktest.consistent_a");
     static Spinlock b("ktest.consistent_b");
-    Catching catching;
+    LockReports reports;
     unsigned edges = lock_order_edges();
     for (int i = 0; i < 3; ++i) {
         SpinGuard ga(a);
         SpinGuard gb(b);
     }
-    KEXPECT_EQ(g_reports, 0u);
+    KEXPECT_EQ(reports.count(), 0u);
     KEXPECT_EQ(lock_order_edges(), edges + 1); // a -> b, recorded once
 }
 
@@ -123,20 +90,20 @@ KTEST("kern.lock_order.an_inversion_names_both_locks")
 {
     static Spinlock a("ktest.inverted_a");
     static Spinlock b("ktest.inverted_b");
-    Catching catching;
+    LockReports reports;
     {
         SpinGuard ga(a);
         SpinGuard gb(b);
     }
-    KEXPECT_EQ(g_reports, 0u);
+    KEXPECT_EQ(reports.count(), 0u);
     {
         SpinGuard gb(b);
         SpinGuard ga(a); // the other way round: two CPUs could deadlock
     }
-    KEXPECT_EQ(g_reports, 1u);
-    KEXPECT(report_names("lock order reversal"));
-    KEXPECT(report_names("takes ktest.inverted_a"));
-    KEXPECT(report_names("holding ktest.inverted_b"));
+    KEXPECT_EQ(reports.count(), 1u);
+    KEXPECT(reports.names("lock order reversal"));
+    KEXPECT(reports.names("takes ktest.inverted_a"));
+    KEXPECT(reports.names("holding ktest.inverted_b"));
 }
 
 KTEST("kern.lock_order.an_inversion_through_a_third_lock_is_found")
@@ -144,7 +111,7 @@ KTEST("kern.lock_order.an_inversion_through_a_third_lock_is_found")
     static Spinlock a("ktest.chain_a");
     static Spinlock b("ktest.chain_b");
     static Spinlock c("ktest.chain_c");
-    Catching catching;
+    LockReports reports;
     {
         SpinGuard ga(a);
         SpinGuard gb(b);
@@ -153,28 +120,28 @@ KTEST("kern.lock_order.an_inversion_through_a_third_lock_is_found")
         SpinGuard gb(b);
         SpinGuard gc(c);
     }
-    KEXPECT_EQ(g_reports, 0u);
+    KEXPECT_EQ(reports.count(), 0u);
     {
         SpinGuard gc(c);
         SpinGuard ga(a); // a -> b -> c is known: c before a closes the cycle
     }
-    KEXPECT_EQ(g_reports, 1u);
-    KEXPECT(report_names("takes ktest.chain_a"));
-    KEXPECT(report_names("holding ktest.chain_c"));
+    KEXPECT_EQ(reports.count(), 1u);
+    KEXPECT(reports.names("takes ktest.chain_a"));
+    KEXPECT(reports.names("holding ktest.chain_c"));
 }
 
 KTEST("kern.lock_order.sleeping_with_a_spinlock_is_reported")
 {
     static Spinlock held("ktest.held_across_sleep");
-    Catching catching;
+    LockReports reports;
     lock_order_check_sleep("sleeps");
-    KEXPECT_EQ(g_reports, 0u);
+    KEXPECT_EQ(reports.count(), 0u);
     {
         SpinGuard g(held);
         lock_order_check_sleep("sleeps");
     }
-    KEXPECT_EQ(g_reports, 1u);
-    KEXPECT(report_names("sleeps with spinlock ktest.held_across_sleep"));
+    KEXPECT_EQ(reports.count(), 1u);
+    KEXPECT(reports.names("sleeps with spinlock ktest.held_across_sleep"));
 }
 
 KTEST("destructive.lock_order.inversion_panics")
@@ -239,7 +206,7 @@ KTEST("kern.lock_order.locks_of_one_name_share_a_class")
     static Spinlock first("ktest.class_member");
     static Spinlock second("ktest.class_member");
     static Spinlock other("ktest.class_other");
-    Catching catching;
+    LockReports reports;
     unsigned nodes = lock_order_nodes();
     {
         SpinGuard g1(first);
@@ -249,8 +216,8 @@ KTEST("kern.lock_order.locks_of_one_name_share_a_class")
         SpinGuard g1(other);
         SpinGuard g2(second); // the class's order was learnt on first
     }
-    KEXPECT_EQ(g_reports, 1u);
-    KEXPECT(report_names("takes ktest.class_member"));
+    KEXPECT_EQ(reports.count(), 1u);
+    KEXPECT(reports.names("takes ktest.class_member"));
     KEXPECT_EQ(lock_order_nodes(), nodes + 2);
     KEXPECT_EQ(first.order_node(), second.order_node());
 }

@@ -4,6 +4,7 @@
 // mutexes as it sees spinlocks.
 #include "kernel/arch/cpu.h"
 #include "kernel/kern/ktest.h"
+#include "kernel/kern/lock_reports_ktest.h"
 #include "kernel/kern/spinlock.h"
 #include "kernel/proc/mutex.h"
 #include "kernel/proc/thread.h"
@@ -12,40 +13,6 @@
 
 namespace toll::proc {
 namespace {
-
-char g_report[240];
-unsigned g_reports;
-
-void catch_report(const char* message)
-{
-    ++g_reports;
-    size_t n = strnlen(message, sizeof g_report - 1);
-    memcpy(g_report, message, n);
-    g_report[n] = '\0';
-}
-
-bool report_names(const char* what)
-{
-    size_t n = strlen(what);
-    for (const char* p = g_report; *p; ++p)
-        if (strncmp(p, what, n) == 0)
-            return true;
-    return false;
-}
-
-// Watches for lock-order reports instead of panicking, for its lifetime.
-class Catching {
-  public:
-    Catching()
-    {
-        g_reports = 0;
-        g_report[0] = '\0';
-        lock_order_set_hook_for_test(catch_report);
-    }
-    ~Catching() { lock_order_set_hook_for_test(nullptr); }
-    Catching(const Catching&) = delete;
-    Catching& operator=(const Catching&) = delete;
-};
 
 struct Waiter {
     WaitQueue* queue;
@@ -157,41 +124,41 @@ KTEST("kern.mutex.an_inversion_between_mutexes_is_reported")
 {
     static Mutex a("ktest.mutex_a");
     static Mutex b("ktest.mutex_b");
-    Catching catching;
+    LockReports reports;
     {
         MutexGuard ga(a);
         MutexGuard gb(b);
     }
-    KEXPECT_EQ(g_reports, 0u);
+    KEXPECT_EQ(reports.count(), 0u);
     {
         MutexGuard gb(b);
         MutexGuard ga(a);
     }
-    KEXPECT_EQ(g_reports, 1u);
-    KEXPECT(report_names("takes ktest.mutex_a"));
-    KEXPECT(report_names("holding ktest.mutex_b"));
+    KEXPECT_EQ(reports.count(), 1u);
+    KEXPECT(reports.names("takes ktest.mutex_a"));
+    KEXPECT(reports.names("holding ktest.mutex_b"));
 }
 
 KTEST("kern.mutex.a_spinlock_after_a_mutex_is_ordered_too")
 {
     static Mutex m("ktest.mutex_outer");
     static Spinlock s("ktest.spin_inner");
-    Catching catching;
+    LockReports reports;
     unsigned edges = lock_order_edges();
     {
         MutexGuard gm(m);
         SpinGuard gs(s); // mutex, then spinlock: the usual way round
     }
-    KEXPECT_EQ(g_reports, 0u);
+    KEXPECT_EQ(reports.count(), 0u);
     KEXPECT_EQ(lock_order_edges(), edges + 1);
     {
         SpinGuard gs(s);
         m.lock(); // a sleeping lock under a spinlock: reported
         m.unlock();
     }
-    KEXPECT(g_reports >= 1u);
-    KEXPECT(report_names("takes mutex ktest.mutex_outer"));
-    KEXPECT(report_names("with spinlock ktest.spin_inner held"));
+    KEXPECT(reports.count() >= 1u);
+    KEXPECT(reports.names("takes mutex ktest.mutex_outer"));
+    KEXPECT(reports.names("with spinlock ktest.spin_inner held"));
 }
 
 } // namespace toll::proc
