@@ -43,12 +43,6 @@ void wait_for_interrupt();
 /// power or give a sibling thread the pipeline.
 void cpu_relax();
 
-/// The return addresses of the calls that led here, innermost first (the
-/// caller of backtrace() first), at most @p max of them, found through the
-/// frame pointers the kernel keeps (-fno-omit-frame-pointer). Returns how
-/// many it found; the walk stops at a frame that does not look like one.
-unsigned backtrace(uintptr_t* out, unsigned max);
-
 /// Brings up the boot CPU: points the per-CPU register (cpu_local.h) at
 /// @p boot, then descriptor tables, traps, the interrupt controller and the
 /// clock (interrupts stay disabled). Called by kernel_main before anything

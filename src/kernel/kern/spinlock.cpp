@@ -1,6 +1,7 @@
 // Spinlocks and the lock-order checker that every acquisition passes.
 #include "kernel/kern/spinlock.h"
 #include "kernel/arch/cpu.h"
+#include "kernel/kern/backtrace.h"
 #include "kernel/kern/cpu.h"
 #include "kernel/kern/lock_order.h"
 #include "kernel/kern/panic.h"
@@ -281,7 +282,7 @@ void Spinlock::unlock_slow()
 void Spinlock::watchdog(uintptr_t where, uint64_t spins)
 {
     uintptr_t frames[6];
-    unsigned n = arch::backtrace(frames, 6);
+    unsigned n = backtrace(frames, 6);
     char trace[6 * 20] = "";
     size_t used = 0;
     for (unsigned i = 0; i < n && used < sizeof trace; ++i)

@@ -1,8 +1,11 @@
-// Backtraces through the frame-pointer chain: x29 points at a frame record,
-// the saved x29, then x30 (AAPCS64 frame record).
-#include "kernel/arch/cpu.h"
+// Backtraces through the frame-pointer chain. Both ports' calling
+// conventions keep the same frame record where the frame pointer points:
+// the caller's frame pointer, then the return address (i386: %ebp, pushed
+// below the address the call pushed; arm64: x29 and x30, the AAPCS64 frame
+// record), so one walk serves both.
+#include "kernel/kern/backtrace.h"
 
-namespace toll::arch {
+namespace toll {
 
 unsigned backtrace(uintptr_t* out, unsigned max)
 {
@@ -24,4 +27,4 @@ unsigned backtrace(uintptr_t* out, unsigned max)
     return n;
 }
 
-} // namespace toll::arch
+} // namespace toll
