@@ -107,27 +107,39 @@ Result<NodeRef> lookup_at(uintptr_t dirfd, const char* path, uintptr_t flags, bo
     return vfs_lookup(base.value(), path, follow ? k_follow : 0);
 }
 
+// Where a new name goes: its directory (writable) and the name's last
+// component, which must not exist yet (k_eexist, as for "/" itself).
+struct NewName {
+    NodeRef dir;
+    const char* name;
+    size_t length;
+};
+
+Result<NewName> new_name_at(uintptr_t dirfd, const char* path)
+{
+    Node* base = TRY(at_base(dirfd, path));
+    const char* name;
+    size_t length;
+    NodeRef dir = TRY(vfs_parent(base, path, &name, &length));
+    if (length == 0 || dir_find(dir.get(), name, length))
+        return k_eexist;
+    TRY(dir_writable(dir.get()));
+    return NewName{static_cast<NodeRef&&>(dir), name, length};
+}
+
 long do_mkdir(uintptr_t dirfd, uintptr_t user_path, uintptr_t mode)
 {
     UserPath path(user_path);
     if (path.error() != k_ok)
         return -path.error();
-    Result<Node*> base = at_base(dirfd, path.get());
-    if (!base)
-        return -base.error();
-    const char* name;
-    size_t length;
-    Result<NodeRef> dir = vfs_parent(base.value(), path.get(), &name, &length);
-    if (!dir)
-        return -dir.error();
-    if (length == 0 || dir_find(dir.value().get(), name, length))
-        return -k_eexist;
-    if (Errno e = dir_writable(dir.value().get()); e != k_ok)
-        return -e;
+    Result<NewName> place = new_name_at(dirfd, path.get());
+    if (!place)
+        return -place.error();
+    const NewName& at = place.value();
     NodeRef made = node_new(k_s_ifdir | (static_cast<uint32_t>(mode) & 07777 & ~current_umask()));
     if (!made)
         return -k_enomem;
-    return -dir_link(dir.value().get(), name, length, made.get());
+    return -dir_link(at.dir.get(), at.name, at.length, made.get());
 }
 
 long do_unlink(uintptr_t dirfd, uintptr_t user_path, uintptr_t flags)
@@ -277,21 +289,13 @@ long do_link(uintptr_t olddfd, uintptr_t old_user, uintptr_t newdfd, uintptr_t n
         return -target.error();
     if (is_dir(target.value().get()))
         return -k_eperm; // Linux: no hard links to directories
-    Result<Node*> base = at_base(newdfd, to.get());
-    if (!base)
-        return -base.error();
-    const char* name;
-    size_t length;
-    Result<NodeRef> dir = vfs_parent(base.value(), to.get(), &name, &length);
-    if (!dir)
-        return -dir.error();
-    if (length == 0 || dir_find(dir.value().get(), name, length))
-        return -k_eexist;
-    if (Errno e = dir_writable(dir.value().get()); e != k_ok)
-        return -e;
+    Result<NewName> place = new_name_at(newdfd, to.get());
+    if (!place)
+        return -place.error();
+    const NewName& at = place.value();
     if (target.value()->proc != ProcKind::none)
         return -k_exdev;
-    return -dir_link(dir.value().get(), name, length, target.value().get());
+    return -dir_link(at.dir.get(), at.name, at.length, target.value().get());
 }
 
 long do_symlink(uintptr_t target_user, uintptr_t newdfd, uintptr_t link_user)
@@ -303,24 +307,16 @@ long do_symlink(uintptr_t target_user, uintptr_t newdfd, uintptr_t link_user)
         return -link.error();
     if (!*target.get())
         return -k_enoent;
-    Result<Node*> base = at_base(newdfd, link.get());
-    if (!base)
-        return -base.error();
-    const char* name;
-    size_t length;
-    Result<NodeRef> dir = vfs_parent(base.value(), link.get(), &name, &length);
-    if (!dir)
-        return -dir.error();
-    if (length == 0 || dir_find(dir.value().get(), name, length))
-        return -k_eexist;
-    if (Errno e = dir_writable(dir.value().get()); e != k_ok)
-        return -e;
+    Result<NewName> place = new_name_at(newdfd, link.get());
+    if (!place)
+        return -place.error();
+    const NewName& at = place.value();
     NodeRef made = node_new(k_s_iflnk | 0777);
     size_t n = strlen(target.get());
     if (!made || node_truncate(made.get(), n) != k_ok)
         return -k_enomem;
     memcpy(made->data, target.get(), n);
-    return -dir_link(dir.value().get(), name, length, made.get());
+    return -dir_link(at.dir.get(), at.name, at.length, made.get());
 }
 
 long do_readlink(uintptr_t dirfd, uintptr_t user_path, uintptr_t buffer, uintptr_t size)
