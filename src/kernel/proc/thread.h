@@ -5,6 +5,7 @@
 // sched.h.
 #pragma once
 #include "kernel/arch/context.h"
+#include "kernel/arch/physmem.h"
 #include "kernel/kern/cpu.h"
 #include "kernel/kern/errno.h"
 #include "kernel/proc/signal.h"
@@ -82,6 +83,9 @@ struct Thread {
 
 /// Size of every kernel stack.
 constexpr size_t k_kstack_size = 16384;
+/// The page order of a thread's kernel stack (thread_alloc): 2^order pages.
+constexpr unsigned k_kstack_order = arch::k_page_shift < 14 ? 14 - arch::k_page_shift : 0;
+static_assert(arch::k_page_size << k_kstack_order == k_kstack_size);
 
 /// The lowest address of @p t's kernel stack.
 inline uintptr_t kstack_base(const Thread& t)

@@ -1,0 +1,122 @@
+"""The kernel's counting profiler, read (tools/bench --profile BENCH).
+
+A kernel booted with profile=count steps its own code while a benchmark's
+timed loop runs (src/kernel/kern/profile.h) and prints, when the loop ends,
+how often each kernel instruction address executed: `PROFILE <pc> <count>`
+lines, closed by `PROFILE total <count>`. This module names the function of
+each address from the kernel's symbol table (nm), sums per function, and
+renders the table: instructions per operation and share of the path.
+"""
+
+import bisect
+import csv
+import os
+import re
+import subprocess
+from typing import Any
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GENERATED = os.path.join(ROOT, "book", "generated")
+PROFILE_LINE = re.compile(rb"^PROFILE ([0-9a-f]+|total|dropped) (\d+)\s*$", re.M)
+# The functions a table shows by name; the rest are summed in one row.
+TOP = 20
+
+
+class ProfileError(Exception):
+    """The profile run printed no counts, or the kernel has no symbols."""
+
+
+def kernel_elf(build: str, arch: str) -> str:
+    if arch != "i386":
+        raise ProfileError("the counting profiler steps the kernel with i386's trap flag; "
+                           "arm64 has no stepping yet")
+    return os.path.join(build, "i386", "arch", "i386", "toll-i386.elf")
+
+
+def symbols(elf: str) -> tuple[list[int], list[str]]:
+    """The kernel's functions, sorted by address: (addresses, names)."""
+    try:
+        out = subprocess.run(["nm", "-n", "-C", "--defined-only", elf], check=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE).stdout.decode()
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise ProfileError(f"nm {elf}: {e}")
+    addrs, names = [], []
+    for line in out.splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) == 3 and parts[1] in "tTwW":
+            addrs.append(int(parts[0], 16))
+            # "toll::vm::fork(toll::vm::VmSpace&)" -> "vm::fork": short enough for a table.
+            name = parts[2].replace("(anonymous namespace)::", "").replace("toll::", "")
+            names.append(re.sub(r"\(.*$", "", name))
+    return addrs, names
+
+
+def last_block(console: bytes) -> dict[int, int]:
+    """The counts of the last profiled span of a console log: {pc: count}."""
+    blocks: list[dict[int, int]] = [{}]
+    for m in PROFILE_LINE.finditer(console):
+        key, value = m.group(1).decode(), int(m.group(2))
+        if key == "total":
+            blocks.append({})
+        elif key != "dropped":
+            blocks[-1][int(key, 16)] = value
+        elif value:
+            raise ProfileError(f"the kernel's table dropped {value} counts; make it larger")
+    spans = [b for b in blocks if b]
+    if not spans:
+        raise ProfileError("no PROFILE records: was the kernel booted with profile=count?")
+    return spans[-1]
+
+
+def by_function(counts: dict[int, int], elf: str) -> dict[str, int]:
+    addrs, names = symbols(elf)
+    out: dict[str, int] = {}
+    for pc, n in counts.items():
+        i = bisect.bisect_right(addrs, pc) - 1
+        name = names[i] if i >= 0 else "(unknown)"
+        out[name] = out.get(name, 0) + n
+    return out
+
+
+def table_rows(functions: dict[str, int], ops: int, measured: int) -> list[dict[str, Any]]:
+    """Rows of (function, instructions per operation, share of @measured),
+    largest first, the tail summed, then the part outside the kernel's C code
+    (user mode, and the trap entries before the stepping starts)."""
+    ranked = sorted(functions.items(), key=lambda kv: (-kv[1], kv[0]))
+    rows = [{"function": f, "instr": round(n / ops)} for f, n in ranked[:TOP]]
+    rest = sum(n for _, n in ranked[TOP:])
+    if rest:
+        rows.append({"function": f"({len(ranked) - TOP} other functions)",
+                     "instr": round(rest / ops)})
+    kernel = round(sum(functions.values()) / ops)
+    rows.append({"function": "(user mode and trap entry, unstepped)",
+                 "instr": max(measured - kernel, 0)})
+    for r in rows:
+        r["share"] = f"{100.0 * r['instr'] / measured:.1f}" if measured else "0"
+    return rows
+
+
+def write(name: str, rows: list[dict[str, Any]], measured: int, title: str,
+          directory: str) -> list[str]:
+    """Writes profile-<name>.csv and .inc into @directory; returns their paths."""
+    os.makedirs(directory, exist_ok=True)
+    path_csv = os.path.join(directory, f"profile-{name}.csv")
+    with open(path_csv, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["function", "instr", "share"])
+        w.writeheader()
+        w.writerows(rows)
+    body = [[r["function"].replace("*", r"\*"), str(r["instr"]), r["share"]] for r in rows]
+    body.append(["total (measured without the profiler)", str(measured), "100.0"])
+    header = ["function", "instructions per operation", "% of the path"]
+    widths = [max(len(x) for x in col) for col in zip(header, *body)]
+    rule = "  ".join("=" * w for w in widths)
+    lines = [f".. Generated by tools/bench --profile; do not edit.", "",
+             f".. table:: {title}", ""]
+    lines += ["   " + rule, "   " + "  ".join(h.ljust(w) for h, w in zip(header, widths)),
+              "   " + rule]
+    lines += ["   " + "  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in body]
+    lines += ["   " + rule, ""]
+    path_inc = os.path.join(directory, f"profile-{name}.inc")
+    with open(path_inc, "w") as f:
+        f.write("\n".join(lines))
+    return [path_csv, path_inc]
