@@ -17,9 +17,13 @@ from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GENERATED = os.path.join(ROOT, "book", "generated")
-PROFILE_LINE = re.compile(rb"^PROFILE ([0-9a-f]+|total|dropped) (\d+)\s*$", re.M)
+PROFILE_LINE = re.compile(rb"^PROFILE ([0-9a-f]+|call [0-9a-f]+ [0-9a-f]+|total|dropped) (\d+)\s*$",
+                          re.M)
 # The functions a table shows by name; the rest are summed in one row.
 TOP = 20
+# The functions whose callers the second table lists, and how many of each.
+CALLED = 6
+CALLERS = 6
 
 
 class ProfileError(Exception):
@@ -51,29 +55,56 @@ def symbols(elf: str) -> tuple[list[int], list[str]]:
     return addrs, names
 
 
-def last_block(console: bytes) -> dict[int, int]:
-    """The counts of the last profiled span of a console log: {pc: count}."""
-    blocks: list[dict[int, int]] = [{}]
+def last_block(console: bytes) -> tuple[dict[int, int], dict[tuple[int, int], int]]:
+    """The counts of the last profiled span of a console log: ({pc: count},
+    {(callee, return address): calls})."""
+    blocks: list[tuple[dict[int, int], dict[tuple[int, int], int]]] = [({}, {})]
     for m in PROFILE_LINE.finditer(console):
         key, value = m.group(1).decode(), int(m.group(2))
         if key == "total":
-            blocks.append({})
+            blocks.append(({}, {}))
+        elif key.startswith("call "):
+            _, callee, ret = key.split()
+            blocks[-1][1][(int(callee, 16), int(ret, 16))] = value
         elif key != "dropped":
-            blocks[-1][int(key, 16)] = value
+            blocks[-1][0][int(key, 16)] = value
         elif value:
             raise ProfileError(f"the kernel's table dropped {value} counts; make it larger")
-    spans = [b for b in blocks if b]
+    spans = [b for b in blocks if b[0]]
     if not spans:
         raise ProfileError("no PROFILE records: was the kernel booted with profile=count?")
     return spans[-1]
+
+
+def name_of(addrs: list[int], names: list[str], pc: int) -> str:
+    i = bisect.bisect_right(addrs, pc) - 1
+    return names[i] if i >= 0 else "(unknown)"
+
+
+def callers(calls: dict[tuple[int, int], int], elf: str, functions: list[str],
+            ops: int) -> list[dict[str, Any]]:
+    """For each of @functions, its callers by calls per operation, most first."""
+    addrs, names = symbols(elf)
+    by: dict[str, dict[str, int]] = {}
+    for (callee, ret), n in calls.items():
+        f = name_of(addrs, names, callee)
+        if f in functions:
+            caller = name_of(addrs, names, ret)
+            by.setdefault(f, {})[caller] = by.setdefault(f, {}).get(caller, 0) + n
+    rows = []
+    for f in functions:
+        ranked = sorted(by.get(f, {}).items(), key=lambda kv: (-kv[1], kv[0]))
+        for caller, n in ranked[:CALLERS]:
+            if round(n / ops, 1) > 0:
+                rows.append({"function": f, "caller": caller, "calls": f"{n / ops:.1f}"})
+    return rows
 
 
 def by_function(counts: dict[int, int], elf: str) -> dict[str, int]:
     addrs, names = symbols(elf)
     out: dict[str, int] = {}
     for pc, n in counts.items():
-        i = bisect.bisect_right(addrs, pc) - 1
-        name = names[i] if i >= 0 else "(unknown)"
+        name = name_of(addrs, names, pc)
         out[name] = out.get(name, 0) + n
     return out
 
@@ -96,8 +127,18 @@ def table_rows(functions: dict[str, int], ops: int, measured: int) -> list[dict[
     return rows
 
 
+def rst(title: str, header: list[str], body: list[list[str]]) -> list[str]:
+    widths = [max(len(x) for x in col) for col in zip(header, *body)]
+    rule = "  ".join("=" * w for w in widths)
+    lines = [f".. table:: {title}", ""]
+    lines += ["   " + rule, "   " + "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(),
+              "   " + rule]
+    lines += ["   " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in body]
+    return lines + ["   " + rule, ""]
+
+
 def write(name: str, rows: list[dict[str, Any]], measured: int, title: str,
-          directory: str) -> list[str]:
+          directory: str, call_rows: list[dict[str, Any]]) -> list[str]:
     """Writes profile-<name>.csv and .inc into @directory; returns their paths."""
     os.makedirs(directory, exist_ok=True)
     path_csv = os.path.join(directory, f"profile-{name}.csv")
@@ -105,17 +146,20 @@ def write(name: str, rows: list[dict[str, Any]], measured: int, title: str,
         w = csv.DictWriter(f, fieldnames=["function", "instr", "share"])
         w.writeheader()
         w.writerows(rows)
-    body = [[r["function"].replace("*", r"\*"), str(r["instr"]), r["share"]] for r in rows]
+    esc = lambda text: text.replace("*", r"\*")  # noqa: E731
+    body = [[esc(r["function"]), str(r["instr"]), r["share"]] for r in rows]
     body.append(["total (measured without the profiler)", str(measured), "100.0"])
-    header = ["function", "instructions per operation", "% of the path"]
-    widths = [max(len(x) for x in col) for col in zip(header, *body)]
-    rule = "  ".join("=" * w for w in widths)
-    lines = [f".. Generated by tools/bench --profile; do not edit.", "",
-             f".. table:: {title}", ""]
-    lines += ["   " + rule, "   " + "  ".join(h.ljust(w) for h, w in zip(header, widths)),
-              "   " + rule]
-    lines += ["   " + "  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in body]
-    lines += ["   " + rule, ""]
+    lines = [".. Generated by tools/bench --profile; do not edit.", ""]
+    lines += rst(title, ["function", "instructions per operation", "% of the path"], body)
+    if call_rows:
+        path_calls = os.path.join(directory, f"profile-{name}-calls.csv")
+        with open(path_calls, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=["function", "caller", "calls"])
+            w.writeheader()
+            w.writerows(call_rows)
+        lines += rst(f"Who calls the costliest of them ({name})",
+                     ["function", "called from", "calls per operation"],
+                     [[esc(r["function"]), esc(r["caller"]), r["calls"]] for r in call_rows])
     path_inc = os.path.join(directory, f"profile-{name}.inc")
     with open(path_inc, "w") as f:
         f.write("\n".join(lines))

@@ -104,6 +104,8 @@ ExceptionHook g_exception_hooks[32];
 // debug exception was that single step.
 constexpr uint32_t k_eflags_tf = 1u << 8;
 constexpr uint32_t k_dr6_bs = 1u << 14;
+// Intel SDM Vol. 2, PUSH: opcode 50+rd, EBP is register 5.
+constexpr uint8_t k_push_ebp = 0x55;
 
 uint32_t read_dr6()
 {
@@ -126,6 +128,11 @@ bool profile_step(arch::TrapFrame& f)
             return false; // the program's own single step: SIGTRAP
     } else if (profile_counting()) {
         profile_count(f.eip);
+        // A function's first instruction (push %ebp: the kernel keeps frame
+        // pointers) is a call: the return address is on top of the stack,
+        // where the frame would have held the user's ESP.
+        if (*reinterpret_cast<const uint8_t*>(f.eip) == k_push_ebp)
+            profile_count_call(f.eip, *reinterpret_cast<const uint32_t*>(&f.user_esp));
     }
     asm volatile(
         "movl %0, %%dr6" ::"r"(dr6 & ~k_dr6_bs)); // Vol. 3, 18.2.3: never cleared by the CPU

@@ -23,8 +23,17 @@ struct Slot {
 };
 
 Slot g_slots[k_slots];
+
+// The calls seen, by (callee, return address): who calls memset, and how often.
+constexpr unsigned k_call_slots = 4096;
+struct CallSlot {
+    uintptr_t callee; // 0: empty
+    uintptr_t return_address;
+    uint32_t count;
+};
+CallSlot g_calls[k_call_slots];
 uint32_t g_dropped; // counts that found the table full
-int g_booted = -1; // -1: not read yet
+int g_booted = -1;  // -1: not read yet
 
 } // namespace
 
@@ -46,8 +55,8 @@ void profile_count(uintptr_t pc)
         uintptr_t seen = __atomic_load_n(&g_slots[i].pc, __ATOMIC_RELAXED);
         if (seen == 0) {
             uintptr_t expected = 0;
-            if (__atomic_compare_exchange_n(&g_slots[i].pc, &expected, pc, false,
-                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            if (__atomic_compare_exchange_n(&g_slots[i].pc, &expected, pc, false, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED))
                 seen = pc;
             else
                 seen = expected;
@@ -60,14 +69,42 @@ void profile_count(uintptr_t pc)
     __atomic_fetch_add(&g_dropped, 1u, __ATOMIC_RELAXED);
 }
 
+void profile_count_call(uintptr_t callee, uintptr_t return_address)
+{
+    unsigned i =
+        static_cast<unsigned>((callee ^ (return_address << 7)) * 2654435761u) & (k_call_slots - 1);
+    for (unsigned probes = 0; probes < k_call_slots; ++probes, i = (i + 1) & (k_call_slots - 1)) {
+        CallSlot& c = g_calls[i];
+        if (c.callee == 0) {
+            // Stepping is per CPU but the table is shared: the first to
+            // claim a slot names it.
+            uintptr_t expected = 0;
+            if (!__atomic_compare_exchange_n(&c.callee, &expected, callee, false, __ATOMIC_RELAXED,
+                                             __ATOMIC_RELAXED) &&
+                expected != callee)
+                continue;
+            if (expected == 0)
+                c.return_address = return_address;
+        }
+        if (c.callee == callee && c.return_address == return_address) {
+            __atomic_fetch_add(&c.count, 1u, __ATOMIC_RELAXED);
+            return;
+        }
+    }
+    __atomic_fetch_add(&g_dropped, 1u, __ATOMIC_RELAXED);
+}
+
 long profile_control(bool on)
 {
     if (!profile_booted() || !arch::profile_can_step())
         return -k_enodev;
+
     if (on) {
         __atomic_store_n(&g_profile_counting, false, __ATOMIC_RELAXED);
         for (Slot& s : g_slots)
             s = Slot{0, 0};
+        for (CallSlot& c : g_calls)
+            c = CallSlot{0, 0, 0};
         g_dropped = 0;
         __atomic_store_n(&g_profile_counting, true, __ATOMIC_RELAXED);
         return 0;
@@ -81,6 +118,10 @@ long profile_control(bool on)
             total += s.count;
         }
     }
+    for (const CallSlot& c : g_calls)
+        if (c.callee)
+            kprintf("PROFILE call %lx %lx %u\n", static_cast<unsigned long>(c.callee),
+                    static_cast<unsigned long>(c.return_address), c.count);
     kprintf("PROFILE dropped %u\nPROFILE total %llu\n", g_dropped,
             static_cast<unsigned long long>(total));
     return 0;

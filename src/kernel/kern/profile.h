@@ -28,12 +28,16 @@ inline bool profile_counting()
 /// Counts one executed kernel instruction at @p pc (the arch's step trap).
 void profile_count(uintptr_t pc);
 
+/// Counts a call of the function at @p callee that will return to @p
+/// return_address (the arch's step trap, at a function's first instruction).
+void profile_count_call(uintptr_t callee, uintptr_t return_address);
+
 /// The profile system call: @p on starts counting (clearing the counts);
 /// off stops it and prints the counts as PROFILE records
-/// (`PROFILE <pc in hex> <count>`, then `PROFILE dropped <count>` and
-/// `PROFILE total <count>`), which tools/bench --profile reads. Returns 0,
-/// or -ENODEV when the kernel was booted without profile=count or the arch
-/// cannot step the kernel in this configuration.
+/// (`PROFILE <pc in hex> <count>`, `PROFILE call <callee> <return address>
+/// <count>`, then `PROFILE dropped <count>` and `PROFILE total <count>`), which tools/bench
+/// --profile reads. Returns 0, or -ENODEV when the kernel was booted without profile=count or the
+/// arch cannot step the kernel in this configuration.
 long profile_control(bool on);
 
 } // namespace toll

@@ -59,7 +59,13 @@ template <typename T, typename... Args>
 T* make_unzeroed(Args&&... args)
 {
     void* p = vm::kmalloc_unzeroed(sizeof(T));
-    return p ? new (p) T(static_cast<Args&&>(args)...) : nullptr;
+    if (!p)
+        return nullptr;
+    // Default-initialized (`new T`, not `new T()`, which would zero it all).
+    if constexpr (sizeof...(Args) == 0)
+        return new (p) T;
+    else
+        return new (p) T(static_cast<Args&&>(args)...);
 }
 
 /// Destroys and frees an object from make() or make_unzeroed().
