@@ -148,8 +148,8 @@ void pmap_destroy(Pmap* pmap)
     // are a handful among 768 or 1023 slots).
     const uint32_t* end = dir + user_pde_count();
     for (const uint32_t* slot = dir; slot < end;) {
-        if (end - slot >= 8 && !(slot[0] | slot[1] | slot[2] | slot[3] | slot[4] | slot[5] |
-                                 slot[6] | slot[7])) {
+        if (end - slot >= 8 &&
+            !(slot[0] | slot[1] | slot[2] | slot[3] | slot[4] | slot[5] | slot[6] | slot[7])) {
             slot += 8;
             continue;
         }
