@@ -114,7 +114,8 @@ def table_rows(functions: dict[str, int], ops: int, measured: int) -> list[dict[
     largest first, the tail summed, then the part outside the kernel's C code
     (user mode, and the trap entries before the stepping starts)."""
     ranked = sorted(functions.items(), key=lambda kv: (-kv[1], kv[0]))
-    rows = [{"function": f, "instr": round(n / ops)} for f, n in ranked[:TOP]]
+    rows: list[dict[str, Any]] = [{"function": f, "instr": round(n / ops)}
+                                  for f, n in ranked[:TOP]]
     rest = sum(n for _, n in ranked[TOP:])
     if rest:
         rows.append({"function": f"({len(ranked) - TOP} other functions)",
