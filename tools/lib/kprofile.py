@@ -147,6 +147,8 @@ def write(name: str, rows: list[dict[str, Any]], measured: int, title: str,
         w = csv.DictWriter(f, fieldnames=["function", "instr", "share"])
         w.writeheader()
         w.writerows(rows)
+        # The path's measured length, for the book's prose (:num:`profile-<name>:total`).
+        w.writerow({"function": "total", "instr": measured, "share": "100.0"})
     esc = lambda text: text.replace("*", r"\*")  # noqa: E731
     body = [[esc(r["function"]), str(r["instr"]), r["share"]] for r in rows]
     body.append(["total (measured without the profiler)", str(measured), "100.0"])
