@@ -56,7 +56,21 @@ def fixed_map(folder: str) -> None:
     edit(path, E820_END, E820_FIXED + E820_END)
 
 
+# The #NM handler switches the kernel to eager switching once it has served
+# the first use: every later switch restores the incoming registers at once,
+# so fpu_iso (run under fpu.switch=lazy) still finds each program's registers
+# where they belong, though no switch is lazy any more.
+OWNER_SET = "    g_owner = &me;\n    // LAB fpu STUB"
+OWNER_SET_EAGER = "    g_owner = &me;\n    g_config.mode = Switch::eager;\n    // LAB fpu STUB"
+
+
+def lazy_is_eager(folder: str) -> None:
+    edit(os.path.join(folder, "src/arch/i386/fpu/fpu_trap.cpp"), OWNER_SET, OWNER_SET_EAGER)
+
+
 PLANTED: Dict[str, List[Tuple[str, str, Callable[[str], None]]]] = {
+    "fpu": [("lazy_is_eager", "the #NM handler turns lazy switching into eager switching",
+             lazy_is_eager)],
     "4x4": [("no_user_cr3", "user code under 3/1-pti runs on the kernel's page directory",
              no_user_cr3)],
     "vm86": [("fixed_map", "the E820 loop stores a 128 MB machine's map, whatever the BIOS says",
@@ -64,6 +78,8 @@ PLANTED: Dict[str, List[Tuple[str, str, Callable[[str], None]]]] = {
 }
 
 EXPECT = {
+    "lazy_is_eager": {"all_pass_but": {"fpu.isolation.lazy": DISAGREE},
+                      "disagree": ["fpu.isolation.lazy"]},
     "no_user_cr3": {"all_pass_but": {"user.3_1_pti.forkexec": DISAGREE},
                     "disagree": ["user.3_1_pti.forkexec"]},
     "fixed_map": {"all_pass_but": {"vm86.e820_boot": DISAGREE},

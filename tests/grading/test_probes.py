@@ -53,6 +53,20 @@ class Probes(unittest.TestCase):
         self.assertFalse(s["probe"]["ok"])
         self.assertIn("QEMU was given 96 MB", s["probe"]["detail"])
 
+    def test_fpu_lazy_sees_the_switch_back_through_nm(self):
+        s = probe("--probe", "fpu_lazy", "--cmdline", "fpu.switch=lazy run='fpu_iso 77 201'")
+        self.assertEqual(s["outcome"], "done")
+        self.assertTrue(s["probe"]["ok"], s["probe"])
+        self.assertIn("A's pattern (seed 77)", s["probe"]["detail"])
+
+    def test_fpu_lazy_fails_on_an_eager_switch(self):
+        # fpu_iso passes under eager switching too; the machine shows that
+        # no #NM gave A its registers back.
+        s = probe("--probe", "fpu_lazy", "--cmdline", "fpu.switch=eager run='fpu_iso 77 201'")
+        self.assertEqual(s["outcome"], "done")
+        self.assertFalse(s["probe"]["ok"])
+        self.assertIn("not switched lazily", s["probe"]["detail"])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -35,6 +35,8 @@ class GdbStub:
         self.buf = b""
         self.breakpoints: set[int] = set()
         self.stopped_at: Optional[int] = None  # the breakpoint the machine stands on
+        self.last: Dict[str, int] = {}  # registers() where cont() stopped
+        self.last_text = ""  # the monitor's text of them
 
     def close(self) -> None:
         try:
@@ -86,6 +88,7 @@ class GdbStub:
         """The monitor's `info registers`: every NAME=hex value it prints
         (EAX, EIP, CPL, CR0, CR3, CR4, FCW, ...)."""
         text = self.monitor("info registers")
+        self.last_text = text
         pairs = re.findall(r"\b([A-Z][A-Z0-9]*)=([0-9a-fA-F]+)\b", text)
         regs = {k: int(v, 16) for k, v in pairs}
         cpl = re.search(r"CPL=(\d)", text)
@@ -130,7 +133,8 @@ class GdbStub:
             self.ask(f"Z0,{here:x},1")
         self._send("c")
         self._packet(timeout)
-        eip = self.registers().get("EIP", -1)
+        self.last = self.registers()
+        eip = self.last.get("EIP", -1)
         self.stopped_at = eip
         return eip
 
