@@ -270,8 +270,131 @@ def fpu_lazy(stub: GdbStub, symbols: Dict[str, int], options: Any) -> str:
             f"to A went through #NM with CR0.TS set")
 
 
+# VMSAv8-64 translation (Arm ARM D8.3 and D8.6): descriptor bits [1:0] are
+# 0b11 for a table (levels 0-2) or a page (level 3) and 0b01 for a block;
+# bit 52 is the Contiguous hint; the output address is bits [47:page].
+DESC_VALID, DESC_TYPE_MASK, DESC_TABLE, DESC_BLOCK = 0x1, 0x3, 0x3, 0x1
+DESC_CONTIGUOUS = 1 << 52
+# The descriptor bits the hardware may set by itself on an access (AF, bit
+# 10; DBM-managed dirty state is not used): not compared across a run.
+DESC_AF = 1 << 10
+ADDRESS_BITS = 48
+# TCR_EL1 (Arm ARM D17.2.131): T0SZ [5:0], TG0 [15:14] (0b00 4 KB, 0b10 16 KB,
+# 0b01 64 KB). TTBR0_EL1: the table's base in [47:1], the ASID above.
+TCR_T0SZ_MASK, TCR_TG0_SHIFT = 0x3F, 14
+TG0_PAGE_BITS = {0: 12, 2: 14, 1: 16}
+TTBR_BADDR_MASK = ((1 << ADDRESS_BITS) - 1) & ~1
+# Entries of a level-3 contiguous run by granule (Arm ARM D8.6.1).
+L3_RUN_ENTRIES = {12: 16, 14: 128, 16: 32}
+# Stops at the counter read the superpages probe lets pass.
+SUPERPAGE_MAX_STOPS = 600
+
+
+def user_mappings(stub: GdbStub) -> Tuple[int, int, List[str]]:
+    """Walks the user page tables of the machine now (TTBR0_EL1, with the
+    granule and size TCR_EL1 gives): (well-formed level-3 contiguous runs,
+    blocks, problems). A run is well formed when every entry of its aligned
+    group is a valid page with the Contiguous bit, the frames are
+    consecutive from an address aligned to the run's size, and the
+    attributes are the same."""
+    tcr, ttbr0 = stub.sysreg("TCR_EL1"), stub.sysreg("TTBR0_EL1")
+    page_bits = TG0_PAGE_BITS.get((tcr >> TCR_TG0_SHIFT) & 3)
+    if page_bits is None:
+        raise Failed(f"TCR_EL1 {tcr:#x} names no translation granule")
+    per_level = page_bits - 3
+    va_bits = 64 - (tcr & TCR_T0SZ_MASK)
+    levels = -(-(va_bits - page_bits) // per_level)
+    address = ((1 << ADDRESS_BITS) - 1) & ~((1 << page_bits) - 1)
+    run_entries = L3_RUN_ENTRIES[page_bits]
+    runs, blocks, problems = 0, 0, []
+
+    def walk(level: int, table: int, entries: int, va: int) -> None:
+        nonlocal runs, blocks
+        descs = stub.physical_quads(table, entries)
+        shift = page_bits + per_level * (3 - level)
+        if level == 3:
+            for first in range(0, entries, run_entries):
+                group = descs[first:first + run_entries]
+                flagged = [d for d in group if d & DESC_VALID and d & DESC_CONTIGUOUS]
+                if not flagged:
+                    continue
+                base = group[0] & address
+                where = va + (first << shift)
+                ok = (len(flagged) == run_entries and base % (run_entries << page_bits) == 0
+                      and all((d & DESC_TYPE_MASK) == DESC_TABLE and (d & address) ==
+                              base + (i << page_bits) and (d & ~address & ~DESC_AF) ==
+                              (group[0] & ~address & ~DESC_AF) for i, d in enumerate(group)))
+                if ok:
+                    runs += 1
+                else:
+                    problems.append(f"the run at {where:#x} is not well formed ("
+                                    f"{len(flagged)} of {run_entries} entries carry the "
+                                    f"Contiguous bit, frames from {base:#x})")
+            return
+        for i, d in enumerate(descs):
+            if not d & DESC_VALID:
+                continue
+            if (d & DESC_TYPE_MASK) == DESC_TABLE:
+                walk(level + 1, d & address, 1 << per_level, va + (i << shift))
+            elif level > 0:
+                blocks += 1
+    top_entries = 1 << (va_bits - page_bits - per_level * (levels - 1))
+    walk(4 - levels, ttbr0 & TTBR_BADDR_MASK, top_entries, 0)
+    return runs, blocks, problems
+
+
+def superpages(stub: GdbStub, symbols: Dict[str, int], options: Any) -> str:
+    """With ut_superpages running on arm64: each time it reads
+    vm.pmap.l3c.promotions (the counters it judges promotions by), the probe
+    walks the program's page tables itself. Every contiguous run they hold
+    must be well formed, and before the program ends they must have shown
+    a level-3 contiguous run and a block, which its checks say it made (a
+    kernel can count a promotion it never made)."""
+    at = find_symbol(symbols, r"15sys_counter_getERKNS0_11SyscallArgsE$")
+    stub.set_breakpoint(at)
+    walks = most_runs = most_blocks = 0
+    try:
+        for _ in range(SUPERPAGE_MAX_STOPS):
+            if stub.cont(options.timeout) != at:
+                continue
+            try:
+                name = stub.read(stub.quad(stub.last["X00"]), 24).split(b"\0")[0]
+            except StubError:
+                continue
+            if name != b"vm.pmap.l3c.promotions":
+                continue
+            try:
+                runs, blocks, problems = user_mappings(stub)
+            except StubError as e:
+                raise Failed(f"the probe could not walk the page tables: {e}")
+            walks += 1
+            if problems:
+                raise Failed("; ".join(problems[:3]))
+            most_runs, most_blocks = max(most_runs, runs), max(most_blocks, blocks)
+            if most_runs and most_blocks:
+                break
+    except (StubError, OSError):
+        pass  # the machine ended: what it showed until then is the verdict
+    try:
+        stub.clear_breakpoint(at)
+    except (StubError, OSError):
+        pass
+    if not walks:
+        raise Failed("the program never read vm.pmap.l3c.promotions, so the probe never looked")
+    if not most_runs or not most_blocks:
+        raise Failed(f"in {walks} look(s) at the page tables while the program read its "
+                     f"promotion counters, they held {most_runs} contiguous run(s) and "
+                     f"{most_blocks} block(s): the promotions counted were not made")
+    return (f"the page tables held {most_runs} well-formed contiguous run(s) and {most_blocks} "
+            f"block(s) ({walks} look(s))")
+
+
 PROBES: Dict[str, Callable[[GdbStub, Dict[str, int], Any], str]] = {
-    "isolation": isolation, "memory_map": memory_map, "fpu_lazy": fpu_lazy}
+    "isolation": isolation, "memory_map": memory_map, "fpu_lazy": fpu_lazy,
+    "superpages": superpages}
+# The architecture each probe reads (tools/run refuses it on the other).
+PROBE_ARCH = {"isolation": "i386", "memory_map": "i386", "fpu_lazy": "i386",
+              "superpages": "arm64"}
 
 
 # The longest path a Unix socket may have (sun_path is 108 bytes on Linux,
