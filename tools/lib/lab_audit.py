@@ -410,11 +410,6 @@ def source_findings(path: str, text: str, lab: str) -> Dict[str, List[Tuple[int,
     return found
 
 
-def lab_regions_error() -> type:
-    from . import lab_regions
-    return lab_regions.RegionError
-
-
 def hold_reasons(grade: Any, root: str) -> List[str]:
     """Why a person must look at this submission before its grade counts:
     each class of thing its region code does that the reference's region code
@@ -430,10 +425,11 @@ def hold_reasons(grade: Any, root: str) -> List[str]:
         except OSError:
             reference = {}
         theirs = source_findings(rel, grade.texts[rel], lab)
+        from . import lab_regions
         try:
             with open(os.path.join(root, rel), encoding="utf-8") as f:
                 kinds = region_kinds(rel, f.read(), lab)
-        except (OSError, lab_regions_error()):
+        except (OSError, lab_regions.RegionError):
             kinds = []
         bad = kind_violations(rel, grade.texts[rel], lab, kinds)
         if bad:

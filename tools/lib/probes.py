@@ -298,9 +298,10 @@ def user_mappings(stub: GdbStub) -> Tuple[int, int, List[str]]:
     consecutive from an address aligned to the run's size, and the
     attributes are the same."""
     tcr, ttbr0 = stub.sysreg("TCR_EL1"), stub.sysreg("TTBR0_EL1")
-    page_bits = TG0_PAGE_BITS.get((tcr >> TCR_TG0_SHIFT) & 3)
-    if page_bits is None:
+    granule = TG0_PAGE_BITS.get((tcr >> TCR_TG0_SHIFT) & 3)
+    if granule is None:
         raise Failed(f"TCR_EL1 {tcr:#x} names no translation granule")
+    page_bits: int = granule
     per_level = page_bits - 3
     va_bits = 64 - (tcr & TCR_T0SZ_MASK)
     levels = -(-(va_bits - page_bits) // per_level)
