@@ -88,8 +88,7 @@ uint32_t checksum_add(uint32_t sum, const uint8_t* data, size_t length);
 uint16_t checksum_finish(uint32_t sum);
 /// The UDP pseudo-header's part of the sum (RFC 768): the addresses, the
 /// protocol and the UDP length.
-uint32_t pseudo_header_sum(uint32_t source, uint32_t destination, uint8_t protocol,
-                           size_t length);
+uint32_t pseudo_header_sum(uint32_t source, uint32_t destination, uint8_t protocol, size_t length);
 
 // --- Interfaces, routes, output (stack.cpp) --------------------------------
 
@@ -150,8 +149,7 @@ void udp_deliver(uint32_t source, uint16_t source_port, uint32_t destination,
 /// An ICMP error about a UDP datagram this host sent from @p source_port
 /// to @p destination : @p destination_port: a socket connected there
 /// reports @p error on its next call (Linux's and BSD's behaviour).
-void udp_error(uint32_t destination, uint16_t source_port, uint16_t destination_port,
-               Errno error);
+void udp_error(uint32_t destination, uint16_t source_port, uint16_t destination_port, Errno error);
 
 /// One ICMP message for this host (@p ip: the whole IPv4 datagram, checked):
 /// a copy goes to every raw ICMP socket.

@@ -514,7 +514,7 @@ long socket_write(File& f, uintptr_t buffer, size_t count)
 // --- Receiving ----------------------------------------------------------------
 
 struct Received {
-    long result = 0;     ///< bytes (or the full length with MSG_TRUNC), or -errno
+    long result = 0; ///< bytes (or the full length with MSG_TRUNC), or -errno
     bool truncated = false;
     Endpoint from;
 };
@@ -561,7 +561,7 @@ Received socket_receive(Socket* s, File& f, const UserVector& v, size_t room, in
         s->lock.unlock();
         e = vector_copy(v, d->data(), n, true);
     }
-    r.result = e != k_ok                ? -static_cast<long>(errno_value(e))
+    r.result = e != k_ok             ? -static_cast<long>(errno_value(e))
                : flags & k_msg_trunc ? static_cast<long>(d->length)
                                      : static_cast<long>(n);
     if (!(flags & k_msg_peek))
@@ -592,10 +592,9 @@ long set_option(Socket* s, int level, int name, uintptr_t value_user, uintptr_t 
 {
     if (level != k_sol_socket && level != k_ipproto_ip)
         return -k_enoprotoopt;
-    bool known = level == k_sol_socket
-                     ? (name == k_so_reuseaddr || name == k_so_broadcast || name == k_so_sndbuf ||
-                        name == k_so_rcvbuf)
-                     : (name == k_ip_ttl || name == k_ip_tos);
+    bool known = level == k_sol_socket ? (name == k_so_reuseaddr || name == k_so_broadcast ||
+                                          name == k_so_sndbuf || name == k_so_rcvbuf)
+                                       : (name == k_ip_ttl || name == k_ip_tos);
     if (!known)
         return -k_enoprotoopt;
     if (static_cast<int>(length) < static_cast<int>(sizeof(int)))
@@ -1013,8 +1012,7 @@ void udp_deliver(uint32_t source, uint16_t source_port, uint32_t destination,
         if (best) {
             found = true;
             SpinGuard sg(best->lock);
-            if (!(best->shut & 1) &&
-                best->queued + length + k_datagram_overhead <= best->rcvbuf) {
+            if (!(best->shut & 1) && best->queued + length + k_datagram_overhead <= best->rcvbuf) {
                 Datagram* d = datagram_new(source, source_port, payload, length);
                 if (!d)
                     g_udp_mem_errors.add();
@@ -1039,8 +1037,7 @@ void udp_deliver(uint32_t source, uint16_t source_port, uint32_t destination,
     sys::poll_notify();
 }
 
-void udp_error(uint32_t destination, uint16_t source_port, uint16_t destination_port,
-               Errno error)
+void udp_error(uint32_t destination, uint16_t source_port, uint16_t destination_port, Errno error)
 {
     bool told = false;
     {
@@ -1048,8 +1045,8 @@ void udp_error(uint32_t destination, uint16_t source_port, uint16_t destination_
         for (Socket* s = g_bound; s; s = s->next) {
             // Only a connected socket hears of it (Linux, BSD): an
             // unconnected one could not tell which datagram failed.
-            if (s->local_port != source_port || !s->connected ||
-                s->remote_address != destination || s->remote_port != destination_port)
+            if (s->local_port != source_port || !s->connected || s->remote_address != destination ||
+                s->remote_port != destination_port)
                 continue;
             SpinGuard sg(s->lock);
             s->error = error;
@@ -1090,8 +1087,7 @@ using namespace toll::net;
 
 long sys_socket(const SyscallArgs& a)
 {
-    return do_socket(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]),
-                     static_cast<int>(a.a[2]));
+    return do_socket(static_cast<int>(a.a[0]), static_cast<int>(a.a[1]), static_cast<int>(a.a[2]));
 }
 
 long sys_socketpair(const SyscallArgs& a)

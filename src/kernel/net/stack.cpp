@@ -388,9 +388,9 @@ void icmp_input(uint32_t source, uint32_t destination, const uint8_t* ip, size_t
         // RFC 1122, 3.2.2.1: codes 0 and 1 say net and host unreachable;
         // 2 and 3 that nobody takes the protocol or the port there.
         uint8_t code = icmp[1];
-        Errno error = code == 0                 ? k_enetunreach
+        Errno error = code == 0                ? k_enetunreach
                       : code == 2 || code == 3 ? k_econnrefused
-                                                : k_ehostunreach;
+                                               : k_ehostunreach;
         const uint8_t* udp = inner + inner_header;
         udp_error(load32(inner + 16), load16(udp), load16(udp + 2), error);
         return;
@@ -561,8 +561,7 @@ uint16_t checksum_finish(uint32_t sum)
     return static_cast<uint16_t>(~sum);
 }
 
-uint32_t pseudo_header_sum(uint32_t source, uint32_t destination, uint8_t protocol,
-                           size_t length)
+uint32_t pseudo_header_sum(uint32_t source, uint32_t destination, uint8_t protocol, size_t length)
 {
     return (source >> 16) + (source & 0xFFFF) + (destination >> 16) + (destination & 0xFFFF) +
            protocol + static_cast<uint32_t>(length);
