@@ -132,6 +132,13 @@ Errno ip_output(Frame& frame, size_t length, uint8_t protocol, uint32_t source,
 /// (RFC 1122, 3.2.2: a broadcast, an ICMP error, a fragment).
 void icmp_send_unreachable(const uint8_t* ip, size_t length, uint8_t code);
 
+/// Writes the UDP header at @p udp, in front of the @p payload_length bytes
+/// of payload that follow it: the ports, the length and the checksum over
+/// the pseudo-header of @p source and @p destination (RFC 768). The
+/// network lab's piece (lab_net.cpp).
+void udp_header_write(uint8_t* udp, uint16_t source_port, uint16_t destination_port,
+                      uint32_t source, uint32_t destination, size_t payload_length);
+
 /// The ephemeral ports, as Linux's net.ipv4.ip_local_port_range.
 inline constexpr uint16_t k_ephemeral_first = 32768, k_ephemeral_last = 60999;
 

@@ -482,16 +482,8 @@ long socket_send(Socket* s, const UserVector& v, size_t total, const Endpoint* t
     uint8_t* transport = frame.bytes + k_transport_at;
     if (Errno e = vector_copy(v, transport + header, total, false); e != k_ok)
         return -e;
-    if (udp) {
-        size_t length = k_udp_header + total;
-        store16(transport, source_port);
-        store16(transport + 2, peer.port);
-        store16(transport + 4, static_cast<uint16_t>(length));
-        store16(transport + 6, 0);
-        uint16_t sum = checksum_finish(checksum_add(
-            pseudo_header_sum(source, peer.address, k_proto_udp, length), transport, length));
-        store16(transport + 6, sum ? sum : 0xFFFF); // 0 would say "no checksum"
-    }
+    if (udp)
+        udp_header_write(transport, source_port, peer.port, source, peer.address, total);
     Errno e = ip_output(frame, header + total, udp ? k_proto_udp : k_proto_icmp, source,
                         peer.address, route, ttl);
     if (e != k_ok) {

@@ -147,11 +147,16 @@ int main(int argc, char** argv)
     bench_end(&span);
     end = now_seconds();
     unsigned long long dropped_up = rcvbuf_errors() - drops_before;
-    double elapsed = end - start > 0 ? end - start : 1e-9;
+    double elapsed = end - start;
     uint64_t datagrams = sent + failed;
-    double kpps_sent = (double)sent / elapsed / 1000.0;
-    double kpps_dropped = (double)failed / elapsed / 1000.0;
-    printf("netblast: %.0f kpps sent, %.0f kpps dropped\n", kpps_sent, kpps_dropped);
+    double kpps_sent = 0, kpps_dropped = 0;
+    if (elapsed > 0) {
+        kpps_sent = (double)sent / elapsed / 1000.0;
+        kpps_dropped = (double)failed / elapsed / 1000.0;
+        printf("netblast: %.0f kpps sent, %.0f kpps dropped\n", kpps_sent, kpps_dropped);
+    } else {
+        printf("netblast: too short for the clock to time; no rates\n");
+    }
     printf("netblast: %llu sent, %llu failed (last errno %llu), %llu dropped by the receiver, "
            "%.3f s\n",
            (unsigned long long)sent, (unsigned long long)failed, (unsigned long long)last_errno,
@@ -160,10 +165,12 @@ int main(int argc, char** argv)
     snprintf(name, sizeof name, "netblast.%s.%llu", loopback ? "loopback" : "remote",
              (unsigned long long)size);
     bench_report(name, &span, datagrams);
-    char metric[96];
-    snprintf(metric, sizeof metric, "%s.kpps_sent", name);
-    bench_metric(metric, (long long)(kpps_sent + 0.5), "kpps");
-    snprintf(metric, sizeof metric, "%s.kpps_dropped", name);
-    bench_metric(metric, (long long)(kpps_dropped + 0.5), "kpps");
+    if (elapsed > 0) {
+        char metric[96];
+        snprintf(metric, sizeof metric, "%s.kpps_sent", name);
+        bench_metric(metric, (long long)(kpps_sent + 0.5), "kpps");
+        snprintf(metric, sizeof metric, "%s.kpps_dropped", name);
+        bench_metric(metric, (long long)(kpps_dropped + 0.5), "kpps");
+    }
     return 0;
 }
