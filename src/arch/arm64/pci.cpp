@@ -7,13 +7,13 @@
 // built on demand. Layouts: PCI Express Base Specification 3.0, 7.2.2
 // (ECAM); Devicetree Specification v0.4, 2.4.3 (interrupt-map) and the
 // PCI bus binding (IEEE 1275 PCI, 2.2.1: the three-cell addresses).
+#include "kernel/arch/pci.h"
 #include "arch/arm64/board.h"
 #include "arch/arm64/fdt.h"
 #include "arch/arm64/gic.h"
 #include "arch/arm64/mmu.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/arch/kmem.h"
-#include "kernel/arch/pci.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
 #include "kernel/vm/kmalloc.h"
@@ -152,7 +152,8 @@ struct SpiHandlers {
 SpiHandlers g_spis[k_spis];
 TOLL_COUNTER(g_pci_irqs, "cpu.irq.pci");
 
-template <unsigned N> void spi_entry()
+template <unsigned N>
+void spi_entry()
 {
     g_pci_irqs.add();
     for (unsigned i = 0; i < k_handlers_per_spi; ++i)
@@ -283,8 +284,7 @@ volatile void* map_device_memory(PhysAddr phys, size_t size)
     return reinterpret_cast<volatile uint8_t*>(KERNEL_VA_BASE + phys);
 }
 
-int pci_attach_interrupt(PciAddress fn, unsigned pin, unsigned, DeviceIrqHandler handler,
-                         void* arg)
+int pci_attach_interrupt(PciAddress fn, unsigned pin, unsigned, DeviceIrqHandler handler, void* arg)
 {
     using namespace arm64;
     if (pin < 1 || pin > 4 || !g_host.map)

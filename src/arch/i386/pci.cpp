@@ -5,12 +5,12 @@
 // memory is mapped uncached into pages of the kernel-window table, which
 // every address space and layout shares. Layouts: PCI Local Bus
 // Specification 3.0, 3.2.2.3.2 (mechanism #1) and 6.2.4 (Interrupt Line).
+#include "kernel/arch/pci.h"
 #include "arch/i386/io.h"
 #include "arch/i386/mmu.h"
 #include "arch/i386/pic.h"
 #include "arch/i386/trap.h"
 #include "kernel/arch/cpu.h"
-#include "kernel/arch/pci.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/spinlock.h"

@@ -30,8 +30,7 @@ constexpr uint32_t k_ctrl = 0x0000, k_status = 0x0008, k_eerd = 0x0014, k_icr = 
                    k_tdbah = 0x3804, k_tdlen = 0x3808, k_tdh = 0x3810, k_tdt = 0x3818,
                    k_mta = 0x5200, k_ral0 = 0x5400, k_rah0 = 0x5404;
 // 8254x 13.7: statistics registers (cleared when read).
-constexpr uint32_t k_mpc = 0x4010, k_gptc = 0x4080, k_rnbc = 0x40A0, k_ruc = 0x40A4,
-                   k_roc = 0x40AC;
+constexpr uint32_t k_mpc = 0x4010, k_gptc = 0x4080, k_rnbc = 0x40A0, k_ruc = 0x40A4, k_roc = 0x40AC;
 // 8254x 13.4.1: CTRL: ASDE (5), SLU set link up (6), RST (26).
 constexpr uint32_t k_ctrl_asde = 1u << 5, k_ctrl_slu = 1u << 6, k_ctrl_rst = 1u << 26;
 // 8254x 13.4.1: CTRL bits a driver clears after reset: LRST (3), ILOS (7),
@@ -115,18 +114,19 @@ struct Card {
     Rings* rings = nullptr;
     uint8_t* rx_buffer[k_e1000_rx_descriptors] = {};
     uint8_t* tx_buffer[k_e1000_tx_descriptors] = {};
-    unsigned rx_next = 0;  // the next descriptor the card will fill
-    unsigned tx_tail = 0;  // the next descriptor the driver fills (TDT)
-    unsigned tx_clean = 0; // the oldest descriptor not yet seen done
+    unsigned rx_next = 0;     // the next descriptor the card will fill
+    unsigned tx_tail = 0;     // the next descriptor the driver fills (TDT)
+    unsigned tx_clean = 0;    // the oldest descriptor not yet seen done
     bool rx_in_split = false; // dropping the rest of a frame that spans buffers
     bool present = false;
     E1000Stats stats;
     FrameTap tap = nullptr;
+    Spinlock tx_lock{"e1000.tx"};
+    Spinlock rx_lock{"e1000.rx"};
 };
 
-Card g_card;
-Spinlock g_tx_lock("e1000.tx");
-Spinlock g_rx_lock("e1000.rx");
+Card g_cards[k_e1000_max_cards];
+unsigned g_card_count;
 
 TOLL_COUNTER(g_c_tx_frames, "net.e1000.tx_frames");
 TOLL_COUNTER(g_c_tx_ring_full, "net.e1000.tx_ring_full");
@@ -166,12 +166,12 @@ bool transmit(net::NetInterface& nif, const uint8_t* frame, size_t length)
 {
     Card& c = *static_cast<Card*>(nif.driver);
     if (length < net::k_ethernet_header || length > net::k_max_frame) {
-        SpinGuard guard(g_tx_lock);
+        SpinGuard guard(c.tx_lock);
         ++c.stats.tx_bad_length;
         ++nif.tx_dropped;
         return false;
     }
-    SpinGuard guard(g_tx_lock);
+    SpinGuard guard(c.tx_lock);
     tx_reclaim(c);
     unsigned next = (c.tx_tail + 1) % k_e1000_tx_descriptors;
     if (next == c.tx_clean) {
@@ -212,7 +212,7 @@ void rx_drop(Card& c, uint64_t& reason)
 // off: a card that says so is not believed).
 void rx_drain(Card& c)
 {
-    SpinGuard guard(g_rx_lock);
+    SpinGuard guard(c.rx_lock);
     for (unsigned budget = 0; budget < k_e1000_rx_descriptors; ++budget) {
         RxDesc& d = c.rings->rx[c.rx_next];
         if (!(d.status & k_rx_dd))
@@ -267,7 +267,7 @@ void interrupt(void* arg)
     if (cause & (k_int_rxt0 | k_int_rxo | k_int_rxdmt0))
         rx_drain(c);
     if (cause & k_int_txdw) {
-        SpinGuard guard(g_tx_lock);
+        SpinGuard guard(c.tx_lock);
         tx_reclaim(c);
     }
 }
@@ -297,7 +297,8 @@ void read_mac(Card& c)
     uint8_t* mac = c.nif.mac.bytes;
     if (ok) {
         for (unsigned i = 0; i < k_eeprom_mac_words; ++i)
-            mac[2 * i] = static_cast<uint8_t>(words[i]), mac[2 * i + 1] = static_cast<uint8_t>(words[i] >> 8);
+            mac[2 * i] = static_cast<uint8_t>(words[i]),
+                    mac[2 * i + 1] = static_cast<uint8_t>(words[i] >> 8);
     } else {
         uint32_t low = rd(c, k_ral0), high = rd(c, k_rah0);
         for (unsigned i = 0; i < 4; ++i)
@@ -340,7 +341,8 @@ bool bring_up(Card& c, const PciFunction& fn)
     wr(c, k_ctrl, (rd(c, k_ctrl) & ~k_ctrl_clear) | k_ctrl_slu | k_ctrl_asde);
     read_mac(c);
     const uint8_t* m = c.nif.mac.bytes;
-    wr(c, k_ral0, uint32_t(m[0]) | uint32_t(m[1]) << 8 | uint32_t(m[2]) << 16 | uint32_t(m[3]) << 24);
+    wr(c, k_ral0,
+       uint32_t(m[0]) | uint32_t(m[1]) << 8 | uint32_t(m[2]) << 16 | uint32_t(m[3]) << 24);
     wr(c, k_rah0, uint32_t(m[4]) | uint32_t(m[5]) << 8 | k_rah_av);
     for (unsigned i = 0; i < k_mta_entries; ++i)
         wr(c, k_mta + 4 * i, 0);
@@ -381,12 +383,11 @@ bool bring_up(Card& c, const PciFunction& fn)
         return false;
     }
     wr(c, k_ims, k_int_rxt0 | k_int_rxo | k_int_rxdmt0 | k_int_txdw | k_int_lsc);
-    c.nif.name = "eth0";
     c.nif.transmit = transmit;
     c.nif.driver = &c;
-    kprintf("eth0: e1000 (82540EM) at 0x%llx, irq %d, mac %02x:%02x:%02x:%02x:%02x:%02x, link "
+    kprintf("%s: e1000 (82540EM) at 0x%llx, irq %d, mac %02x:%02x:%02x:%02x:%02x:%02x, link "
             "%s\n",
-            (unsigned long long)fn.bar[0], irq, m[0], m[1], m[2], m[3], m[4], m[5],
+            c.nif.name, (unsigned long long)fn.bar[0], irq, m[0], m[1], m[2], m[3], m[4], m[5],
             (rd(c, k_status) & k_status_lu) ? "up" : "down");
     return true;
 }
@@ -395,45 +396,54 @@ bool bring_up(Card& c, const PciFunction& fn)
 
 bool e1000_init()
 {
-    const PciFunction* fn = pci_find(k_vendor_intel, k_device_82540em);
-    if (!fn)
-        return false;
-    // 8254x 13.1: the registers are 128 KB of memory space behind BAR0.
-    if (!fn->bar[0]) {
-        kprintf("e1000: BAR0 has no address; the card is not used\n");
-        return false;
+    static const char* const k_names[k_e1000_max_cards] = {"eth0", "eth1"};
+    const PciFunction* fns = pci_functions();
+    for (size_t i = 0; i < pci_function_count() && g_card_count < k_e1000_max_cards; ++i) {
+        const PciFunction& fn = fns[i];
+        if (fn.vendor != k_vendor_intel || fn.device != k_device_82540em)
+            continue;
+        // 8254x 13.1: the registers are 128 KB of memory space behind BAR0.
+        if (!fn.bar[0]) {
+            kprintf("e1000: BAR0 has no address; the card is not used\n");
+            continue;
+        }
+        Card& c = g_cards[g_card_count];
+        c.regs = static_cast<volatile uint8_t*>(arch::map_device_memory(fn.bar[0], fn.bar_size[0]));
+        if (!c.regs) {
+            kprintf("e1000: cannot map BAR0 at 0x%llx\n", (unsigned long long)fn.bar[0]);
+            continue;
+        }
+        c.nif.name = k_names[g_card_count];
+        if (!bring_up(c, fn))
+            continue;
+        c.present = true;
+        ++g_card_count;
+        net::net_register(c.nif);
     }
-    Card& c = g_card;
-    c.regs = static_cast<volatile uint8_t*>(arch::map_device_memory(fn->bar[0], fn->bar_size[0]));
-    if (!c.regs) {
-        kprintf("e1000: cannot map BAR0 at 0x%llx\n", (unsigned long long)fn->bar[0]);
-        return false;
-    }
-    if (!bring_up(c, *fn))
-        return false;
-    c.present = true;
-    net::net_register(c.nif);
-    return true;
+    return g_card_count > 0;
 }
 
-net::NetInterface* e1000_interface()
+net::NetInterface* e1000_interface(unsigned index)
 {
-    return g_card.present ? &g_card.nif : nullptr;
+    return index < g_card_count ? &g_cards[index].nif : nullptr;
 }
 
-E1000Stats e1000_stats()
+E1000Stats e1000_stats(unsigned index)
 {
-    SpinGuard rx(g_rx_lock);
-    SpinGuard tx(g_tx_lock);
-    return g_card.stats;
+    if (index >= g_card_count)
+        return {};
+    Card& c = g_cards[index];
+    SpinGuard rx(c.rx_lock);
+    SpinGuard tx(c.tx_lock);
+    return c.stats;
 }
 
-E1000HardwareStats e1000_hardware_stats()
+E1000HardwareStats e1000_hardware_stats(unsigned index)
 {
     E1000HardwareStats s;
-    if (!g_card.present)
+    if (index >= g_card_count)
         return s;
-    const Card& c = g_card;
+    const Card& c = g_cards[index];
     s.missed = rd(c, k_mpc);
     s.no_buffers = rd(c, k_rnbc);
     s.oversize = rd(c, k_roc);
@@ -442,19 +452,23 @@ E1000HardwareStats e1000_hardware_stats()
     return s;
 }
 
-void e1000_set_tap(FrameTap tap)
+void e1000_set_tap(unsigned index, FrameTap tap)
 {
-    SpinGuard guard(g_rx_lock);
-    g_card.tap = tap;
+    if (index >= g_card_count)
+        return;
+    Card& c = g_cards[index];
+    SpinGuard guard(c.rx_lock);
+    c.tap = tap;
 }
 
-void e1000_transmitter_enable(bool on)
+void e1000_transmitter_enable(unsigned index, bool on)
 {
-    if (!g_card.present)
+    if (index >= g_card_count)
         return;
-    SpinGuard guard(g_tx_lock);
-    uint32_t tctl = rd(g_card, k_tctl);
-    wr(g_card, k_tctl, on ? tctl | k_tctl_en : tctl & ~k_tctl_en);
+    Card& c = g_cards[index];
+    SpinGuard guard(c.tx_lock);
+    uint32_t tctl = rd(c, k_tctl);
+    wr(c, k_tctl, on ? tctl | k_tctl_en : tctl & ~k_tctl_en);
 }
 
 } // namespace toll::dev

@@ -1,0 +1,201 @@
+// The PCI and e1000 tests. dev.* runs in every boot: enumeration must find
+// the host bridge. device.* needs the card (tools/run --net user): it runs
+// only when the glob names it (kern/ktest.cpp), in the network boots of
+// tests/system/net.cmake. QEMU's user network answers ARP for its gateway
+// 10.0.2.2 itself, so an ARP exchange proves both rings and the interrupt
+// without any network stack: the test watches frames through the driver's
+// receive hook. With net.frames=1 a second card (eth1) is wired to the
+// host program tools/netpeer, which sends it hostile frames on request.
+#include "kernel/arch/cpu.h"
+#include "kernel/dev/e1000.h"
+#include "kernel/dev/pci.h"
+#include "kernel/kern/ktest.h"
+#include "kernel/kern/param.h"
+#include "kernel/proc/thread.h"
+#include "lib/string.h"
+
+namespace toll::dev {
+namespace {
+
+TOLL_PARAM(g_param_net_frames, "net.frames",
+           "1: eth1 is wired to tools/netpeer's frame socket (device.e1000.hostile_frames)");
+
+// IEEE 802.3 / RFC 826: EtherTypes, and ARP's fields for Ethernet and IPv4.
+constexpr uint16_t k_ethertype_arp = 0x0806;
+constexpr uint16_t k_arp_hw_ethernet = 1, k_arp_proto_ipv4 = 0x0800;
+constexpr uint16_t k_arp_request = 1, k_arp_reply = 2;
+constexpr size_t k_arp_frame = 14 + 28;
+// QEMU's user network (slirp): the guest is 10.0.2.15, the gateway (the
+// host, for UDP) 10.0.2.2, whose Ethernet address is 52:55:0a:00:02:02.
+constexpr uint8_t k_guest_ip[4] = {10, 0, 2, 15}, k_gateway_ip[4] = {10, 0, 2, 2};
+constexpr uint8_t k_gateway_mac[6] = {0x52, 0x55, 0x0A, 0x00, 0x02, 0x02};
+// How long a reply may take, in seconds of the scheduler's clock.
+constexpr unsigned k_wait_seconds = 5;
+
+void put16(uint8_t* at, uint16_t v)
+{
+    at[0] = static_cast<uint8_t>(v >> 8), at[1] = static_cast<uint8_t>(v);
+}
+
+uint16_t get16(const uint8_t* at)
+{
+    return static_cast<uint16_t>(at[0] << 8 | at[1]);
+}
+
+// An ARP request from @p mac (10.0.2.15) for 10.0.2.2, broadcast (RFC 826).
+void arp_request(uint8_t* f, const net::MacAddress& mac)
+{
+    memset(f, 0xFF, 6);
+    memcpy(f + 6, mac.bytes, 6);
+    put16(f + 12, k_ethertype_arp);
+    uint8_t* a = f + 14;
+    put16(a, k_arp_hw_ethernet);
+    put16(a + 2, k_arp_proto_ipv4);
+    a[4] = 6, a[5] = 4;
+    put16(a + 6, k_arp_request);
+    memcpy(a + 8, mac.bytes, 6);
+    memcpy(a + 14, k_guest_ip, 4);
+    memset(a + 18, 0, 6);
+    memcpy(a + 24, k_gateway_ip, 4);
+}
+
+// What the receive hook saw: ARP replies from the gateway to us.
+volatile unsigned g_arp_replies;
+uint8_t g_our_mac[6];
+
+bool arp_tap(const uint8_t* f, size_t length)
+{
+    if (length < k_arp_frame || get16(f + 12) != k_ethertype_arp)
+        return false;
+    const uint8_t* a = f + 14;
+    if (get16(a + 6) == k_arp_reply && memcmp(a + 8, k_gateway_mac, 6) == 0 &&
+        memcmp(a + 14, k_gateway_ip, 4) == 0 && memcmp(a + 18, g_our_mac, 6) == 0 &&
+        memcmp(a + 24, k_guest_ip, 4) == 0 && memcmp(f, g_our_mac, 6) == 0)
+        g_arp_replies = g_arp_replies + 1;
+    return true;
+}
+
+// What wait_for sleeps on, a tick at a time.
+const int g_wait_channel = 0;
+
+// Waits until @p done() or k_wait_seconds pass; true if done.
+template <typename Done> bool wait_for(Done done)
+{
+    uint64_t deadline = proc::ticks() + uint64_t(k_wait_seconds) * arch::clock_hz();
+    while (!done() && proc::ticks() < deadline)
+        proc::sleep_on(&g_wait_channel, proc::ticks() + 1);
+    return done();
+}
+
+} // namespace
+
+KTEST("dev.pci.host_bridge")
+{
+    // PCI 3.0, Appendix D: class 06 subclass 00 is a host bridge; both
+    // machines put theirs at 00:00.0 (i440FX, QEMU's gpex).
+    const PciFunction* fns = pci_functions();
+    size_t n = pci_function_count();
+    KEXPECT(n >= 1);
+    if (n == 0)
+        return;
+    KEXPECT(fns[0].address.bus == 0 && fns[0].address.device == 0 && fns[0].address.function == 0);
+    KEXPECT_EQ(fns[0].class_code, 0x06u);
+    KEXPECT_EQ(fns[0].subclass, 0x00u);
+    for (size_t i = 0; i < n; ++i) {
+        KEXPECT(fns[i].vendor != k_pci_no_vendor);
+        // A memory BAR the kernel recorded has a power-of-two size and is
+        // aligned to it (PCI 3.0, 6.2.5.1), whoever assigned it.
+        for (unsigned b = 0; b < k_pci_bars; ++b)
+            if (fns[i].bar[b]) {
+                uint64_t size = fns[i].bar_size[b];
+                KEXPECT(size != 0 && (size & (size - 1)) == 0);
+                KEXPECT_EQ(fns[i].bar[b] & (size - 1), 0u);
+            }
+    }
+}
+
+KTEST("device.e1000.arp_reply")
+{
+    net::NetInterface* nif = e1000_interface(0);
+    KEXPECT(nif != nullptr);
+    if (!nif)
+        return;
+    memcpy(g_our_mac, nif->mac.bytes, 6);
+    // QEMU's default address for the first card (52:54:00:12:34:56): the
+    // MAC came from the EEPROM, not from nowhere.
+    KEXPECT(g_our_mac[0] == 0x52 && g_our_mac[1] == 0x54 && g_our_mac[2] == 0x00);
+    E1000Stats before = e1000_stats(0);
+    g_arp_replies = 0;
+    e1000_set_tap(0, arp_tap);
+    uint8_t frame[k_arp_frame];
+    arp_request(frame, nif->mac);
+    KEXPECT(nif->transmit(*nif, frame, sizeof frame));
+    bool replied = wait_for([] { return g_arp_replies >= 1; });
+    e1000_set_tap(0, nullptr);
+    KEXPECT(replied);
+    E1000Stats after = e1000_stats(0);
+    KEXPECT_EQ(after.tx_frames - before.tx_frames, 1u);
+    KEXPECT(after.rx_frames > before.rx_frames);
+    KEXPECT(after.interrupts > before.interrupts);
+    KEXPECT_EQ(after.rx_dropped, before.rx_dropped);
+}
+
+KTEST("device.e1000.refuses_bad_lengths")
+{
+    net::NetInterface* nif = e1000_interface(0);
+    KEXPECT(nif != nullptr);
+    if (!nif)
+        return;
+    static uint8_t frame[net::k_max_frame + 1];
+    memset(frame, 0, sizeof frame);
+    E1000Stats before = e1000_stats(0);
+    KEXPECT(!nif->transmit(*nif, frame, net::k_ethernet_header - 1));
+    KEXPECT(!nif->transmit(*nif, frame, net::k_max_frame + 1));
+    KEXPECT(!nif->transmit(*nif, frame, 0));
+    E1000Stats after = e1000_stats(0);
+    KEXPECT_EQ(after.tx_bad_length - before.tx_bad_length, 3u);
+    KEXPECT_EQ(after.tx_frames, before.tx_frames);
+}
+
+KTEST("device.e1000.transmit_ring_full")
+{
+    // With the transmitter stopped nothing leaves the ring: it takes one
+    // frame fewer than it has descriptors, then refuses and counts. Started
+    // again, the card sends them all (its good-packets counter says so) and
+    // the interrupt gives every descriptor back.
+    net::NetInterface* nif = e1000_interface(0);
+    KEXPECT(nif != nullptr);
+    if (!nif)
+        return;
+    (void)e1000_hardware_stats(0); // clear the statistics registers
+    E1000Stats before = e1000_stats(0);
+    uint8_t frame[k_arp_frame];
+    arp_request(frame, nif->mac);
+    e1000_transmitter_enable(0, false);
+    unsigned accepted = 0, refused = 0;
+    for (unsigned i = 0; i < k_e1000_tx_descriptors + 3; ++i)
+        (nif->transmit(*nif, frame, sizeof frame) ? accepted : refused) += 1;
+    E1000HardwareStats stopped = e1000_hardware_stats(0);
+    e1000_transmitter_enable(0, true);
+    KEXPECT_EQ(accepted, k_e1000_tx_descriptors - 1);
+    KEXPECT_EQ(refused, 4u);
+    KEXPECT_EQ(stopped.tx_good, 0u);
+    E1000Stats full = e1000_stats(0);
+    KEXPECT_EQ(full.tx_ring_full - before.tx_ring_full, 4u);
+    uint32_t sent = 0;
+    wait_for([&sent] {
+        sent += e1000_hardware_stats(0).tx_good;
+        return sent >= k_e1000_tx_descriptors - 1;
+    });
+    KEXPECT_EQ(sent, k_e1000_tx_descriptors - 1);
+    // The ring is empty again: a whole ring's worth fits once more, after
+    // the transmit interrupts (or the next transmit) reclaimed it.
+    e1000_transmitter_enable(0, false);
+    unsigned again = 0;
+    for (unsigned i = 0; i < k_e1000_tx_descriptors - 1; ++i)
+        again += nif->transmit(*nif, frame, sizeof frame);
+    e1000_transmitter_enable(0, true);
+    KEXPECT_EQ(again, k_e1000_tx_descriptors - 1);
+}
+
+} // namespace toll::dev
