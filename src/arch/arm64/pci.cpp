@@ -185,18 +185,20 @@ uint64_t* next_table(uint64_t* entry)
 // Maps the page at physical @p pa as Device memory at KERNEL_VA_BASE + pa.
 bool map_device_page(uint64_t pa)
 {
+    // Indexed by the physical address, as mmu_boot.cpp does: KERNEL_VA_BASE
+    // has no bits below the 39 the tables translate, and at 16 KB l1_index
+    // would keep bits of it above them.
     auto* l1 = static_cast<uint64_t*>(arch::phys_to_virt(kernel_l1_phys()));
-    uint64_t va = KERNEL_VA_BASE + pa;
-    uint64_t* l2 = next_table(&l1[l1_index(va)]);
+    uint64_t* l2 = next_table(&l1[l1_index(pa)]);
     if (!l2)
         return false;
-    uint64_t& l2_entry = l2[l2_index(va)];
+    uint64_t& l2_entry = l2[l2_index(pa)];
     if ((l2_entry & 3) == k_desc_block)
         return (l2_entry & k_attr_device) != 0; // mmu_boot's devices: already mapped
     uint64_t* l3 = next_table(&l2_entry);
     if (!l3)
         return false;
-    l3[l3_index(va)] = pa | k_device_page;
+    l3[l3_index(pa)] = pa | k_device_page;
     return true;
 }
 

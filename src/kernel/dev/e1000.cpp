@@ -253,6 +253,7 @@ void rx_drain(Card& c)
 void interrupt(void* arg)
 {
     Card& c = *static_cast<Card*>(arg);
+    uint64_t start = arch::cycle_counter();
     // 8254x 13.4.17: reading ICR clears it (and deasserts INTx); 0 means
     // the interrupt was another device's on the shared line.
     uint32_t cause = rd(c, k_icr);
@@ -270,6 +271,7 @@ void interrupt(void* arg)
         SpinGuard guard(c.tx_lock);
         tx_reclaim(c);
     }
+    c.stats.handler_cycles += arch::cycle_counter() - start;
 }
 
 // 8254x 13.4.4: one EEPROM word through EERD; false if DONE never comes.

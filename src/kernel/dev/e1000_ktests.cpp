@@ -297,4 +297,51 @@ KTEST("device.e1000.hostile_frames")
                   "interrupts");
 }
 
+KTEST("device.e1000.cost")
+{
+    // What the driver costs per frame, measured in cycles, which are
+    // instructions under tools/run --deterministic (book/measurements.toml):
+    // transmit() from the call to the tail write, and the interrupt handler
+    // per frame received. One ARP request at a time, each answered by
+    // QEMU's gateway, so that an interrupt takes one frame.
+    constexpr unsigned k_frames = 64;
+    net::NetInterface* nif = e1000_interface(0);
+    KEXPECT(nif != nullptr);
+    if (!nif)
+        return;
+    memcpy(g_our_mac, nif->mac.bytes, 6);
+    uint8_t frame[k_arp_frame];
+    arp_request(frame, nif->mac);
+    g_arp_replies = 0;
+    e1000_set_tap(0, arp_tap);
+    E1000Stats before = e1000_stats(0);
+    uint64_t tx_cycles = 0;
+    unsigned sent = 0;
+    for (unsigned i = 0; i < k_frames; ++i) {
+        bool ok;
+        {
+            arch::InterruptsOff off;
+            uint64_t start = arch::cycle_counter();
+            ok = nif->transmit(*nif, frame, sizeof frame);
+            tx_cycles += arch::cycle_counter() - start;
+        }
+        sent += ok;
+        wait_for([i] { return g_arp_replies >= i + 1; });
+    }
+    e1000_set_tap(0, nullptr);
+    E1000Stats after = e1000_stats(0);
+    KEXPECT_EQ(sent, k_frames);
+    KEXPECT_EQ(g_arp_replies, k_frames);
+    uint64_t received = after.rx_frames - before.rx_frames;
+    uint64_t interrupts = after.interrupts - before.interrupts;
+    KEXPECT(received >= k_frames && interrupts > 0 && tx_cycles > 0);
+    if (received == 0 || sent == 0)
+        return;
+    ktest::metric("net.e1000.tx_cycles_per_frame", tx_cycles / sent, "cycles");
+    ktest::metric("net.e1000.irq_cycles_per_rx_frame",
+                  (after.handler_cycles - before.handler_cycles) / received, "cycles");
+    ktest::metric("net.e1000.interrupts_per_1000_frames",
+                  (interrupts * 1000 + (sent + received) / 2) / (sent + received), "per1000");
+}
+
 } // namespace toll::dev
