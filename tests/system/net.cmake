@@ -2,9 +2,10 @@
 # eth0 on QEMU's user network and eth1 wired to the host program
 # tools/netpeer (tools/run --net user --net-frames). The device.* ktests
 # (src/kernel/dev/e1000_ktests.cpp) exchange ARP with QEMU's gateway, fill
-# the transmit ring, and take tools/netpeer's hostile frames on eth1. The
-# test name says what the boot runs; PASS needs every ktest to pass (no
-# skip: net.frames=1 is given), five of them.
+# the transmit ring, send UDP to tools/netpeer's echo server on the host
+# (10.0.2.2 from the guest) and check the echo, and take tools/netpeer's
+# hostile frames on eth1. PASS needs every ktest to pass, six of them (no
+# skip: net.frames=1 and net.echo=PORT are given).
 foreach(arch i386 arm64)
   if(NOT "${arch}" IN_LIST TOLL_ARCHES)
     continue()
@@ -14,9 +15,9 @@ foreach(arch i386 arm64)
            COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tools/netpeer --echo auto --frames auto --
                    ${TOLL_PYTHON} ${TOLL_RUN} --build ${CMAKE_BINARY_DIR} --arch ${arch}
                    --net user --net-frames {frames} --nonce net${arch}
-                   --cmdline "test=device.* net.frames=1")
+                   --cmdline "test=device.* net.frames=1 net.echo={echo}")
   set_tests_properties(${name} PROPERTIES TIMEOUT 120
-    PASS_REGULAR_EXPRESSION "DONE 5 passed, 0 failed, 0 skipped.*tools/run: DONE: every test passed")
+    PASS_REGULAR_EXPRESSION "DONE 6 passed, 0 failed, 0 skipped.*tools/run: DONE: every test passed")
 endforeach()
 
 # What tools/run refuses before any emulator starts: a socket-wired card
