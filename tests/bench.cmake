@@ -34,7 +34,7 @@ add_test(NAME bench.budgets_refuse_excess
   COMMAND ${TOLL_BENCH} --results ${CMAKE_SOURCE_DIR}/tests/bench/over_budget.csv
           --budgets ${CMAKE_SOURCE_DIR}/tests/bench/budgets.toml)
 set_tests_properties(bench.budgets_refuse_excess PROPERTIES
-  PASS_REGULAR_EXPRESSION "lat_syscall.getppid = 301 instr in configuration 3/1, above its budget of 200")
+  PASS_REGULAR_EXPRESSION "lat_syscall.getppid = 301 instr in configuration 3/1, above its budget of 160")
 
 set_tests_properties(bench.determinism bench.budgets PROPERTIES TIMEOUT 120 LABELS bench)
 

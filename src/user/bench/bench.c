@@ -26,7 +26,7 @@ static char g_pool[k_pool_size];                /* the names, each ending in '\0
 static const char* g_names[BENCH_MAX_COUNTERS]; /* into g_pool */
 /* Events that a begin/end pair causes by itself (its counter_get calls). */
 static int64_t g_overhead[BENCH_MAX_COUNTERS];
-/* Whether the kernel samples (booted with profile.us=): each span is then
+/* Whether the kernel counts (booted with profile=count): each span is then
  * profiled, the timed loop alone (tools/bench --profile). */
 static int g_profiling;
 
