@@ -11,6 +11,7 @@
 // by the count), `net.arp` over the neighbour table; neither is held while
 // a frame is transmitted, since the loopback's transmit comes straight back
 // in here.
+#include "kernel/arch/cpu.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/spinlock.h"
 #include "kernel/net/net.h"
@@ -179,6 +180,11 @@ Errno transmit(NetInterface& nif, const uint8_t* frame, size_t length)
 // --- ARP ---------------------------------------------------------------------
 
 constexpr size_t k_arp_entries = 16;
+// How long an unanswered request stands before another is sent: Linux's
+// neighbour default retrans_time_ms (1000) would leave a blast waiting a
+// second; a tenth of it is plenty on a LAN and still keeps a sender that
+// outruns the reply from asking once per datagram.
+constexpr uint64_t k_arp_retry_ms = 100;
 
 struct Neighbour {
     NetInterface* nif = nullptr; ///< nullptr: the slot is free
@@ -186,6 +192,7 @@ struct Neighbour {
     MacAddress mac{};
     bool resolved = false;
     uint64_t used = 0;          ///< tick of the last use, for eviction
+    uint64_t asked = 0;         ///< tick of the last request sent; 0: none yet
     uint8_t* pending = nullptr; ///< one frame waiting for the reply (kmalloc'd)
     size_t pending_length = 0;
 };
@@ -272,7 +279,11 @@ Errno arp_output(NetInterface& nif, uint32_t next_hop, uint8_t* frame, size_t le
             n->pending_length = n->pending ? length : 0;
             if (n->pending)
                 memcpy(n->pending, frame, length);
-            ask = true;
+            uint64_t now = proc::ticks();
+            uint64_t retry = k_arp_retry_ms * arch::clock_hz() / 1000;
+            ask = n->asked == 0 || now - n->asked >= (retry ? retry : 1);
+            if (ask)
+                n->asked = now ? now : 1;
         }
     }
     vm::kfree(dropped);
