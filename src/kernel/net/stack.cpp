@@ -546,6 +546,24 @@ void write_dev(Writer& w)
     }
 }
 
+void write_arp(Writer& w)
+{
+    // Linux's layout (net/ipv4/arp.c): flags 0x2 is ATF_COM, resolved.
+    w.add("IP address       HW type     Flags       HW address            Mask     Device\n");
+    SpinGuard g(g_arp_lock);
+    for (const Neighbour& n : g_neighbours) {
+        if (!n.nif)
+            continue;
+        char ip[16];
+        lib::snformat(ip, sizeof ip, "%u.%u.%u.%u", n.address >> 24, n.address >> 16 & 0xFF,
+                      n.address >> 8 & 0xFF, n.address & 0xFF);
+        const uint8_t* m = n.mac.bytes;
+        w.add("%-16s 0x1         0x%x         %02x:%02x:%02x:%02x:%02x:%02x     *        %s\n", ip,
+              n.resolved ? 2u : 0u, m[0], m[1], m[2], m[3], m[4], m[5],
+              n.nif->name ? n.nif->name : "?");
+    }
+}
+
 } // namespace
 
 // --- Checksums -------------------------------------------------------------
@@ -773,8 +791,10 @@ size_t net_proc_text(NetProcFile file, char* out, size_t capacity)
     net::Writer w{out, capacity};
     if (file == NetProcFile::snmp)
         net::write_snmp(w);
-    else
+    else if (file == NetProcFile::dev)
         net::write_dev(w);
+    else
+        net::write_arp(w);
     return w.used;
 }
 
