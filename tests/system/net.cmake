@@ -36,3 +36,11 @@ add_test(NAME system.net.frames_refused_under_bochs
                  --net-frames 5555)
 set_tests_properties(system.net.frames_refused_under_bochs PROPERTIES
   PASS_REGULAR_EXPRESSION "--net-frames needs QEMU")
+
+# A QEMU without the e1000 model (a stand-in first on PATH): tools/run must
+# say so, and what to install, instead of starting a guest without a card.
+add_test(NAME system.net.refused_without_e1000
+         COMMAND sh -c "PATH=\"$0:$PATH\" exec \"$1\" \"$2\" --build \"$3\" --net user"
+                 ${CMAKE_CURRENT_SOURCE_DIR}/fake_qemu ${TOLL_PYTHON} ${TOLL_RUN} ${CMAKE_BINARY_DIR})
+set_tests_properties(system.net.refused_without_e1000 PROPERTIES
+  PASS_REGULAR_EXPRESSION "has no e1000 device model.*drop --net")
