@@ -6,6 +6,7 @@
 #include "kernel/fs/block.h"
 #include "kernel/kern/errno.h"
 #include "kernel/kern/result.h"
+#include "kernel/vm/vmobject.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -74,6 +75,14 @@ Errno ext2_sync(Ext2Fs& fs);
 /// ext2_sync, and leaves the file system clean (no recovery needed): the
 /// last call before the power goes.
 Errno ext2_shutdown(Ext2Fs& fs);
+
+/// An object (vm/vmobject.h) of @p count pages of regular file @p ino from
+/// its page @p first_page on, each read into the page cache and pinned; the
+/// pages past the end of the file are left out (0). With @p writable_shared,
+/// the pages are marked as ones a shared mapping may change: every sync
+/// writes them back, and the object's write-back (msync) is a sync.
+Result<vm::VmObject*> ext2_object(Ext2Fs& fs, uint32_t ino, uint64_t first_page, size_t count,
+                                  bool writable_shared);
 
 /// True if @p fs has an ext3 journal (and writes through it).
 bool ext2_journaled(const Ext2Fs& fs);

@@ -3,6 +3,7 @@
 // (create, mkdir, rmdir, unlink, link, symlink, rename), getdents and
 // readlink. A hostile image's bad entry is an error (EIO), never a loop.
 #include "kernel/fs/ext2_internal.h"
+#include "kernel/fs/pagecache.h"
 #include "kernel/kern/console.h"
 #include "kernel/sys/uaccess.h"
 #include "lib/string.h"
@@ -256,6 +257,7 @@ Errno release_inode(Ext2Fs& fs, uint32_t ino)
 {
     Inode in;
     TRY(inode_read(fs, ino, &in));
+    pc_invalidate(&fs, ino, 0); // its pages go with it
     bool fast_symlink = (in.i_mode & k_mode_type) == k_mode_lnk && in.i_blocks == 0;
     if (fast_symlink) {
         memset(in.i_block, 0, sizeof in.i_block);

@@ -5,7 +5,7 @@
 #include "kernel/fs/ext2.h"
 #include "kernel/fs/ext2_format.h"
 #include "kernel/fs/journal.h"
-#include "kernel/proc/thread.h"
+#include "kernel/proc/mutex.h"
 
 namespace toll::fs {
 
@@ -27,35 +27,28 @@ struct Ext2Fs {
     ext2::GroupDesc* groups = nullptr;
     Buffer** gdt_buffers = nullptr; ///< the descriptor blocks, held
     uint32_t block_size = 0, group_count = 0, inode_size = 0, first_ino = 0;
-    uint32_t time_base = 0;     ///< the image's last write: the clock starts there
-    bool filetype = false;      ///< directory entries carry a file type
-    bool busy = false;          ///< the file system lock (FsLock)
-    Journal* journal = nullptr; ///< ext3's journal, or nullptr (plain ext2)
+    uint32_t time_base = 0;      ///< the image's last write: the clock starts there
+    bool filetype = false;       ///< directory entries carry a file type
+    proc::Mutex lock{"fs.ext2"}; ///< the file system lock (FsLock)
+    Journal* journal = nullptr;  ///< ext3's journal, or nullptr (plain ext2)
     static constexpr size_t k_max_open = 64;
     OpenInode open[k_max_open];
 };
 
 /// The file system's lock, held across every operation (they sleep on the
-/// disk). Lock: ext2, a sleeping lock made of a flag and sleep_on, correct
-/// while threads run on one CPU; a kernel with sleeping locks and wait
-/// queues takes one of those here.
+/// disk): "fs.ext2", a sleeping lock (proc::Mutex), so that a second
+/// thread, on this CPU or another, sleeps until the first is done.
 class [[nodiscard]] FsLock {
   public:
     explicit FsLock(Ext2Fs& fs) : m_fs(fs)
     {
-        while (m_fs.busy)
-            proc::sleep_on(&m_fs.busy);
-        m_fs.busy = true;
+        m_fs.lock.lock();
         // Between operations the metadata is consistent: a transaction
         // grown past half its room is committed before this one adds more.
         if (journal_wants_commit(m_fs, 2))
             (void)journal_commit(m_fs);
     }
-    ~FsLock()
-    {
-        m_fs.busy = false;
-        proc::wakeup(&m_fs.busy);
-    }
+    ~FsLock() { m_fs.lock.unlock(); }
     FsLock(const FsLock&) = delete;
     FsLock& operator=(const FsLock&) = delete;
 

@@ -147,8 +147,10 @@ void mount_init()
 
 void mount_sync()
 {
-    if (g_fs)
+    if (g_fs) {
+        (void)ext2_sync(*g_fs); // the pages shared mappings changed, too
         (void)ext2_shutdown(*g_fs);
+    }
 }
 
 bool mount_owns(const char* path)

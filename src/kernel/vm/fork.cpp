@@ -6,6 +6,7 @@
 #include "kernel/vm/pageref.h"
 #include "kernel/vm/phys.h"
 #include "kernel/vm/reserv.h"
+#include "kernel/vm/vmobject.h"
 #include "kernel/vm/vmspace_internal.h"
 #include "lib/string.h"
 
@@ -163,6 +164,10 @@ VmSpace* vmspace_fork(VmSpace* parent)
         copy->end = r->end;
         copy->prot = r->prot;
         copy->shared = r->shared;
+        if ((copy->object = r->object)) {
+            vmobject_hold(copy->object);
+            copy->object_page = r->object_page;
+        }
         child->regions.insert(copy);
         uintptr_t from_va = r->start > shared_to ? r->start : shared_to;
         for (uintptr_t va = pmap_next_mapped(parent->pmap, from_va, r->end); va < r->end;
