@@ -5,6 +5,7 @@
 #include "kernel/arch/disk.h"
 #include "kernel/fs/ext2.h"
 #include "kernel/kern/console.h"
+#include "kernel/proc/process.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
 #include "kernel/vm/kmalloc.h"
@@ -18,7 +19,6 @@ constexpr size_t k_path_max = 512;
 // Linux, include/uapi/asm-generic/fcntl.h: O_EXCL.
 constexpr int k_o_excl = 0200;
 constexpr int k_s_ifreg = 0100000, k_s_ifdir = 040000;
-constexpr uint16_t k_default_mode = 0644;
 
 struct MountFile {
     uint32_t ino;
@@ -159,12 +159,14 @@ bool mount_owns(const char* path)
     return g_fs && strncmp(path, k_mount_point, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-Result<sys::FileRef> mount_open(const char* path, int flags)
+Result<sys::FileRef> mount_open(const char* path, int flags, uint32_t mode)
 {
     const char* in = inner(path);
     int access = flags & sys::k_o_accmode;
+    proc::Process* p = proc::current_process();
+    auto perms = static_cast<uint16_t>(mode & ~(p ? p->umask : 0u) & 07777);
     Result<uint32_t> ino = (flags & sys::k_o_creat)
-                               ? ext2_create(*g_fs, in, k_default_mode, (flags & k_o_excl) != 0)
+                               ? ext2_create(*g_fs, in, perms, (flags & k_o_excl) != 0)
                                : ext2_lookup(*g_fs, in, true);
     if (!ino)
         return ino.error();
@@ -352,6 +354,36 @@ long mnt_ftruncate(const SyscallArgs& a)
         return -e;
     f->size = a.a[1];
     return 0;
+}
+
+Result<vm::VmObject*> mount_map_fd(int fd, uint64_t first_page, size_t count, bool shared,
+                                   bool writable)
+{
+    File* f = fd_get(fd);
+    if (!f)
+        return k_ebadf;
+    if (!g_fs || (f->ops != &k_file_ops && f->ops != &k_dir_ops))
+        return k_enodev;
+    if (f->ops == &k_dir_ops)
+        return k_enodev; // as Linux: a directory has no mmap
+    int access = f->flags & k_o_accmode;
+    if (access == k_o_wronly || (shared && writable && access != k_o_rdwr))
+        return k_eacces;
+    return ext2_object(*g_fs, ino_of(*f), first_page, count, shared && writable);
+}
+
+Result<vm::VmObject*> mount_exec_object(const char* path, uint64_t* size)
+{
+    Result<uint32_t> ino = ext2_lookup(*g_fs, inner(path), true);
+    if (!ino)
+        return ino.error();
+    Ext2Stat st;
+    TRY(ext2_stat(*g_fs, ino.value(), &st));
+    if ((st.mode & 0170000) != k_s_ifreg || !(st.mode & 0111))
+        return k_eacces;
+    *size = st.size;
+    size_t pages = static_cast<size_t>((st.size + arch::k_page_size - 1) / arch::k_page_size);
+    return ext2_object(*g_fs, ino.value(), 0, pages, false);
 }
 
 bool mount_claims_path(uintptr_t user)

@@ -6,6 +6,7 @@
 #include "kernel/kern/result.h"
 #include "kernel/sys/file.h"
 #include "kernel/sys/syscalls.h"
+#include "kernel/vm/vmobject.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,8 +27,9 @@ void mount_sync();
 bool mount_owns(const char* path);
 
 /// open() of a path under /mnt (mount_owns): k_enoent, k_eexist, k_eisdir,
-/// k_enotdir, k_eloop, k_enospc, k_eio as Linux gives them.
-Result<sys::FileRef> mount_open(const char* path, int flags);
+/// k_enotdir, k_eloop, k_enospc, k_eio as Linux gives them. A file it
+/// creates has permissions @p mode less the process's umask.
+Result<sys::FileRef> mount_open(const char* path, int flags, uint32_t mode);
 
 /// True if @p file is a directory of the mounted disk (for getdents64).
 bool mount_is_dir(const sys::File& file);
@@ -40,6 +42,19 @@ long mount_getdents(sys::File& file, uintptr_t buffer, size_t count);
 /// below), else the file tree's (vfs.h). A relative path is the file tree's
 /// even when the working directory is under /mnt (a limit of this mount).
 bool mount_claims_path(uintptr_t user);
+
+/// The object mmap maps for descriptor @p fd: @p count pages of its file
+/// from page @p first_page on, in the page cache. k_ebadf for no such
+/// descriptor, k_enodev for one that is no file of the disk, k_eacces when
+/// the descriptor was not opened for reading, or a shared writable mapping
+/// is asked of one not opened for writing (Linux's rules).
+Result<vm::VmObject*> mount_map_fd(int fd, uint64_t first_page, size_t count, bool shared,
+                                   bool writable);
+
+/// What exec needs of the disk's program @p path (mount_owns): its size,
+/// and an object of all its pages. k_eacces for no regular file with an
+/// execute bit, and the errors of a lookup.
+Result<vm::VmObject*> mount_exec_object(const char* path, uint64_t* size);
 
 /// Whether descriptor @p fd is a file or directory of the mounted disk.
 bool mount_claims_fd(uintptr_t fd);

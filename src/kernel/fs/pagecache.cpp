@@ -26,7 +26,7 @@ struct Slot {
     const void* owner = nullptr; ///< nullptr: the slot is free
     uint32_t ino = 0, index = 0;
     PhysAddr pa = 0;
-    bool referenced = false;     ///< used since the hand last passed
+    bool referenced = false; ///< used since the hand last passed
     bool writable_shared = false;
     Slot* hash_next = nullptr;
 };

@@ -468,7 +468,7 @@ long truncate_fd(uintptr_t fd, int64_t length)
 Result<FileRef> vfs_open(Node* base, const char* path, int flags, uint32_t mode)
 {
     if (path[0] == '/' && fs::mount_owns(path))
-        return fs::mount_open(path, flags); // the disk's (relative paths stay the tree's)
+        return fs::mount_open(path, flags, mode); // the disk's (relative paths stay the tree's)
     int follow = (flags & k_o_nofollow) ? 0 : k_follow;
     if (!(flags & k_o_creat)) {
         Result<NodeRef> n =

@@ -73,9 +73,13 @@ bool fork_page(VmSpace* parent, VmSpace* child, uintptr_t va, unsigned prot, boo
     if (!m)
         return true;
     PhysAddr from = m.value().pa & ~PhysAddr(k_page_size - 1);
+    // The very page the parent maps executable: its instructions were made
+    // visible when that mapping was made (Linux's fork does no cache
+    // maintenance either), so the child's mapping syncs nothing again.
+    unsigned clean = (m.value().prot & k_prot_exec) ? unsigned(k_prot_icache_clean) : 0u;
     if (shared_region) {
         PageShares ref{from, 1};
-        if (!ref.count() || pmap_enter(child->pmap, va, from, prot) != k_ok)
+        if (!ref.count() || pmap_enter(child->pmap, va, from, prot | clean) != k_ok)
             return false;
         ref.keep();
         ++child->resident_pages;
@@ -85,7 +89,7 @@ bool fork_page(VmSpace* parent, VmSpace* child, uintptr_t va, unsigned prot, boo
         PageShares ref{from, 1};
         if (ref.count()) {
             unsigned shared = prot & ~unsigned(k_prot_write);
-            if (pmap_enter(child->pmap, va, from, shared) != k_ok)
+            if (pmap_enter(child->pmap, va, from, shared | clean) != k_ok)
                 return false;
             if ((prot & k_prot_write) &&
                 pmap_protect(parent->pmap, va, va + k_page_size, shared) != k_ok) {

@@ -38,8 +38,8 @@ void vmobject_drop(VmObject* object)
     destroy(object);
 }
 
-Errno vmspace_map_object(VmSpace* space, uintptr_t start, size_t length, unsigned prot,
-                         bool shared, VmObject* object, size_t first)
+Errno vmspace_map_object(VmSpace* space, uintptr_t start, size_t length, unsigned prot, bool shared,
+                         VmObject* object, size_t first)
 {
     TRY(vmspace_map(space, start, length, prot));
     Region* r = vmspace_find(space, start);

@@ -18,12 +18,12 @@ struct VmObject;
 using VmWriteBack = Errno (*)(VmObject& object);
 
 struct VmObject {
-    int refs = 1;               ///< regions that map it, and the file system's hold while it fills
-    size_t count = 0;           ///< pages
-    PhysAddr* pages = nullptr;  ///< [count], each with one page reference of the object's
-    uint64_t file_page = 0;     ///< the file's page number of pages[0]
-    void* owner = nullptr;      ///< the file system's note of the file
-    uint32_t ino = 0;           ///< the file's inode number (for the file system)
+    int refs = 1;              ///< regions that map it, and the file system's hold while it fills
+    size_t count = 0;          ///< pages
+    PhysAddr* pages = nullptr; ///< [count], each with one page reference of the object's
+    uint64_t file_page = 0;    ///< the file's page number of pages[0]
+    void* owner = nullptr;     ///< the file system's note of the file
+    uint32_t ino = 0;          ///< the file's inode number (for the file system)
     VmWriteBack writeback = nullptr; ///< nullptr: nothing to write back
 };
 
@@ -58,7 +58,7 @@ Errno vmspace_map_object(struct VmSpace* space, uintptr_t start, size_t length, 
 
 /// The objects of the shared regions overlapping [start, end), each with a
 /// reference for the caller (up to @p max); how many.
-size_t vmspace_shared_objects(struct VmSpace* space, uintptr_t start, uintptr_t end,
-                              VmObject** out, size_t max);
+size_t vmspace_shared_objects(struct VmSpace* space, uintptr_t start, uintptr_t end, VmObject** out,
+                              size_t max);
 
 } // namespace toll::vm
