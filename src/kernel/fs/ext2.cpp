@@ -430,6 +430,11 @@ Errno inode_cut(Ext2Fs& fs, Inode& in, uint64_t size)
     return k_ok;
 }
 
+BlockDevice* ext2_device(const Ext2Fs& fs)
+{
+    return fs.device;
+}
+
 bool ext2_journaled(const Ext2Fs& fs)
 {
     return fs.journal != nullptr;

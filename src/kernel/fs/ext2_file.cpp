@@ -268,6 +268,17 @@ Errno ext2_stat(Ext2Fs& fs, uint32_t ino, Ext2Stat* out)
     return k_ok;
 }
 
+void ext2_statfs(Ext2Fs& fs, Ext2FsStat* out)
+{
+    FsLock lock(fs);
+    out->block_size = fs.block_size;
+    out->blocks = fs.sb.s_blocks_count;
+    out->free_blocks = fs.sb.s_free_blocks_count;
+    out->reserved_blocks = fs.sb.s_r_blocks_count;
+    out->inodes = fs.sb.s_inodes_count;
+    out->free_inodes = fs.sb.s_free_inodes_count;
+}
+
 Errno ext2_sync(Ext2Fs& fs)
 {
     FsLock lock(fs);

@@ -9,6 +9,7 @@
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
 #include "kernel/vm/kmalloc.h"
+#include "lib/format.h"
 #include "lib/string.h"
 
 namespace toll::fs {
@@ -384,6 +385,74 @@ Result<vm::VmObject*> mount_exec_object(const char* path, uint64_t* size)
     *size = st.size;
     size_t pages = static_cast<size_t>((st.size + arch::k_page_size - 1) / arch::k_page_size);
     return ext2_object(*g_fs, ino.value(), 0, pages, false);
+}
+
+namespace {
+// Made-up device number of the disk (the tree's are 1 to 3, sys_stat.cpp).
+constexpr uint64_t k_dev_disk = 4;
+// Linux, include/uapi/linux/magic.h: EXT2_SUPER_MAGIC (ext3's too).
+constexpr uint64_t k_ext2_magic = 0xEF53;
+constexpr uint64_t k_ext2_name_max = 255;
+
+Errno stat_ino(uint32_t ino, FileStat* out)
+{
+    Ext2Stat st;
+    TRY(ext2_stat(*g_fs, ino, &st));
+    *out = FileStat{};
+    out->dev = k_dev_disk;
+    out->ino = st.ino;
+    out->mode = st.mode;
+    out->nlink = st.links;
+    out->size = static_cast<int64_t>(st.size);
+    out->blksize = arch::k_page_size; // what the page cache moves
+    out->blocks = st.blocks;
+    out->atime.seconds = st.atime;
+    out->mtime.seconds = st.mtime;
+    out->ctime.seconds = st.ctime;
+    return k_ok;
+}
+} // namespace
+
+Errno mount_stat_path(const char* path, bool follow, FileStat* out)
+{
+    Result<uint32_t> ino = ext2_lookup(*g_fs, inner(path), follow);
+    if (!ino)
+        return ino.error();
+    return stat_ino(ino.value(), out);
+}
+
+Errno mount_stat_fd(int fd, FileStat* out)
+{
+    File* f = nullptr;
+    TRY(mounted_fd(static_cast<uintptr_t>(fd), &f));
+    return stat_ino(ino_of(*f), out);
+}
+
+void mount_statfs(FsStat* out)
+{
+    Ext2FsStat st;
+    ext2_statfs(*g_fs, &st);
+    *out = FsStat{};
+    out->type = k_ext2_magic;
+    out->bsize = out->frsize = st.block_size;
+    out->blocks = st.blocks;
+    out->bfree = st.free_blocks;
+    out->bavail = st.free_blocks > st.reserved_blocks ? st.free_blocks - st.reserved_blocks : 0;
+    out->files = st.inodes;
+    out->ffree = st.free_inodes;
+    out->namelen = k_ext2_name_max;
+}
+
+size_t mount_describe(char* out, size_t size)
+{
+    if (!g_fs || size == 0)
+        return 0;
+    BlockDevice* d = nullptr;
+    for (size_t i = 0; (d = block_device(i)); ++i)
+        if (d == ext2_device(*g_fs))
+            break;
+    return lib::snformat(out, size, "/dev/%s %s %s rw 0 0\n", d ? d->name : "disk", k_mount_point,
+                         ext2_journaled(*g_fs) ? "ext3" : "ext2");
 }
 
 bool mount_claims_path(uintptr_t user)

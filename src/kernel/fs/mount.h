@@ -56,6 +56,17 @@ Result<vm::VmObject*> mount_map_fd(int fd, uint64_t first_page, size_t count, bo
 /// execute bit, and the errors of a lookup.
 Result<vm::VmObject*> mount_exec_object(const char* path, uint64_t* size);
 
+/// stat of the disk's path @p path (mount_owns), the last link followed if
+/// @p follow; fstat of descriptor @p fd (mount_claims_fd).
+Errno mount_stat_path(const char* path, bool follow, sys::FileStat* out);
+Errno mount_stat_fd(int fd, sys::FileStat* out);
+
+/// statfs of the disk: ext2's magic number and the superblock's counts.
+void mount_statfs(sys::FsStat* out);
+
+/// The line of /proc/mounts for the disk ("" when none is mounted).
+size_t mount_describe(char* out, size_t size);
+
 /// Whether descriptor @p fd is a file or directory of the mounted disk.
 bool mount_claims_fd(uintptr_t fd);
 

@@ -4,6 +4,7 @@
 // itself meminfo, uptime, loadavg, mounts and version (free, uptime, df,
 // mount).
 #include "kernel/arch/cpu.h"
+#include "kernel/fs/mount.h"
 #include "kernel/kern/spinlock.h"
 #include "kernel/proc/process.h"
 #include "kernel/proc/thread.h"
@@ -189,9 +190,13 @@ void generate(Text& t, const Node* n, const Snapshot* p)
               proc::current_process() ? proc::current_process()->pid : 0);
         break;
     }
-    case k_mounts:
+    case k_mounts: {
+        char disk[96];
         t.add("tmpfs / tmpfs rw 0 0\nproc /proc proc rw 0 0\n");
+        if (fs::mount_describe(disk, sizeof disk))
+            t.add("%s", disk);
         break;
+    }
     case k_version:
         t.add("Toll version 1 (a teaching kernel)\n");
         break;

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <toll/toll.h>
 #include <toll/utest.h>
@@ -179,6 +180,17 @@ static void pages(void)
     CHECK_ERR(msync(p, 100, MS_SYNC | MS_ASYNC), EINVAL);
     CHECK_EQ(munmap(p, 64 * 1024), 0);
     close(fd);
+    /* statfs and /proc/mounts (what df and mount read). */
+    struct statfs sf;
+    CHECK_EQ(statfs("/mnt/data", &sf), 0);
+    CHECK_MSG(sf.f_type == 0xEF53 && sf.f_bsize == 1024 && sf.f_blocks > sf.f_bfree &&
+                  sf.f_bfree > 0 && sf.f_files > sf.f_ffree,
+              "statfs reports ext2's magic and the superblock's counts");
+    int mounts = open("/proc/mounts", O_RDONLY);
+    char table[256] = {0};
+    CHECK(mounts >= 0 && read(mounts, table, sizeof table - 1) > 0);
+    CHECK_MSG(strstr(table, " /mnt ext2 rw") != NULL, "/proc/mounts lists the disk");
+    close(mounts);
     /* Linux's refusals. */
     fd = open("/mnt/data/cached", O_RDONLY);
     CHECK_ERR((long)mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), EACCES);
@@ -268,6 +280,21 @@ static int workload(void)
     CHECK_MSG(file_matches("/mnt/data/long.sym", 2, 40 * 1024), "a slow symbolic link is followed");
     CHECK_EQ(readlink("/mnt/data/long.sym", buf, sizeof buf), (ssize_t)strlen(k_long));
     CHECK_MSG(memcmp(buf, k_long, strlen(k_long)) == 0, "readlink gives the target");
+    /* stat, lstat, fstat of the disk's files. */
+    struct stat st, fst;
+    CHECK_EQ(lstat("/mnt/data/short.sym", &st), 0);
+    CHECK_MSG(S_ISLNK(st.st_mode) && st.st_size == 5, "lstat sees the symbolic link");
+    CHECK_EQ(stat("/mnt/data/short.sym", &st), 0);
+    CHECK_MSG(S_ISREG(st.st_mode) && st.st_size == 100 && st.st_nlink == 2,
+              "stat follows it to the file, with its two names");
+    fd = open("/mnt/data/small", O_RDONLY);
+    CHECK_EQ(fstat(fd, &fst), 0);
+    CHECK_MSG(fst.st_ino == st.st_ino && fst.st_dev == st.st_dev && fst.st_size == 100,
+              "fstat names the same inode");
+    close(fd);
+    CHECK_EQ(stat("/mnt/data", &st), 0);
+    CHECK_MSG(S_ISDIR(st.st_mode), "a directory of the disk stats as one");
+    CHECK_ERR(stat("/mnt/data/absent", &st), ENOENT);
     CHECK_EQ(symlink("loop.b", "/mnt/data/loop.a"), 0);
     CHECK_EQ(symlink("loop.a", "/mnt/data/loop.b"), 0);
     CHECK_ERR(open("/mnt/data/loop.a", O_RDONLY), ELOOP);
