@@ -73,10 +73,17 @@ bool ready()
 
 Slot* find(const void* owner, uint32_t ino, uint32_t index)
 {
+    // LAB files BEGIN: walk the chain of the key's bucket (g_hash, hash_next) and return the slot whose owner, ino and index all match, or nullptr
     for (Slot* s = g_hash[bucket(owner, ino, index)]; s; s = s->hash_next)
         if (s->owner == owner && s->ino == ino && s->index == index)
             return s;
     return nullptr;
+    // LAB files STUB
+    // (void)owner;
+    // (void)ino;
+    // (void)index;
+    // return nullptr;
+    // LAB files END
 }
 
 void unhash(Slot* s)
@@ -109,6 +116,8 @@ PhysAddr forget(Slot* s)
 Slot* evict_one(PhysAddr* freed, bool free_slot_will_do)
 {
     *freed = 0;
+    // LAB files BEGIN: sweep from g_hand (advancing it, wrapping at g_count) for at most two turns: a free slot is the answer if free_slot_will_do; skip a slot in use (writable_shared, or a page reference count above the cache's one); clear a set referenced bit and go on; otherwise count g_evictions, forget the slot (its page to *freed) and return it
+    // LAB files HINT: vm::pageref_get(pa).value_or(1) is the number of holders; forget() gives back the cache's reference
     for (size_t step = 0; step < 2 * g_count; ++step) {
         Slot* s = &g_slots[g_hand];
         g_hand = (g_hand + 1) % g_count;
@@ -128,6 +137,10 @@ Slot* evict_one(PhysAddr* freed, bool free_slot_will_do)
         return s;
     }
     return nullptr;
+    // LAB files STUB
+    // (void)free_slot_will_do;
+    // return nullptr;
+    // LAB files END
 }
 
 void free_page(PhysAddr pa)
