@@ -190,7 +190,10 @@ void pc_insert(const void* owner, uint32_t ino, uint32_t index, PhysAddr pa)
             s->ino = ino;
             s->index = index;
             s->pa = pa;
-            s->referenced = true;
+            // Not referenced yet: a page read once is the first to go, so
+            // that a stream of pages used once cannot push out the pages
+            // in steady use (the second lookup sets the bit).
+            s->referenced = false;
             size_t b = bucket(owner, ino, index);
             s->hash_next = g_hash[b];
             g_hash[b] = s;

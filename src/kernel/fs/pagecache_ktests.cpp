@@ -50,10 +50,10 @@ KTEST("lab.files.lookup")
         KEXPECT(add(i * 3));
     for (uint32_t i = 0; i < 40; ++i)
         KEXPECT(cached(i * 3));
-    KEXPECT(!cached(1));                             // never filed
-    KEXPECT(!pc_find(&g_owner, k_ino + 1, 3));       // another file's page 3
-    KEXPECT(!pc_find(&g_owner + 1, k_ino, 3));       // another file system's
-    pc_invalidate(&g_owner, k_ino, 60);              // a truncate to page 60
+    KEXPECT(!cached(1));                       // never filed
+    KEXPECT(!pc_find(&g_owner, k_ino + 1, 3)); // another file's page 3
+    KEXPECT(!pc_find(&g_owner + 1, k_ino, 3)); // another file system's
+    pc_invalidate(&g_owner, k_ino, 60);        // a truncate to page 60
     KEXPECT(cached(57));
     KEXPECT(!cached(60) && !cached(117));
     pc_invalidate(&g_owner, k_ino, 0);
@@ -72,9 +72,9 @@ KTEST("lab.files.clock_evicts")
     for (uint32_t i = 1; i < 2 * capacity; ++i)
         KEXPECT(add(i));
     KEXPECT(count("pagecache.evictions") - evictions >= capacity - 1);
-    KEXPECT(cached(0));                       // the pinned page stays
+    KEXPECT(cached(0));                          // the pinned page stays
     KEXPECT(cached(uint32_t(2 * capacity - 1))); // the newest page is in
-    KEXPECT(!cached(1));                      // the oldest unpinned one is gone
+    KEXPECT(!cached(1));                         // the oldest unpinned one is gone
     if (pinned)
         pc_unpin(pinned.value());
     pc_invalidate(&g_owner, k_ino, 0);
@@ -86,18 +86,18 @@ KTEST("lab.files.clock_evicts")
 KTEST("lab.files.bench.hot_set")
 {
     size_t capacity = pc_capacity();
-    constexpr uint32_t k_hot = 16, k_stream_base = 1u << 20;
+    constexpr uint32_t k_hot = 16, k_stream = 256, k_stream_base = 1u << 20;
     for (uint32_t h = 0; h < k_hot; ++h)
         KEXPECT(add(h));
     uint64_t lookups = 0, hits = 0;
     uint32_t next = k_stream_base;
-    for (size_t round = 0; round < 4 * capacity / 8; ++round) {
+    for (size_t round = 0; round < 16 * capacity / k_stream; ++round) {
         for (uint32_t h = 0; h < k_hot; ++h, ++lookups)
             if (cached(h))
                 ++hits;
             else
                 (void)add(h);
-        for (int s = 0; s < 8; ++s)
+        for (uint32_t s = 0; s < k_stream; ++s)
             (void)add(next++);
     }
     ktest::metric("lab.files.hot_hits", hits * 1000 / lookups, "per1000");
