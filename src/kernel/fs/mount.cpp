@@ -89,6 +89,16 @@ Errno user_path(uintptr_t user, char* out, const char** in)
         return n.error();
     if (out[0] == '\0')
         return k_enoent;
+    if (out[0] != '/' && mount_cwd_on_disk()) {
+        char* joined = static_cast<char*>(vm::kmalloc(k_path_max));
+        if (!joined)
+            return k_enomem;
+        Errno e = mount_absolute(out, joined, k_path_max);
+        if (e == k_ok)
+            memcpy(out, joined, k_path_max);
+        vm::kfree(joined);
+        TRY(e);
+    }
     if (!mount_owns(out))
         return k_erofs; // the rest of the tree is the read-only ramdisk
     *in = inner(out);
@@ -462,7 +472,119 @@ bool mount_claims_path(uintptr_t user)
     char path[k_path_max];
     if (Result<size_t> n = copyinstr(path, user, k_path_max); !n)
         return false; // the file tree's own call gives the error
-    return mount_owns(path);
+    return mount_owns(path) || (path[0] && path[0] != '/' && mount_cwd_on_disk());
+}
+
+bool mount_cwd_on_disk()
+{
+    proc::Process* p = proc::current_process();
+    return g_fs && p && p->disk_cwd[0];
+}
+
+Errno mount_absolute(const char* path, char* out, size_t size)
+{
+    const char* cwd = path[0] == '/' ? "" : proc::current_process()->disk_cwd;
+    size_t n = lib::snformat(out, size, "%s%s%s", cwd, *cwd ? "/" : "", path);
+    return n + 1 > size ? k_enametoolong : k_ok;
+}
+
+Result<sys::FileRef> mount_open_at_cwd(const char* path, int flags, uint32_t mode)
+{
+    char* joined = static_cast<char*>(vm::kmalloc(k_path_max));
+    if (!joined)
+        return k_enomem;
+    Errno e = mount_absolute(path, joined, k_path_max);
+    Result<sys::FileRef> f = e == k_ok ? mount_open(joined, flags, mode) : Result<FileRef>(e);
+    vm::kfree(joined);
+    return f;
+}
+
+namespace {
+// Rewrites absolute path @p path in place without "." and ".." components
+// and repeated slashes; ".." of /mnt stays at /mnt (the disk's root is its
+// own parent: the tree above is not reachable through the disk).
+void normalize(char* path)
+{
+    size_t root = sizeof k_mount_point - 1, out = root;
+    const char* in = path + root;
+    while (*in) {
+        while (*in == '/')
+            ++in;
+        const char* end = in;
+        while (*end && *end != '/')
+            ++end;
+        size_t n = static_cast<size_t>(end - in);
+        if (n == 1 && in[0] == '.') {
+        } else if (n == 2 && in[0] == '.' && in[1] == '.') {
+            while (out > root && path[out - 1] != '/')
+                --out;
+            if (out > root)
+                --out;
+        } else if (n) {
+            path[out++] = '/';
+            memmove(path + out, in, n);
+            out += n;
+        }
+        in = end;
+    }
+    path[out] = '\0';
+}
+} // namespace
+
+long mnt_chdir(const SyscallArgs& a)
+{
+    char* path = static_cast<char*>(vm::kmalloc(k_path_max));
+    if (!path)
+        return -k_enomem;
+    const char* in = nullptr;
+    Errno e = user_path(a.a[0], path, &in);
+    Result<uint32_t> ino = e == k_ok ? ext2_lookup(*g_fs, in, true) : Result<uint32_t>(e);
+    Ext2Stat st;
+    if (ino)
+        e = ext2_stat(*g_fs, ino.value(), &st);
+    else
+        e = ino.error();
+    if (e == k_ok && (st.mode & 0170000) != k_s_ifdir)
+        e = k_enotdir;
+    proc::Process* p = proc::current_process();
+    if (e == k_ok) {
+        normalize(path);
+        if (strlen(path) + 1 > sizeof p->disk_cwd)
+            e = k_enametoolong;
+        else
+            memcpy(p->disk_cwd, path, strlen(path) + 1);
+    }
+    vm::kfree(path);
+    return -e;
+}
+
+long mnt_faccessat2(const SyscallArgs& a)
+{
+    constexpr uintptr_t k_x_ok = 1, k_at_symlink_nofollow = 0x100;
+    bool follow = !(a.a[3] & k_at_symlink_nofollow);
+    return one_path(a.a[1], [&](const char* p) {
+        Result<uint32_t> ino = ext2_lookup(*g_fs, p, follow);
+        if (!ino)
+            return ino.error();
+        Ext2Stat st;
+        TRY(ext2_stat(*g_fs, ino.value(), &st));
+        // As for the tree: Toll's one user is root, who may read and
+        // write anything and execute what has an x bit (or a directory).
+        if ((a.a[2] & k_x_ok) && (st.mode & 0170000) != k_s_ifdir && !(st.mode & 0111))
+            return k_eacces;
+        return k_ok;
+    });
+}
+
+long mnt_getcwd(const SyscallArgs& a)
+{
+    const char* cwd = proc::current_process()->disk_cwd;
+    size_t n = strlen(cwd) + 1;
+    if (n > a.a[1])
+        return -k_erange;
+    if (Errno e = copyout(a.a[0], cwd, n); e != k_ok)
+        return -e;
+    return static_cast<long>(n);
 }
 
 bool mount_claims_fd(uintptr_t fd)

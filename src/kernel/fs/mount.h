@@ -38,10 +38,27 @@ bool mount_is_dir(const sys::File& file);
 long mount_getdents(sys::File& file, uintptr_t buffer, size_t count);
 
 /// Whether the user path at @p user names a place under /mnt while a disk
-/// is mounted there: then the call on it is the disk's (the mnt_ handlers
-/// below), else the file tree's (vfs.h). A relative path is the file tree's
-/// even when the working directory is under /mnt (a limit of this mount).
+/// is mounted there, or is relative while the working directory is on the
+/// disk: then the call on it is the disk's (the mnt_ handlers below), else
+/// the file tree's (vfs.h). (An *at call's relative path counts from the
+/// working directory here, whatever its directory descriptor.)
 bool mount_claims_path(uintptr_t user);
+
+/// Whether the calling process's working directory is on the disk (chdir
+/// into /mnt put it there; a chdir elsewhere takes it back to the tree).
+bool mount_cwd_on_disk();
+
+/// open() of a path relative to a working directory on the disk.
+Result<sys::FileRef> mount_open_at_cwd(const char* path, int flags, uint32_t mode);
+
+/// @p path made absolute against a working directory on the disk, into
+/// @p out (@p size bytes); k_enametoolong if it does not fit.
+Errno mount_absolute(const char* path, char* out, size_t size);
+
+/// chdir to a directory of the disk, and getcwd there.
+long mnt_chdir(const sys::SyscallArgs&);
+long mnt_faccessat2(const sys::SyscallArgs&); ///< its flags checked by the caller
+long mnt_getcwd(const sys::SyscallArgs&);
 
 /// The object mmap maps for descriptor @p fd: @p count pages of its file
 /// from page @p first_page on, in the page cache. k_ebadf for no such

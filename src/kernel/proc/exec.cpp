@@ -399,9 +399,13 @@ Errno map_trampoline(vm::VmSpace* space)
 // execute bit (Linux: EACCES otherwise).
 Errno open_program(const char* path, ExecFile* file, sys::NodeRef* hold)
 {
-    if (fs::mount_owns(path)) {
+    char full[256];
+    bool relative_on_disk = path[0] && path[0] != '/' && fs::mount_cwd_on_disk();
+    if (relative_on_disk)
+        TRY(fs::mount_absolute(path, full, sizeof full));
+    if (relative_on_disk || fs::mount_owns(path)) {
         uint64_t size = 0;
-        Result<vm::VmObject*> object = fs::mount_exec_object(path, &size);
+        Result<vm::VmObject*> object = fs::mount_exec_object(relative_on_disk ? full : path, &size);
         if (!object)
             return object.error();
         file->object = object.value();

@@ -118,8 +118,14 @@ Errno stat_at(uintptr_t dirfd, uintptr_t user_path, uintptr_t flags, FileStat* o
     } else if (e == k_ok) {
         // AT_EMPTY_PATH with AT_FDCWD: the working directory.
         const char* what = *path || !(flags & k_at_empty_path) ? path : ".";
-        if (what[0] == '/' && fs::mount_owns(what)) {
-            e = fs::mount_stat_path(what, !(flags & k_at_symlink_nofollow), out);
+        bool on_disk =
+            what[0] == '/' ? fs::mount_owns(what) : !base && fs::mount_cwd_on_disk() && *path;
+        if (on_disk) {
+            char* full = static_cast<char*>(vm::kmalloc(k_path_max));
+            e = full ? fs::mount_absolute(what, full, k_path_max) : k_enomem;
+            if (e == k_ok)
+                e = fs::mount_stat_path(full, !(flags & k_at_symlink_nofollow), out);
+            vm::kfree(full);
             vm::kfree(path);
             return e;
         }

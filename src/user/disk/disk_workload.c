@@ -219,6 +219,31 @@ static void pages(void)
               "a second exec syncs fewer instruction-cache pages");
     CHECK_EQ(run_child("/mnt/data/cached"), 127); /* mode 0644, no execute bit: EACCES */
     utest_line("pages: syncs %llu then %llu", syncs1 - syncs0, syncs2 - syncs1);
+
+    /* A working directory on the disk: relative paths are the disk's. */
+    char cwd[64];
+    CHECK_EQ(chdir("/mnt/data"), 0);
+    CHECK_MSG(getcwd(cwd, sizeof cwd) && strcmp(cwd, "/mnt/data") == 0, "getcwd on the disk");
+    struct stat st;
+    CHECK_EQ(stat("cached", &st), 0);
+    CHECK_MSG(S_ISREG(st.st_mode) && st.st_size == 64 * 1024, "stat of a relative path on the disk");
+    CHECK_EQ(mkdir("sub", 0755), 0);
+    CHECK_EQ(chdir("./sub/"), 0);
+    CHECK_MSG(getcwd(cwd, sizeof cwd) && strcmp(cwd, "/mnt/data/sub") == 0, "chdir goes down");
+    fd = open("here", O_WRONLY | O_CREAT, 0644);
+    CHECK(fd >= 0 && write(fd, "x", 1) == 1);
+    close(fd);
+    CHECK_EQ(access("/mnt/data/sub/here", F_OK), 0);
+    CHECK_EQ(chdir(".."), 0);
+    CHECK_MSG(getcwd(cwd, sizeof cwd) && strcmp(cwd, "/mnt/data") == 0, "chdir .. comes up");
+    CHECK_EQ(run_child("../bin/dw"), 42);
+    CHECK_EQ(unlink("sub/here"), 0);
+    CHECK_EQ(rmdir("sub"), 0);
+    CHECK_ERR(chdir("cached"), ENOTDIR);
+    CHECK_ERR(chdir("absent"), ENOENT);
+    CHECK_EQ(chdir("/"), 0);
+    CHECK_MSG(getcwd(cwd, sizeof cwd) && strcmp(cwd, "/") == 0, "chdir / is the tree again");
+    CHECK_ERR(stat("cached", &st), ENOENT);
 }
 
 static int workload(void)
