@@ -1,5 +1,6 @@
-// What ext2.cpp and ext2_dir.cpp share: the mounted file system's state and
-// the inode, bitmap and block-map helpers. Not for the rest of the kernel.
+// What ext2.cpp, ext2_file.cpp, ext2_dirent.cpp and ext2_dir.cpp share: the
+// mounted file system's state, the inode, bitmap and block-map helpers, and
+// the directory entries. Not for the rest of the kernel.
 #pragma once
 #include "kernel/fs/bcache.h"
 #include "kernel/fs/ext2.h"
@@ -55,6 +56,27 @@ class [[nodiscard]] FsLock {
   private:
     Ext2Fs& m_fs;
 };
+
+// Linux, include/uapi/linux/limits.h: NAME_MAX.
+constexpr size_t k_name_max = 255;
+
+// Directory entries (ext2_dirent.cpp).
+/// The entry type (EXT2_FT_*) of an inode of mode @p mode.
+uint8_t file_type(uint16_t mode);
+bool is_dir(const ext2::Inode& in);
+/// The inode that @p name names in directory @p dir_ino (0 if none).
+Errno dir_find(Ext2Fs& fs, uint32_t dir_ino, const char* name, size_t length, uint32_t* out);
+/// Stamps a directory changed (and drops its hash-tree flag).
+void touch_dir(Ext2Fs& fs, ext2::Inode& dir);
+/// Adds the entry @p name -> @p ino (of entry type @p type) to directory @p dir_ino.
+Errno dir_add(Ext2Fs& fs, uint32_t dir_ino, const char* name, size_t length, uint32_t ino,
+              uint8_t type);
+/// Removes the entry @p name from directory @p dir_ino.
+Errno dir_remove(Ext2Fs& fs, uint32_t dir_ino, const char* name, size_t length);
+/// True in *empty if directory @p ino holds only "." and "..".
+Errno dir_empty(Ext2Fs& fs, uint32_t ino, bool* empty);
+/// Points directory @p ino's ".." at @p parent.
+Errno dir_set_dotdot(Ext2Fs& fs, uint32_t ino, uint32_t parent);
 
 Errno corrupt(Ext2Fs& fs, const char* what, uint32_t number);
 uint32_t ext2_now(Ext2Fs& fs);
