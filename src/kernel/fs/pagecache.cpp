@@ -263,6 +263,16 @@ void pc_writable_pages(const void* owner,
             pa = s->pa;
         }
         visit(context, ino, index, pa);
+        {
+            // Written back, and mapped by nobody now (the cache's reference
+            // and this pin are all): an ordinary page again, evictable.
+            SpinGuard g(g_lock);
+            Slot* s = &g_slots[i];
+            if (s->owner == owner && s->pa == pa && vm::pageref_get(pa).value_or(0) == 2) {
+                s->writable_shared = false;
+                vm::page_set_writable_shared(pa, false);
+            }
+        }
         pc_unpin(pa);
     }
 }

@@ -54,7 +54,8 @@ void pc_invalidate(const void* owner, uint32_t ino, uint32_t from_index);
 void pc_mark_writable_shared(const void* owner, uint32_t ino, uint32_t index);
 
 /// Calls @p visit for each page of @p owner marked writable-shared (a pin
-/// held across the call, the table's lock not): what sync writes back.
+/// held across the call, the table's lock not): what sync writes back. A
+/// page that no mapping holds any more loses the mark afterwards.
 void pc_writable_pages(const void* owner,
                        void (*visit)(void* context, uint32_t ino, uint32_t index, PhysAddr pa),
                        void* context);
