@@ -17,6 +17,9 @@ struct VmObject;
 /// Writes the pages of @p object back to its file (msync of a shared mapping).
 using VmWriteBack = Errno (*)(VmObject& object);
 
+/// The pages of one file mapping: a run of the file's page-cache pages, each
+/// pinned by a page reference of the object's, for as long as a region maps
+/// them; who the file is, for its write-back.
 struct VmObject {
     int refs = 1;              ///< regions that map it, and the file system's hold while it fills
     size_t count = 0;          ///< pages
