@@ -173,7 +173,7 @@ uint32_t empty_user_directory_phys()
 } // namespace toll::i386
 
 extern "C" {
-toll::i386::TrampolineVars trampoline_vars{};
+toll::i386::TrampolineCpu trampoline_cpus[TRAMPOLINE_CPUS]{};
 uint32_t i386_layout = 0; // 3/1 unless a test says otherwise
 }
 

@@ -7,6 +7,7 @@
 #include "arch/i386/trampoline.h"
 #include "kernel/arch/kmem.h"
 #include "kernel/kern/counters.h"
+#include "kernel/kern/cpu.h"
 #include "kernel/kern/panic.h"
 #include "kernel/vm/phys.h"
 #include "lib/string.h"
@@ -30,7 +31,14 @@ using namespace toll::i386;
 
 TOLL_GAUGE(g_page_tables, "vm.pmap.page_tables"); // in use now
 
-Pmap* g_current;
+// The space each CPU has loaded ("active"), by Cpu::id: written only by that
+// CPU (pmap_activate), read by any (the TLB shootdown's targets).
+Pmap* g_loaded[k_max_cpus];
+
+unsigned this_cpu_id()
+{
+    return static_cast<unsigned>(arch::cpu_local_word<offsetof(Cpu, id)>());
+}
 
 uint32_t* table(uint32_t phys)
 {
@@ -110,7 +118,7 @@ void flush(Pmap* pmap, uint32_t va)
 {
     // Under 4/4 the kernel's directory holds no user entries, and every return
     // to user mode reloads CR3 (flushing them): nothing to invalidate here.
-    if (pmap == g_current && layout() != Layout::split_4_4)
+    if (pmap == g_loaded[this_cpu_id()] && layout() != Layout::split_4_4)
         invalidate_page(va);
 }
 
@@ -141,7 +149,7 @@ Pmap* pmap_create()
 
 void pmap_destroy(Pmap* pmap)
 {
-    if (pmap == g_current)
+    if (pmap == g_loaded[this_cpu_id()])
         pmap_activate(nullptr);
     uint32_t* dir = primary(pmap);
     for (unsigned i = 0; i < user_pde_count(); ++i) {
@@ -270,9 +278,16 @@ uintptr_t pmap_next_mapped(Pmap* pmap, uintptr_t va, uintptr_t end)
 
 void pmap_activate(Pmap* pmap)
 {
-    if (pmap == g_current)
+    unsigned id = this_cpu_id();
+    Pmap*& loaded = g_loaded[id];
+    if (pmap == loaded)
         return; // same address space: no CR3 load, no TLB flush
-    g_current = pmap;
+    // Published before this CPU can cache a translation of it (the CR3 load
+    // below or, under 4/4, on the way to user mode, both serializing): a
+    // shootdown that reads the old value changed the tables before this
+    // CPU walks them.
+    __atomic_store_n(&loaded, pmap, __ATOMIC_RELEASE);
+    TrampolineCpu& t = trampoline_of(id);
     switch (layout()) {
     case Layout::split_3_1:
         load_cr3(pmap ? pd_phys(pmap) : kernel_page_directory_phys());
@@ -281,13 +296,13 @@ void pmap_activate(Pmap* pmap)
         // The kernel runs on the process's full directory; the exit path
         // loads the user one.
         load_cr3(pmap ? pd_phys(pmap) : kernel_page_directory_phys());
-        trampoline_vars.kernel_cr3 = pmap ? pd_phys(pmap) : kernel_page_directory_phys();
-        trampoline_vars.user_cr3 = pmap ? user_pd_phys(pmap) : empty_user_directory_phys();
+        t.kernel_cr3 = pmap ? pd_phys(pmap) : kernel_page_directory_phys();
+        t.user_cr3 = pmap ? user_pd_phys(pmap) : empty_user_directory_phys();
         break;
     case Layout::split_4_4:
         // The kernel never leaves its own directory: switching processes
         // costs no CR3 load at all, only the exit path's.
-        trampoline_vars.user_cr3 = pmap ? user_pd_phys(pmap) : empty_user_directory_phys();
+        t.user_cr3 = pmap ? user_pd_phys(pmap) : empty_user_directory_phys();
         break;
     }
 }
@@ -299,7 +314,7 @@ uint32_t pmap_user_directory_phys(Pmap* pmap)
 
 Pmap* pmap_current()
 {
-    return g_current;
+    return g_loaded[this_cpu_id()];
 }
 
 uintptr_t user_space_limit()
