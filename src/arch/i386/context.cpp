@@ -5,6 +5,7 @@
 #include "arch/i386/cpu.h"
 #include "arch/i386/fpu/fpu.h"
 #include "arch/i386/layout.h"
+#include "arch/i386/mmu.h"
 #include "arch/i386/pic.h"
 #include "arch/i386/trampoline.h"
 #include "arch/i386/trap.h"
@@ -69,6 +70,7 @@ void cpu_init(Cpu& boot)
     if (i386::layout_isolated())
         i386::tss_set_kernel_stack(i386::trampoline_stack_top(boot.id));
     i386::uaccess_init();
+    i386::shootdown_init();
     i386::pic_init();
     i386::pit_init(k_clock_hz); // runs on for pit_wait_us even when the APIC times
     // The local APIC's timer is the clock where there is one (every CPU has

@@ -114,14 +114,6 @@ uint32_t pte_bits(unsigned prot)
     return bits;
 }
 
-void flush(Pmap* pmap, uint32_t va)
-{
-    // Under 4/4 the kernel's directory holds no user entries, and every return
-    // to user mode reloads CR3 (flushing them): nothing to invalidate here.
-    if (pmap == g_loaded[this_cpu_id()] && layout() != Layout::split_4_4)
-        invalidate_page(va);
-}
-
 unsigned pmap_order()
 {
     return layout_isolated() ? 1 : 0;
@@ -151,6 +143,10 @@ void pmap_destroy(Pmap* pmap)
 {
     if (pmap == g_loaded[this_cpu_id()])
         pmap_activate(nullptr);
+    // Another CPU may still have it loaded, lazily, under a kernel thread:
+    // it must leave before the directory is freed (and perhaps reused for
+    // another space, which that CPU would then take for the one it has).
+    shootdown_leave(pmap);
     uint32_t* dir = primary(pmap);
     for (unsigned i = 0; i < user_pde_count(); ++i) {
         uint32_t pde = dir[i];
@@ -183,7 +179,7 @@ Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot, unsigned 
     bool was_present = mapped(*pte);
     *pte = static_cast<uint32_t>(pa) | pte_bits(prot);
     if (was_present)
-        flush(pmap, static_cast<uint32_t>(va));
+        pmap_tlb_shootdown(pmap, va, va + k_page_size);
     return k_ok;
 }
 
@@ -201,24 +197,67 @@ void for_each_mapped(Pmap* pmap, uintptr_t start, uintptr_t end, Visit visit)
 
 } // namespace
 
+namespace {
+
+// The pages pmap_remove has unmapped but not yet handed to its sink: a page
+// may go only once no CPU can still reach it (after the shootdown). Up to
+// k_remove_batch are kept here, on the stack; the rest of a larger range
+// stay in their PTEs, marked not present (PROT_NONE's software bit, so that
+// they still count as mapped for the second walk) until the shootdown is over.
+constexpr unsigned k_remove_batch = 32;
+struct Removed {
+    uint32_t va, pa;
+};
+
+} // namespace
+
 Errno pmap_remove(Pmap* pmap, uintptr_t start, uintptr_t end, PmapPageSink sink, void* context)
 {
+    Removed batch[k_remove_batch];
+    unsigned n = 0;
+    uintptr_t lo = end, hi = start, rest = end; // rest: where the marked pages begin
     for_each_mapped(pmap, start, end, [&](uintptr_t va, uint32_t* pte) {
-        PhysAddr pa = *pte & k_pte_frame;
-        *pte = 0;
-        flush(pmap, static_cast<uint32_t>(va));
-        if (sink)
-            sink(context, va, pa);
+        if (va < lo)
+            lo = va;
+        hi = va + k_page_size;
+        if (n < k_remove_batch) {
+            batch[n++] = Removed{static_cast<uint32_t>(va), *pte & k_pte_frame};
+            *pte = 0;
+        } else {
+            if (rest == end)
+                rest = va;
+            *pte = (*pte & k_pte_frame) | k_pte_soft_none;
+        }
     });
+    // One shootdown for the whole range the pages span.
+    pmap_tlb_shootdown(pmap, lo, hi);
+    for (unsigned i = 0; i < n; ++i)
+        if (sink)
+            sink(context, batch[i].va, batch[i].pa);
+    if (rest < end)
+        for_each_mapped(pmap, rest, end, [&](uintptr_t va, uint32_t* pte) {
+            PhysAddr pa = *pte & k_pte_frame;
+            *pte = 0;
+            if (sink)
+                sink(context, va, pa);
+        });
     return k_ok;
 }
 
 Errno pmap_protect(Pmap* pmap, uintptr_t start, uintptr_t end, unsigned prot)
 {
+    uint32_t bits = pte_bits(prot);
+    uintptr_t lo = end, hi = start; // the span of the entries that changed
     for_each_mapped(pmap, start, end, [&](uintptr_t va, uint32_t* pte) {
-        *pte = (*pte & k_pte_frame) | pte_bits(prot);
-        flush(pmap, static_cast<uint32_t>(va));
+        uint32_t now = (*pte & k_pte_frame) | bits;
+        if ((*pte & ~(k_pte_accessed | k_pte_dirty)) == now)
+            return; // the rights it has already: no store, no invalidation
+        *pte = now;
+        if (va < lo)
+            lo = va;
+        hi = va + k_page_size;
     });
+    pmap_tlb_shootdown(pmap, lo, hi);
     return k_ok;
 }
 
@@ -310,6 +349,11 @@ void pmap_activate(Pmap* pmap)
 uint32_t pmap_user_directory_phys(Pmap* pmap)
 {
     return layout_isolated() ? user_pd_phys(pmap) : pd_phys(pmap);
+}
+
+Pmap* pmap_loaded_on(unsigned cpu_id)
+{
+    return __atomic_load_n(&g_loaded[cpu_id], __ATOMIC_ACQUIRE);
 }
 
 Pmap* pmap_current()

@@ -107,10 +107,10 @@ namespace toll::arch {
 
 bool user_threads_on_every_cpu()
 {
-    // Not yet: the isolated layouts enter on one shared trampoline stack,
-    // and the loaded page directory (pmap.cpp) and the FPU owner (fpu.cpp)
-    // are recorded once, not per CPU; invlpg reaches only this CPU.
-    return false;
+    // Each CPU has its own trampoline block (trampoline.h), loaded page
+    // directory (pmap.cpp) and FPU owner (fpu.cpp), and a change to a
+    // space's tables reaches every CPU that has it loaded (shootdown.cpp).
+    return true;
 }
 
 void cpus_start()
