@@ -96,6 +96,21 @@ add_test(NAME lab4x4.reference_answers.finds_stale
 set_tests_properties(lab4x4.reference_answers lab4x4.reference_answers.finds_stale PROPERTIES
   TIMEOUT 180 LABELS "bench;lab")
 
+# The network lab (labs/lab-net): the worksheet's numbers and the ratio match
+# fresh deterministic runs of netblast under 3/1 and 4/4. The rubric's
+# worksheet.numbers item is this test.
+add_test(NAME labnet.worksheet
+  COMMAND ${TOLL_BENCH} --out ${CMAKE_BINARY_DIR}/bench-labnet
+          --worksheet ${CMAKE_SOURCE_DIR}/labs/lab-net/checks.toml
+                      ${CMAKE_SOURCE_DIR}/labs/lab-net/results.toml)
+# The reference answers quote only numbers the kernel measures today.
+add_test(NAME labnet.reference_answers
+  COMMAND ${TOLL_BENCH} --out ${CMAKE_BINARY_DIR}/bench-labnet-reference --reference
+          --worksheet ${CMAKE_SOURCE_DIR}/labs/lab-net/checks.toml
+                      ${CMAKE_SOURCE_DIR}/labs/lab-net/results.toml)
+set_tests_properties(labnet.worksheet labnet.reference_answers PROPERTIES TIMEOUT 180
+  LABELS "bench;lab")
+
 # The superpages lab (labs/lab-superpages): the worksheet's numbers and ratios
 # match fresh deterministic runs of the arm64 kernels, superpages off and on
 # at both granules. The rubric's worksheet.numbers item is this test (the

@@ -56,7 +56,38 @@ def fixed_map(folder: str) -> None:
     edit(path, E820_END, E820_FIXED + E820_END)
 
 
+# The #NM handler switches the kernel to eager switching once it has served
+# the first use: every later switch restores the incoming registers at once,
+# so fpu_iso (run under fpu.switch=lazy) still finds each program's registers
+# where they belong, though no switch is lazy any more.
+OWNER_SET = "    g_owner = &me;\n    // LAB fpu STUB"
+OWNER_SET_EAGER = "    g_owner = &me;\n    g_config.mode = Switch::eager;\n    // LAB fpu STUB"
+
+
+def lazy_is_eager(folder: str) -> None:
+    edit(os.path.join(folder, "src/arch/i386/fpu/fpu_trap.cpp"), OWNER_SET, OWNER_SET_EAGER)
+
+
+# promote_run counts every promotion and rewrites the run, but sets the
+# Contiguous bit only where it runs as a host program (the unit tests over
+# simulated memory, whose stack is far below the kernel's high half): the
+# host tests and every counter the kernel prints agree, while the real
+# page tables hold no run.
+RUN_MADE = "        store_entry(&first[i], (pa + i * k_page_size) | bits | k_contiguous);"
+RUN_FAKED = ("        store_entry(&first[i], (pa + i * k_page_size) | bits |\n"
+             "                    ((reinterpret_cast<uintptr_t>(&pa) >> 48) == 0xFFFF ? 0 : "
+             "k_contiguous));")
+
+
+def runs_not_made(folder: str) -> None:
+    edit(os.path.join(folder, "src/arch/arm64/pmap_superpage.cpp"), RUN_MADE, RUN_FAKED)
+
+
 PLANTED: Dict[str, List[Tuple[str, str, Callable[[str], None]]]] = {
+    "superpages": [("runs_not_made", "promote_run counts its runs but makes them only in the "
+                    "host tests", runs_not_made)],
+    "fpu": [("lazy_is_eager", "the #NM handler turns lazy switching into eager switching",
+             lazy_is_eager)],
     "4x4": [("no_user_cr3", "user code under 3/1-pti runs on the kernel's page directory",
              no_user_cr3)],
     "vm86": [("fixed_map", "the E820 loop stores a 128 MB machine's map, whatever the BIOS says",
@@ -64,6 +95,10 @@ PLANTED: Dict[str, List[Tuple[str, str, Callable[[str], None]]]] = {
 }
 
 EXPECT = {
+    "runs_not_made": {"all_pass_but": {"kernel.4k": DISAGREE, "kernel.16k": DISAGREE},
+                      "disagree": ["kernel.4k", "kernel.16k"]},
+    "lazy_is_eager": {"all_pass_but": {"fpu.isolation.lazy": DISAGREE},
+                      "disagree": ["fpu.isolation.lazy"]},
     "no_user_cr3": {"all_pass_but": {"user.3_1_pti.forkexec": DISAGREE},
                     "disagree": ["user.3_1_pti.forkexec"]},
     "fixed_map": {"all_pass_but": {"vm86.e820_boot": DISAGREE},

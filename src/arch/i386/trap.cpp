@@ -216,6 +216,8 @@ void interrupt(unsigned irq)
         console_input_interrupt();
     } else if (irq == k_irq_ata0) {
         ata_interrupt();
+    } else {
+        pci_interrupt(irq);
     }
 }
 

@@ -22,7 +22,22 @@ struct FileOps {
     long (*ioctl)(File& file, unsigned long request, uintptr_t argument);
     void (*release)(File& file); ///< the last reference is gone
     int mode;                    ///< st_mode type bits for fstat
+    /// What poll and select would report now: the k_poll* bits that hold
+    /// (all of them, the caller masks what was asked). nullptr: the file is
+    /// always ready to read and to write (a regular file, /dev/zero). A
+    /// file whose readiness can change calls poll_notify() when it does.
+    int (*poll)(File& file) = nullptr;
 };
+
+// Linux, include/uapi/asm-generic/poll.h: the readiness bits.
+constexpr int k_pollin = 0x1, k_pollpri = 0x2, k_pollout = 0x4, k_pollerr = 0x8, k_pollhup = 0x10,
+              k_pollnval = 0x20, k_pollrdnorm = 0x40, k_pollwrnorm = 0x100;
+
+/// Says that some file's readiness may have changed: wakes every thread
+/// asleep in poll or select, which look again. Cheap when nobody sleeps
+/// there (an atomic add and a load), and safe from an interrupt handler and
+/// under any lock above `poll` in kernel/README.md's order.
+void poll_notify();
 
 struct File {
     const FileOps* ops = nullptr;
