@@ -303,8 +303,9 @@ Errno enter_page(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot)
         demote_run(pmap, table(*l2_slot(pmap, va)), va);
     uint64_t old = *pte;
     uint64_t fresh = (pa & k_desc_address) | pte_bits(prot);
-    // Instructions must be visible before the entry that maps them.
-    if (prot & k_prot_exec)
+    // Instructions must be visible before the entry that maps them, unless
+    // the caller knows they are (a page-cache page synced once already).
+    if ((prot & k_prot_exec) && !(prot & k_prot_icache_clean))
         sync_icache_range(phys_to_virt(pa), k_page_size);
     if ((old & k_desc_valid) && (old & k_desc_address) != (pa & k_desc_address)) {
         arch::InterruptsOff off; // a new output address: break before make

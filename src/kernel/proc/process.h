@@ -46,9 +46,10 @@ struct Process {
     bool execed = false;               ///< it ran execve since fork (setpgid refuses its parent)
     char name[16] = {};                ///< the program's name, for the console
     sys::NodeRef cwd;                  ///< its working directory (empty: the root)
-    uint32_t umask = 022;              ///< umask(2): permission bits a create leaves out
-    char exe[128] = {};                ///< the program's path, for /proc/PID/exe
-    char cmdline[128] = {};            ///< its arguments, each NUL-ended (/proc/PID/cmdline)
+    char disk_cwd[256] = {}; ///< the working directory when on the disk (fs/mount.h), else ""
+    uint32_t umask = 022;    ///< umask(2): permission bits a create leaves out
+    char exe[128] = {};      ///< the program's path, for /proc/PID/exe
+    char cmdline[128] = {};  ///< its arguments, each NUL-ended (/proc/PID/cmdline)
     size_t cmdline_length = 0;
 };
 

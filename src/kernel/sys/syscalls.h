@@ -193,6 +193,7 @@ long sys_brk(const SyscallArgs&);
 long sys_mmap_pages(const SyscallArgs&); ///< mmap2: the offset is in pages
 long sys_munmap(const SyscallArgs&);
 long sys_mprotect(const SyscallArgs&);
+long sys_msync(const SyscallArgs&);
 
 // Sockets (kernel/net/socket.cpp: the network stack's, declared here for the
 // tables).
