@@ -3,18 +3,37 @@
 #include "arch/arm64/maintenance.h"
 #include "arch/arm64/mmu.h"
 #include "kernel/kern/counters.h"
+#include "kernel/kern/param.h"
 
 namespace toll::arm64 {
 namespace {
 
 TOLL_COUNTER(g_pte_stores, "vm.pmap.pte_stores");
 TOLL_COUNTER(g_icache_syncs, "vm.pmap.icache_syncs");
+// The shootdown counters both ports keep: ranges invalidated on every CPU
+// (each one batch, however many pages), the pages invalidated by address,
+// and the ranges that invalidated the whole address space instead. arm64
+// broadcasts and sends no IPI, so it has no IPI counter to move.
+TOLL_COUNTER(g_shootdown_ranges, "vm.tlb.shootdown.ranges");
+TOLL_COUNTER(g_shootdown_pages, "vm.tlb.shootdown.pages");
+TOLL_COUNTER(g_shootdown_full, "vm.tlb.shootdown.full_flushes");
+TOLL_PARAM(g_param_full_above, "arm64.tlbi_full_above",
+           "invalidate a range of more than this many pages with one TLBI ASIDE1IS "
+           "(the whole address space) instead of one TLBI per page (default 64)");
 
-/// Above this many pages a range is invalidated with one TLBI VMALLE1
+/// Above this many pages a range is invalidated with one TLBI ASIDE1IS
 /// instead of one TLBI per page (an L2 promotion would otherwise send 512,
-/// or 2048 with a 16 KB granule). FreeBSD loops per page; Linux switches to
-/// a whole flush above a similar threshold.
-constexpr uint64_t k_range_pages_max = 128;
+/// or 2048 with a 16 KB granule). FreeBSD loops per page; Linux's arm64
+/// __flush_tlb_range switches to flushing the whole ASID above a threshold
+/// too. The default is where tools/bench's munmap sweep at 4 CPUs finds the
+/// two costs cross (book/generated: tlb_shootdown rows).
+constexpr uint64_t k_range_pages_max_default = 64;
+uint64_t g_range_pages_max;
+
+void add(Counter& c, uint64_t n = 1)
+{
+    __atomic_fetch_add(&c.value, n, __ATOMIC_RELAXED); // from several CPUs at once
+}
 
 } // namespace
 
@@ -24,14 +43,25 @@ void store_entry(uint64_t* slot, uint64_t value)
     *static_cast<volatile uint64_t*>(slot) = value;
 }
 
-void invalidate_range(uint64_t va, uint64_t length)
+void invalidate_range(unsigned asid, uint64_t va, uint64_t length, bool leaf_only)
 {
-    if (length / k_page_size <= k_range_pages_max) {
-        for (uint64_t a = va; a < va + length; a += k_page_size)
-            invalidate_page(a);
+    if (g_range_pages_max == 0)
+        g_range_pages_max = param_get_ulong("arm64.tlbi_full_above", k_range_pages_max_default);
+    uint64_t pages = (length + k_page_size - 1) / k_page_size;
+    add(g_shootdown_ranges);
+    if (pages > g_range_pages_max) {
+        add(g_shootdown_full);
+        if (asid == k_tlbi_any_asid)
+            invalidate_all();
+        else
+            invalidate_asid_everywhere(asid);
         return;
     }
-    invalidate_all();
+    add(g_shootdown_pages, pages);
+    tlbi_begin();
+    for (uint64_t a = va; a < va + length; a += k_page_size)
+        tlbi_page_nosync(asid, a, leaf_only);
+    tlbi_sync();
 }
 
 void sync_icache_range(const void* start, size_t length)
@@ -48,9 +78,12 @@ void sync_icache_range(const void* start, size_t length)
     auto end = reinterpret_cast<uint64_t>(start) + length;
     for (uint64_t a = first; a < end; a += line)
         asm volatile("dc cvau, %0" ::"r"(a) : "memory");
+    // IC IALLUIS: every CPU's instruction cache, since the thread that runs
+    // the code may be on another CPU by then (D7.5.9.2); DSB ISH waits for it
+    // on all of them.
     asm volatile("dsb ish\n"
-                 "ic iallu\n"
-                 "dsb nsh\n"
+                 "ic ialluis\n"
+                 "dsb ish\n"
                  "isb" ::
                      : "memory");
 }
