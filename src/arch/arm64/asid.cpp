@@ -48,6 +48,8 @@ uint64_t rollover_flushes_now();
 uint64_t most_flushes_now();
 TOLL_GAUGE_COMPUTED(g_rollover_flushes, "vm.pmap.asid.rollover_flushes", rollover_flushes_now);
 TOLL_GAUGE_COMPUTED(g_most_flushes, "vm.pmap.asid.flushes_max_cpu", most_flushes_now);
+TOLL_GAUGE(g_bits_gauge, "vm.pmap.asid.bits");   // the width in use (0: ASIDs off)
+TOLL_GAUGE(g_checking, "vm.pmap.asid.checking"); // 1 with arm64.asid_check=1
 
 constexpr unsigned k_context_shift = 16;
 constexpr uint64_t k_asid_mask = (1u << k_context_shift) - 1;
@@ -290,6 +292,8 @@ void init()
     for (uint64_t& a : g_active)
         a = k_active_none;
     invalidate_all(); // entries cached under the old ASID width
+    g_bits_gauge.set(g_enabled ? g_bits : 0);
+    g_checking.set(g_check);
     kprintf("asid: %s, %u bits%s\n", g_enabled ? "on" : "off", g_bits,
             g_check ? ", every switch checked" : "");
 }
