@@ -12,14 +12,18 @@ TOLL_COUNTER(g_pte_stores, "vm.pmap.pte_stores");
 TOLL_COUNTER(g_icache_syncs, "vm.pmap.icache_syncs");
 // The shootdown counters both ports keep: ranges invalidated on every CPU
 // (each one batch, however many pages), the pages invalidated by address,
-// and the ranges that invalidated the whole address space instead. arm64
-// broadcasts and sends no IPI, so it has no IPI counter to move.
+// the ranges that invalidated the whole address space instead, and the
+// initiator's wait. arm64 broadcasts and sends no IPI, so its
+// vm.tlb.shootdown.ipis is not even defined: it could only ever read 0.
 TOLL_COUNTER(g_shootdown_ranges, "vm.tlb.shootdown.ranges");
 TOLL_COUNTER(g_shootdown_pages, "vm.tlb.shootdown.pages");
-TOLL_COUNTER(g_shootdown_full, "vm.tlb.shootdown.full_flushes");
-TOLL_PARAM(g_param_full_above, "arm64.tlbi_full_above",
-           "invalidate a range of more than this many pages with one TLBI ASIDE1IS "
-           "(the whole address space) instead of one TLBI per page (default 64)");
+TOLL_COUNTER(g_shootdown_full, "vm.tlb.shootdown.full");
+// The initiator's wait for the other CPUs: the DSB ISH after a batch, in
+// counter ticks (instructions in deterministic mode).
+TOLL_COUNTER(g_shootdown_wait, "vm.tlb.shootdown.wait_cycles");
+TOLL_PARAM(g_param_ceiling, "vm.tlb.ceiling",
+           "invalidate a range of more than this many pages by flushing the whole address "
+           "space (TLBI ASIDE1IS) instead of one TLBI per page (default 64)");
 
 /// Above this many pages a range is invalidated with one TLBI ASIDE1IS
 /// instead of one TLBI per page (an L2 promotion would otherwise send 512,
@@ -35,6 +39,15 @@ void add(Counter& c, uint64_t n = 1)
     __atomic_fetch_add(&c.value, n, __ATOMIC_RELAXED); // from several CPUs at once
 }
 
+uint64_t ticks()
+{
+    uint64_t t;
+    asm volatile("isb\n"
+                 "mrs %0, cntvct_el0"
+                 : "=r"(t));
+    return t;
+}
+
 } // namespace
 
 void store_entry(uint64_t* slot, uint64_t value)
@@ -43,10 +56,16 @@ void store_entry(uint64_t* slot, uint64_t value)
     *static_cast<volatile uint64_t*>(slot) = value;
 }
 
-void invalidate_range(unsigned asid, uint64_t va, uint64_t length, bool leaf_only)
+size_t shootdown_ceiling()
 {
     if (g_range_pages_max == 0)
-        g_range_pages_max = param_get_ulong("arm64.tlbi_full_above", k_range_pages_max_default);
+        g_range_pages_max = param_get_ulong("vm.tlb.ceiling", k_range_pages_max_default);
+    return g_range_pages_max;
+}
+
+void invalidate_range(unsigned asid, uint64_t va, uint64_t length, bool leaf_only)
+{
+    shootdown_ceiling();
     uint64_t pages = (length + k_page_size - 1) / k_page_size;
     add(g_shootdown_ranges);
     if (pages > g_range_pages_max) {
@@ -61,7 +80,9 @@ void invalidate_range(unsigned asid, uint64_t va, uint64_t length, bool leaf_onl
     tlbi_begin();
     for (uint64_t a = va; a < va + length; a += k_page_size)
         tlbi_page_nosync(asid, a, leaf_only);
+    uint64_t before = ticks();
     tlbi_sync();
+    add(g_shootdown_wait, ticks() - before);
 }
 
 void sync_icache_range(const void* start, size_t length)

@@ -631,6 +631,17 @@ void pmap_activate(Pmap* pmap)
         asid::activate_none();
 }
 
+void pmap_tlb_shootdown(Pmap* pmap, uintptr_t start, uintptr_t end)
+{
+    if (end > start)
+        flush_range(pmap, start, end - start, false);
+}
+
+size_t pmap_shootdown_ceiling()
+{
+    return shootdown_ceiling();
+}
+
 Pmap* pmap_current()
 {
     return loaded();

@@ -65,6 +65,22 @@ void bench_end(struct BenchSpan* span)
     snapshot(span->after);
 }
 
+void bench_span_clear(struct BenchSpan* total)
+{
+    memset(total, 0, sizeof *total);
+    /* bench_report subtracts one snapshot's events: the sum below already
+     * has them subtracted, so give one back. */
+    for (int i = 0; i < g_count; ++i)
+        total->after[i] = (uint64_t)g_overhead[i];
+}
+
+void bench_span_add(struct BenchSpan* total, const struct BenchSpan* one)
+{
+    total->end += one->end - one->start;
+    for (int i = 0; i < g_count; ++i)
+        total->after[i] += one->after[i] - one->before[i] - (uint64_t)g_overhead[i];
+}
+
 void bench_init(const char* program)
 {
     g_program = program;

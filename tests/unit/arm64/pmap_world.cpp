@@ -54,6 +54,11 @@ void invalidate_range(unsigned, uint64_t va, uint64_t length, bool)
     g_bbm.on_tlbi_range(va, length);
 }
 
+size_t shootdown_ceiling()
+{
+    return 64;
+}
+
 void sync_icache_range(const void* start, size_t length)
 {
     g_log.icache.emplace_back(virt_to_phys(start), length);
