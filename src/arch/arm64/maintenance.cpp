@@ -29,8 +29,10 @@ TOLL_PARAM(g_param_ceiling, "vm.tlb.ceiling",
 /// instead of one TLBI per page (an L2 promotion would otherwise send 512,
 /// or 2048 with a 16 KB granule). FreeBSD loops per page; Linux's arm64
 /// __flush_tlb_range switches to flushing the whole ASID above a threshold
-/// too. The default is where tools/bench's munmap sweep at 4 CPUs finds the
-/// two costs cross (book/generated: tlb_shootdown rows).
+/// too (512 pages at 4 KB there). 64 is a choice, not a measurement: under
+/// QEMU the whole-ASID flush is always cheaper, and the misses it causes
+/// afterwards, which decide on hardware, are not modelled (tlb-arm64-*
+/// rows of book/generated/results.csv).
 constexpr uint64_t k_range_pages_max_default = 64;
 uint64_t g_range_pages_max;
 

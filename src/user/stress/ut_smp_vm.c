@@ -23,8 +23,11 @@
  * other CPUs; the kernel's ASID counters must show rollovers that kept the
  * running spaces apart and cost each CPU at most one flush.
  *
- * Arguments: [tlb] [stress] [asid] [rounds=N] [iters=N] [ops=N]; none means
- * all three, short. */
+ * "asidbench": the book's measurement of what rollovers cost when every
+ * CPU keeps switching (METRIC records).
+ *
+ * Arguments: [tlb] [stress] [asid] [asidbench] [rounds=N] [iters=N] [ops=N];
+ * none means the first three, short. */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <setjmp.h>
@@ -690,9 +693,58 @@ static void test_asid(int children)
          counter("vm.pmap.asid.borrowed"));
 }
 
+/* For the book (book/measurements.toml): @p waves of one short-lived
+ * process per CPU, each pinned to its CPU, switching a few times before it
+ * exits, so that every CPU switches address spaces again and again while
+ * the ASIDs roll over. Prints what the rollovers cost as METRIC records. */
+static void asid_bench(int waves)
+{
+    unsigned long long rollovers = counter("vm.pmap.asid.rollovers");
+    unsigned long long flushes = counter("vm.pmap.asid.rollover_flushes");
+    unsigned long long loads = counter("vm.pmap.ttbr0_loads");
+    unsigned long long slow = counter("vm.pmap.asid.slow_switches");
+    int ok = 0;
+    for (int wave = 0; wave < waves; ++wave) {
+        pid_t pid[k_max_workers + 1];
+        for (int c = 0; c < g_cpus && c <= k_max_workers; ++c) {
+            pid[c] = fork();
+            if (pid[c] == 0) {
+                pin(c);
+                volatile char* p = map_filled(4 * g_page);
+                for (int i = 0; i < 4; ++i) {
+                    sched_yield();
+                    if (p)
+                        p[i * g_page] = (char)i;
+                }
+                _exit(p ? 0 : 1);
+            }
+        }
+        for (int c = 0; c < g_cpus && c <= k_max_workers; ++c) {
+            int status = 0;
+            ok += pid[c] > 0 && waitpid(pid[c], &status, 0) == pid[c] && WIFEXITED(status) &&
+                  WEXITSTATUS(status) == 0;
+        }
+    }
+    CHECK_MSG(ok == waves * (g_cpus <= k_max_workers ? g_cpus : k_max_workers + 1),
+              "asid bench: every process ran and exited cleanly");
+    CHECK_MSG(counter("vm.pmap.asid.flushes_max_cpu") <= counter("vm.pmap.asid.rollovers"),
+              "asid bench: no CPU flushed more than once per rollover");
+    printf("METRIC smp_vm.asid.cpus %d count\n", g_cpus);
+    printf("METRIC smp_vm.asid.processes %d count\n", ok);
+    printf("METRIC smp_vm.asid.rollovers %llu count\n", counter("vm.pmap.asid.rollovers") - rollovers);
+    printf("METRIC smp_vm.asid.rollover_flushes %llu count\n",
+           counter("vm.pmap.asid.rollover_flushes") - flushes);
+    printf("METRIC smp_vm.asid.flushes_max_cpu %llu count\n", counter("vm.pmap.asid.flushes_max_cpu"));
+    printf("METRIC smp_vm.asid.ttbr0_loads %llu count\n", counter("vm.pmap.ttbr0_loads") - loads);
+    printf("METRIC smp_vm.asid.slow_switches %llu count\n",
+           counter("vm.pmap.asid.slow_switches") - slow);
+    printf("METRIC smp_vm.asid.borrowed %llu count\n", counter("vm.pmap.asid.borrowed"));
+    fflush(stdout);
+}
+
 int main(int argc, char** argv)
 {
-    int tlb = 0, stress = 0, asid = 0, rounds = 2, iters = 1, ops = 6;
+    int tlb = 0, stress = 0, asid = 0, asidbench = 0, rounds = 2, iters = 1, ops = 6;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "tlb") == 0)
             tlb = 1;
@@ -700,6 +752,8 @@ int main(int argc, char** argv)
             stress = 1;
         else if (strcmp(argv[i], "asid") == 0)
             asid = 1;
+        else if (strcmp(argv[i], "asidbench") == 0)
+            asidbench = 1;
         else if (strncmp(argv[i], "rounds=", 7) == 0)
             rounds = atoi(argv[i] + 7);
         else if (strncmp(argv[i], "iters=", 6) == 0)
@@ -707,7 +761,7 @@ int main(int argc, char** argv)
         else if (strncmp(argv[i], "ops=", 4) == 0)
             ops = atoi(argv[i] + 4);
     }
-    if (!tlb && !stress && !asid)
+    if (!tlb && !stress && !asid && !asidbench)
         tlb = stress = asid = 1;
     g_page = sysconf(_SC_PAGESIZE);
 #if defined(__aarch64__)
@@ -733,5 +787,7 @@ int main(int argc, char** argv)
         test_stress(iters, ops);
     if (asid)
         test_asid(rounds * 8);
+    if (asidbench)
+        asid_bench(rounds * 4);
     return utest_done();
 }
