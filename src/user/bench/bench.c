@@ -14,7 +14,7 @@
 
 enum {
     k_list_size = 16 * 1024, /* room for every "name value" line */
-    k_pool_size = 4096,      /* room for every counter name */
+    k_pool_size = 6144,      /* room for every counter name */
     k_baseline_rounds = 3,   /* empty spans whose cheapest sets the overhead */
 };
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 /** The most counters a snapshot holds; the kernel has a few dozen. */
-enum { BENCH_MAX_COUNTERS = 128 };
+enum { BENCH_MAX_COUNTERS = 192 };
 
 /** Counter deltas are reported in events per this many operations. */
 enum { BENCH_PER = 1000 };
