@@ -36,8 +36,6 @@ TOLL_COUNTER(g_ranges, "vm.tlb.shootdown.ranges");           // calls with at le
 TOLL_COUNTER(g_pages, "vm.tlb.shootdown.pages");             // pages in them
 TOLL_COUNTER(g_full, "vm.tlb.shootdown.full");               // ranges flushed as a whole space
 TOLL_COUNTER(g_ipis, "vm.tlb.shootdown.ipis");               // IPIs sent (one per target CPU)
-TOLL_COUNTER(g_remote, "vm.tlb.shootdown.remote");           // ranges that needed another CPU
-TOLL_COUNTER(g_taken, "vm.tlb.shootdown.taken");             // requests taken by a target
 TOLL_COUNTER(g_wait_cycles, "vm.tlb.shootdown.wait_cycles"); // initiators' wait, in cycles
 TOLL_PARAM(param_ceiling, "vm.tlb.ceiling",
            "pages a TLB shootdown invalidates one by one; above, a full flush (default 32)");
@@ -113,7 +111,6 @@ void take_requests()
             else
                 invalidate_here(r.start, r.end, r.full);
         }
-        g_taken.add();
         // Release: the invalidation is done before the initiator sees it.
         __atomic_and_fetch(&r.pending, ~(1u << self), __ATOMIC_RELEASE);
     }
@@ -133,7 +130,6 @@ void ask_others(arch::Pmap* pmap, Request& r, unsigned self)
             targets |= 1u << c;
     if (!targets)
         return;
-    g_remote.add();
     __atomic_store_n(&r.pending, targets, __ATOMIC_RELEASE);
     for (unsigned t = targets; t; t &= t - 1) {
         unsigned c = static_cast<unsigned>(__builtin_ctz(t));

@@ -18,6 +18,11 @@ enum Prot : unsigned {
     k_prot_read = 1,
     k_prot_write = 2,
     k_prot_exec = 4,
+    /// Not a right but a hint to pmap_enter: the caller knows the page's
+    /// instructions are visible to instruction fetch already (it was synced
+    /// since it was last written), so an executable mapping of it needs no
+    /// instruction-cache sync. A port whose caches are coherent ignores it.
+    k_prot_icache_clean = 8,
 };
 
 /// One address space's page tables (defined by the architecture).

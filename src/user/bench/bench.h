@@ -6,8 +6,8 @@
 
 #include <stdint.h>
 
-/** The most counters a snapshot holds; the kernel has over a hundred. */
-enum { BENCH_MAX_COUNTERS = 256 };
+/** The most counters a snapshot holds; the kernel has about 140. */
+enum { BENCH_MAX_COUNTERS = 192 };
 
 /** Counter deltas are reported in events per this many operations. */
 enum { BENCH_PER = 1000 };
