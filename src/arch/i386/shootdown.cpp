@@ -32,12 +32,10 @@
 namespace toll::i386 {
 namespace {
 
-TOLL_COUNTER(g_ranges, "vm.tlb.shootdown.ranges");       // calls with at least one page
-TOLL_COUNTER(g_pages, "vm.tlb.shootdown.pages");         // pages in them
-TOLL_COUNTER(g_full, "vm.tlb.shootdown.full");           // ranges flushed as a whole space
-TOLL_COUNTER(g_ipis, "vm.tlb.shootdown.ipis");           // IPIs sent (one per target CPU)
-TOLL_COUNTER(g_remote, "vm.tlb.shootdown.remote");       // ranges that needed another CPU
-TOLL_COUNTER(g_taken, "vm.tlb.shootdown.taken");         // requests taken by a target
+TOLL_COUNTER(g_ranges, "vm.tlb.shootdown.ranges");           // calls with at least one page
+TOLL_COUNTER(g_pages, "vm.tlb.shootdown.pages");             // pages in them
+TOLL_COUNTER(g_full, "vm.tlb.shootdown.full");               // ranges flushed as a whole space
+TOLL_COUNTER(g_ipis, "vm.tlb.shootdown.ipis");               // IPIs sent (one per target CPU)
 TOLL_COUNTER(g_wait_cycles, "vm.tlb.shootdown.wait_cycles"); // initiators' wait, in cycles
 TOLL_PARAM(param_ceiling, "vm.tlb.ceiling",
            "pages a TLB shootdown invalidates one by one; above, a full flush (default 32)");
@@ -57,8 +55,8 @@ constexpr size_t k_default_ceiling = 32;
 struct alignas(64) Request {
     arch::Pmap* pmap;
     uint32_t start, end;
-    bool full;     ///< flush the whole space rather than [start, end)
-    bool leave;    ///< the space is going: a target that has it loaded leaves it
+    bool full;        ///< flush the whole space rather than [start, end)
+    bool leave;       ///< the space is going: a target that has it loaded leaves it
     unsigned pending; ///< the targets that have not yet acknowledged (bits by Cpu::id)
 };
 Request g_request[k_max_cpus];
@@ -113,7 +111,6 @@ void take_requests()
             else
                 invalidate_here(r.start, r.end, r.full);
         }
-        g_taken.add();
         // Release: the invalidation is done before the initiator sees it.
         __atomic_and_fetch(&r.pending, ~(1u << self), __ATOMIC_RELEASE);
     }
@@ -133,7 +130,6 @@ void ask_others(arch::Pmap* pmap, Request& r, unsigned self)
             targets |= 1u << c;
     if (!targets)
         return;
-    g_remote.add();
     __atomic_store_n(&r.pending, targets, __ATOMIC_RELEASE);
     for (unsigned t = targets; t; t &= t - 1) {
         unsigned c = static_cast<unsigned>(__builtin_ctz(t));
@@ -149,7 +145,8 @@ void ask_others(arch::Pmap* pmap, Request& r, unsigned self)
         arch::cpu_relax();
         if (spins == k_wait_spins_max)
             panic("tlb shootdown: cpu%u waited %llu turns for cpus 0x%x to acknowledge", self,
-                  static_cast<unsigned long long>(spins), __atomic_load_n(&r.pending, __ATOMIC_RELAXED));
+                  static_cast<unsigned long long>(spins),
+                  __atomic_load_n(&r.pending, __ATOMIC_RELAXED));
     }
     g_wait_cycles.add(arch::cycle_counter() - began);
 }
@@ -198,6 +195,10 @@ void pmap_tlb_shootdown(Pmap* pmap, uintptr_t start, uintptr_t end)
     unsigned self = self_id();
     if (pmap_loaded_on(self) == pmap)
         invalidate_here(static_cast<uint32_t>(start), static_cast<uint32_t>(end), full);
+    // One CPU: nobody else to ask (fork write-protects page by page, so
+    // this path is taken for every page of the parent).
+    if (cpus_online() == 1)
+        return;
     Request& r = g_request[self];
     r.pmap = pmap;
     r.start = static_cast<uint32_t>(start);

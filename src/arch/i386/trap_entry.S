@@ -146,10 +146,9 @@ isolated_syscall_entry:
     pushl $0                            # error code
     pushl $VEC_SYSCALL                  # vector
 isolated_saved:
-# LAB 4x4 BEGIN: get the user's %eax back from the scratch word (4 below the address %eax holds) and count the CR3 load in i386_cr3_loads and i386_tlb_full_flushes
+# LAB 4x4 BEGIN: get the user's %eax back from the scratch word (4 below the address %eax holds) and count the CR3 load in i386_cr3_loads (cpu.tlb.full_flushes follows it)
     movl %ss:-4(%eax), %eax
     count i386_cr3_loads
-    count i386_tlb_full_flushes
 # LAB 4x4 END
     save_registers
     pushl %esp                          # i386_trap(TrapFrame*)
@@ -162,7 +161,6 @@ isolated_return:
     jz restore_registers
 # LAB 4x4 BEGIN: on the way back to user mode (32-bit), count the CR3 load, put the user's %eax and then what iret pops (eip, cs, eflags, esp, ss: TF_EIP and up) at this CPU's exit frame (%fs:CPU_PORT_WORD; %es is the kernel's), leave that address in the vector's slot, restore the registers, pop it into %esp, load the user's CR3 (EXIT_VAR(TV_USER_CR3) from %esp), pop %eax and iret
     count i386_cr3_loads
-    count i386_tlb_full_flushes
     movl %fs:CPU_PORT_WORD, %edi        # this CPU's exit frame
     movl %edi, TF_VECTOR(%esp)          # for popl %esp below
     movl TF_EAX(%esp), %eax
@@ -239,7 +237,6 @@ from_user:
     movl TV_KERNEL_CR3(%ebx), %eax
     movl %eax, %cr3
     count i386_cr3_loads
-    count i386_tlb_full_flushes
     movl $TF_SIZE, %ecx
     testl $EFLAGS_VM, TF_EFLAGS(%esp)
     jz 1f
@@ -289,7 +286,6 @@ to_user_general:
     rep movsl
     movl %edx, %esp
     count i386_cr3_loads
-    count i386_tlb_full_flushes
     movl TV_USER_CR3 - TC_STACK_TOP(%ebx), %eax
     movl %eax, %cr3
 

@@ -25,7 +25,7 @@ extern "C" long i386_copy_string_user(char* to, const char* from, size_t size);
 extern "C" bool i386_fast_copy(void* to, const void* from, size_t length);
 extern "C" char i386_copy_user_access_1[], i386_copy_user_access_2[], i386_copy_user_fault[];
 extern "C" char i386_copy_string_access[], i386_copy_string_fault[];
-extern "C" toll::Counter i386_cr3_loads, i386_tlb_full_flushes;
+extern "C" toll::Counter i386_cr3_loads;
 
 namespace toll::i386 {
 namespace {
@@ -173,7 +173,6 @@ bool fast_copy(void* to, const void* from, size_t length)
     bool ok = i386_fast_copy(to, from, length);
     walks_at_cr3_load();
     i386_cr3_loads.add(2);
-    i386_tlb_full_flushes.add(2);
     if (!ok)
         g_fast_faults.add();
     return ok;

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 enum {
-    k_list_size = 32 * 1024, /* room for every "name value" line */
-    k_pool_size = 8192,      /* room for every counter name */
+    k_list_size = 16 * 1024, /* room for every "name value" line */
+    k_pool_size = 6144,      /* room for every counter name */
     k_baseline_rounds = 3,   /* empty spans whose cheapest sets the overhead */
 };
 
@@ -26,7 +26,7 @@ static char g_pool[k_pool_size];                /* the names, each ending in '\0
 static const char* g_names[BENCH_MAX_COUNTERS]; /* into g_pool */
 /* Events that a begin/end pair causes by itself (its counter_get calls). */
 static int64_t g_overhead[BENCH_MAX_COUNTERS];
-/* Whether the kernel counts (booted with profile=count): each span is then
+/* Whether the kernel samples (booted with profile.us=): each span is then
  * profiled, the timed loop alone (tools/bench --profile). */
 static int g_profiling;
 
@@ -70,6 +70,22 @@ void bench_end(struct BenchSpan* span)
     if (g_profiling)
         profile(0);
     snapshot(span->after);
+}
+
+void bench_span_clear(struct BenchSpan* total)
+{
+    memset(total, 0, sizeof *total);
+    /* bench_report subtracts one snapshot's events: the sum below already
+     * has them subtracted, so give one back. */
+    for (int i = 0; i < g_count; ++i)
+        total->after[i] = (uint64_t)g_overhead[i];
+}
+
+void bench_span_add(struct BenchSpan* total, const struct BenchSpan* one)
+{
+    total->end += one->end - one->start;
+    for (int i = 0; i < g_count; ++i)
+        total->after[i] += one->after[i] - one->before[i] - (uint64_t)g_overhead[i];
 }
 
 void bench_init(const char* program)
