@@ -22,7 +22,7 @@
 /* EFLAGS.VM (Intel SDM Vol. 3, 2.3; vm86/emulate.h, k_vm86_flag_vm). */
 #define EFLAGS_VM 0x20000
 /* offsetof(toll::Counter, value) (kernel/kern/counters.h). */
-#define COUNTER_VALUE 4
+#define COUNTER_VALUE 8
 /* Trap vectors (trap.h): the page fault (Intel SDM Vol. 3, 6.15) and the
    system-call gate, int $0x80. */
 #define VEC_PAGE_FAULT 14
