@@ -10,18 +10,8 @@
 // on every trap or switch, are each CPU's own instead (TOLL_CPU_COUNTER,
 // summed when read), which needs no atomic at all.
 #pragma once
+#include "kernel/arch/counter_add.h"
 #include "kernel/kern/section.h"
-#include <stdint.h>
-#ifdef TOLL_HOST_TEST
-namespace toll::arch {
-inline void counter_add(uint64_t* word, uint64_t n) // the host's own atomic
-{
-    __atomic_fetch_add(word, n, __ATOMIC_RELAXED);
-}
-} // namespace toll::arch
-#else
-#include "machine/counter_add.h"
-#endif
 #include <stddef.h>
 #include <stdint.h>
 

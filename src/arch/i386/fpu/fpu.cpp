@@ -5,6 +5,7 @@
 #include "arch/i386/fpu/fpu_internal.h"
 #include "arch/i386/layout.h"
 #include "kernel/kern/console.h"
+#include "kernel/kern/cpu.h"
 #include "kernel/kern/panic.h"
 #include "kernel/kern/param.h"
 #include "kernel/proc/thread.h"
@@ -26,8 +27,16 @@ TOLL_COUNTER(g_restores, "fpu.restores");
 TOLL_COUNTER(g_clean_calls, "fpu.clean_calls");
 
 Config g_config;
-arch::ThreadContext* g_owner;
 uint32_t g_mxcsr_mask;
+
+namespace {
+arch::ThreadContext* g_owners[k_max_cpus]; // each CPU's FPU owner (owner_slot)
+} // namespace
+
+arch::ThreadContext*& owner_slot()
+{
+    return g_owners[this_cpu().id];
+}
 
 namespace {
 
@@ -169,7 +178,7 @@ void init()
     if ((g_config.clean == Clean::patched || g_config.clean == Clean::nops) && !g_config.bug)
         patched = patch_cleaning(g_config.clean);
     install_trap_handlers();
-    g_owner = nullptr;
+    owner_slot() = nullptr;
     set_ts();
     kprintf("fpu: %s family %u, FXSAVE leak bug %s%s; fpu.switch=%s fpu.clean=%s%s%s\n", vendor,
             family, g_config.bug ? "yes" : "no", g_config.bug != cpu_bug ? " (fpu.bug=)" : "",
@@ -186,15 +195,15 @@ void init()
 
 void switch_threads(arch::ThreadContext& from, arch::ThreadContext& to)
 {
-    if (g_owner == &from) {
+    if (owner_slot() == &from) {
         fxsave(area(from));
         g_saves.add();
-        g_owner = nullptr;
+        owner_slot() = nullptr;
     }
     if (g_config.mode == Switch::eager && to.fpu.used) {
         clts();
         g_restore(area(to));
-        g_owner = &to;
+        owner_slot() = &to;
         return;
     }
     set_ts();
@@ -204,7 +213,7 @@ void fork_copy(arch::ThreadContext& child)
 {
     arch::ThreadContext& parent = proc::current()->context;
     child.fpu.used = parent.fpu.used;
-    if (g_owner == &parent) {
+    if (owner_slot() == &parent) {
         fxsave(area(child)); // the parent's live registers, straight into the child
         g_saves.add();
     } else if (parent.fpu.used) {
@@ -214,8 +223,8 @@ void fork_copy(arch::ThreadContext& child)
 
 void exec_reset(arch::ThreadContext& ctx)
 {
-    if (g_owner == &ctx) {
-        g_owner = nullptr;
+    if (owner_slot() == &ctx) {
+        owner_slot() = nullptr;
         set_ts();
     }
     ctx.fpu.used = false;
@@ -223,16 +232,16 @@ void exec_reset(arch::ThreadContext& ctx)
 
 const arch::ThreadContext* owner()
 {
-    return g_owner;
+    return owner_slot();
 }
 
 void release_owner()
 {
-    if (!g_owner)
+    if (!owner_slot())
         return;
-    fxsave(area(*g_owner));
+    fxsave(area(*owner_slot()));
     g_saves.add();
-    g_owner = nullptr;
+    owner_slot() = nullptr;
     set_ts();
 }
 

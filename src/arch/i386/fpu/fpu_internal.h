@@ -111,7 +111,11 @@ void take_ownership(RestoreFn restore);
 
 extern Counter g_dna_traps, g_saves, g_restores, g_clean_calls;
 
-/// The FPU owner (fpu.cpp); nullptr when CR0.TS is set.
-extern arch::ThreadContext* g_owner;
+/// This CPU's FPU owner (fpu.cpp): the thread whose registers are live in
+/// this CPU's FPU, nullptr when CR0.TS is set. Each CPU has its own, and a
+/// thread is the owner on at most one: it is saved when it is switched out,
+/// before any other CPU can take it from a run queue. Read and written with
+/// interrupts off (a trap handler, the switch), so the CPU cannot change.
+arch::ThreadContext*& owner_slot();
 
 } // namespace toll::i386::fpu

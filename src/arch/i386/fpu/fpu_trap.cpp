@@ -71,7 +71,7 @@ void take_ownership(RestoreFn restore)
         me.fpu.used = true;
     }
     restore(image);
-    g_owner = &me;
+    owner_slot() = &me;
     // LAB fpu STUB
     // (void)restore;
     // LAB fpu END
