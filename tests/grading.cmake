@@ -18,15 +18,25 @@ add_test(NAME grading.sandbox
 add_test(NAME grading.probes
   COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/grading/test_probes.py ${CMAKE_BINARY_DIR})
 set_tests_properties(grading.probes PROPERTIES TIMEOUT 120)
-# The grader's compiler cache lives beside the scratch folders, which each run
-# empties, so that a second run finds it warm.
-set(TOLL_GRADING_CACHE ${CMAKE_BINARY_DIR}/grading-ccache)
+# The grader's compiler cache outlives the scratch folders, which each run
+# empties, and this build: like the build's own ccache it serves every
+# checkout of this user, so that a clean clone finds the reference's objects
+# (the grader keys what it keeps by the checkout's contents; ccache keys
+# objects by theirs). /var/tmp, not a home folder: the sandbox's users must
+# enter it (tools/grade refuses a folder they cannot, or others could write).
+execute_process(COMMAND id -u OUTPUT_VARIABLE TOLL_UID OUTPUT_STRIP_TRAILING_WHITESPACE)
+set(TOLL_GRADING_CACHE /var/tmp/toll-grading-cache-${TOLL_UID} CACHE PATH
+    "the grading tests' compiler cache (tools/grade --cache)")
 add_test(NAME grading.hostile_batch
   COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/grading/check_batch.py
           --work ${CMAKE_BINARY_DIR}/grading-check --cache ${TOLL_GRADING_CACHE} -j 2)
-# The batch grades two submissions at once: give it both cores of the machine.
-# COST: the longest tests start first, so the short ones fill in beside them.
-set_tests_properties(grading.hostile_batch PROPERTIES TIMEOUT 600 PROCESSORS 2 COST 10000)
+# The batch grades two submissions at once, but much of each grading waits
+# (timeouts, boots): one core, so that other tests run beside it rather than
+# the machine waiting with it. (It finds its own leftovers by its own scratch
+# folder, never another check's.) COST: the longest tests start first, so the
+# short ones fill in beside them. The time limit leaves room for the first run
+# on a machine, which waits for the reference's build (cold, minutes under load).
+set_tests_properties(grading.hostile_batch PROPERTIES TIMEOUT 900 PROCESSORS 1 COST 10000)
 set_tests_properties(grading.regions grading.labs_consistent grading.build_tools
   grading.reports grading.sandbox PROPERTIES TIMEOUT 60)
 # The Gradescope package, unpacked into a simulated autograder root, grades a

@@ -262,7 +262,8 @@ size_t hostile_split(char* text, const char** argv, size_t max)
 """
 # Only the escape: the region closes split_arguments and opens a function
 # of its own, which takes the rest of the body.
-SCOPE_ESCAPE_HEAD = """    size_t hostile_split(char*, const char**, size_t);
+SCOPE_ESCAPE_HEAD = """#define TOLL_HOSTILE_MARK 1
+    size_t hostile_split(char*, const char**, size_t);
     return hostile_split(text, argv, max);
 }}
 
@@ -545,7 +546,7 @@ def make_batch(root, batch, scratch, out=None):
                at_load(reference_text, "", SCOPE_ESCAPE_HEAD))
     write_file(os.path.join(batch, "scope_escape", "labs/lab-demo/results.toml"), sheet_text)
     made["scope_escape"] = ("the reference, its region closing split_arguments for a "
-                            "function of its own")
+                            "function of its own, after a #define of its own")
     write_file(os.path.join(batch, "fill_scratch", STUDENT), at_load(reference_text,
                                                                      FILL_SCRATCH))
     made["fill_scratch"] = "the reference with a static constructor that fills the scratch disk"

@@ -53,6 +53,35 @@ class Probes(unittest.TestCase):
         self.assertFalse(s["probe"]["ok"])
         self.assertIn("QEMU was given 96 MB", s["probe"]["detail"])
 
+    def test_fpu_lazy_sees_the_switch_back_through_nm(self):
+        s = probe("--probe", "fpu_lazy", "--cmdline", "fpu.switch=lazy run='fpu_iso 77 201'")
+        self.assertEqual(s["outcome"], "done")
+        self.assertTrue(s["probe"]["ok"], s["probe"])
+        self.assertIn("A's pattern (seed 77)", s["probe"]["detail"])
+
+    def test_fpu_lazy_fails_on_an_eager_switch(self):
+        # fpu_iso passes under eager switching too; the machine shows that
+        # no #NM gave A its registers back.
+        s = probe("--probe", "fpu_lazy", "--cmdline", "fpu.switch=eager run='fpu_iso 77 201'")
+        self.assertEqual(s["outcome"], "done")
+        self.assertFalse(s["probe"]["ok"])
+        self.assertIn("not switched lazily", s["probe"]["detail"])
+
+    def test_superpages_finds_the_runs_and_blocks_in_the_page_tables(self):
+        s = probe("--arch", "arm64", "--probe", "superpages", "--cmdline", "run='ut_superpages'")
+        self.assertEqual(s["outcome"], "done")
+        self.assertTrue(s["probe"]["ok"], s["probe"])
+        self.assertIn("well-formed contiguous run", s["probe"]["detail"])
+
+    def test_superpages_fails_where_the_tables_hold_none(self):
+        # vm.superpages=0: the program's own checks pass (it expects none),
+        # and the probe, which expects the runs, sees none.
+        s = probe("--arch", "arm64", "--probe", "superpages", "--cmdline",
+                  "vm.superpages=0 run='ut_superpages off'")
+        self.assertEqual(s["outcome"], "done")
+        self.assertFalse(s["probe"]["ok"])
+        self.assertIn("0 contiguous run(s) and 0 block(s)", s["probe"]["detail"])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -8,7 +8,7 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # tools/lib, through PYTHONPATH=tools (ctest sets it).
-from lib import lab_regions, lab_rubric
+from lib import lab_audit, lab_regions, lab_rubric
 
 CPP = """int f(int x)
 {
@@ -152,6 +152,85 @@ class Rubrics(unittest.TestCase):
     def test_every_lab_rubric_in_the_tree_loads(self):
         rubrics = lab_rubric.all_rubrics(ROOT)
         self.assertIn("demo", [r.lab for r in rubrics])
+
+
+def held(rel, lab, edit):
+    """The hold reasons for the reference's @p rel of @p lab with @p edit
+    (old, new) applied: what hold_reasons says of such a submission."""
+    with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+        text = f.read()
+    old, new = edit
+    assert old in text, f"{rel} no longer holds {old!r}"
+
+    class Grade:
+        rubric = type("R", (), {"lab": lab, "student_files": [rel], "worksheet": ""})()
+        texts = {rel: text.replace(old, new, 1)}
+        audit = None
+    return lab_audit.hold_reasons(Grade(), ROOT)
+
+
+MACRO_END = '    "fildl %[dummy]\\n\\t"   /* FOP, FIP, FDP now name this kernel instruction and datum */'
+BODY = "    g_owner = &me;\n"
+ASM_LINE = "    movl %eax, %ss:SCRATCH\n"
+
+
+class RegionKinds(unittest.TestCase):
+    """A region may hold only what its kind permits (lab_audit.region_kinds):
+    every way out of a file-scope macro, a function body or an assembly
+    routine is held, and the references are not."""
+
+    def test_every_reference_and_starter_region_is_of_a_known_kind_and_keeps_to_it(self):
+        for r in lab_regions.find_regions(ROOT):
+            with open(os.path.join(ROOT, r.path), encoding="utf-8") as f:
+                text = f.read()
+            kinds = lab_audit.region_kinds(r.path, text, r.lab)
+            self.assertTrue(all(k[0] != "unknown" for k in kinds), (r, kinds))
+            self.assertEqual(lab_audit.kind_violations(r.path, text, r.lab, kinds), [], r)
+            mine = [x for x in lab_regions.find_regions(ROOT, [r.path]) if x.lab == r.lab]
+            starter = lab_regions.stub_text(text, mine)
+            self.assertEqual(lab_audit.kind_violations(r.path, starter, r.lab, kinds), [], r)
+
+    def test_a_file_scope_macro_region_holds_one_definition_of_strings(self):
+        rel = "src/arch/i386/fpu/fpu_restore.cpp"
+        hostile = {
+            "a function after the macro":
+                MACRO_END + "\n__attribute__((constructor)) static void evil() { g_x = 1; }",
+            "a static initializer after the macro": MACRO_END + "\nstatic int g_y = evil();",
+            "a second macro": MACRO_END + "\n#define TOLL_FPU_COUNT_CLEAN \"\"",
+            "an #undef": MACRO_END + "\n#undef TOLL_FPU_COUNT_CLEAN",
+            "an #include": MACRO_END + "\n#include \"/etc/passwd\"",
+            "a pragma": MACRO_END + "\n#pragma GCC optimize(\"O0\")",
+            "code in the macro that closes the asm and the function":
+                MACRO_END + ' \\\n    : : : ); } void evil() { asm volatile(""',
+        }
+        for what, new in hostile.items():
+            with self.subTest(what):
+                reasons = held(rel, "fpu", (MACRO_END, new))
+                self.assertTrue(any(lab_audit.KIND_VIOLATION in r and "TOLL_FPU_CLEAN_SEQUENCE"
+                                    in r for r in reasons), reasons)
+        self.assertEqual(held(rel, "fpu", (MACRO_END, MACRO_END + " \\\n    \"nop\\n\\t\"")),
+                         [])
+
+    def test_a_function_body_region_holds_no_preprocessor_line(self):
+        rel = "src/arch/i386/fpu/fpu_trap.cpp"
+        for line in ("#define restore(x) restore_plain(x)", "#undef panic",
+                     "#include \"kernel/kern/ktest.h\"", "#pragma GCC diagnostic ignored \"-Wall\"",
+                     "  #  if 1"):
+            with self.subTest(line):
+                reasons = held(rel, "fpu", (BODY, BODY + line + "\n"))
+                self.assertTrue(any("a function body" in r for r in reasons), reasons)
+        self.assertEqual(held(rel, "fpu", (BODY, BODY + "    (void)0; // #define in a comment\n")),
+                         [])
+
+    def test_an_assembly_region_holds_instructions_only(self):
+        rel = "src/arch/i386/trap_entry.S"
+        for line in ("    .section .init_array, \"aw\"", "    .long hostile", "    .globl evil",
+                     "evil:", "    evil = 1", "#include \"/etc/passwd\"", "#define movl jmp",
+                     "    nop; .text"):
+            with self.subTest(line):
+                reasons = held(rel, "4x4", (ASM_LINE, ASM_LINE + line + "\n"))
+                self.assertTrue(any("assembly: instructions" in r for r in reasons), reasons)
+        self.assertEqual(held(rel, "4x4", (ASM_LINE, ASM_LINE + "1:  nop; jmp 1f\n1:\n")), [])
 
 
 if __name__ == "__main__":

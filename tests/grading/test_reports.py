@@ -120,6 +120,37 @@ class Batches(unittest.TestCase):
                 lab_batch.entries(d)
             self.assertIn("alice and alice.patch", str(e.exception))
 
+    def test_control_and_bidi_characters_never_reach_the_gradebook(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "mallory\u202egnp.zip"))
+            write(os.path.join(d, "eve\x1b[2J.patch"))
+            names = [n for _, n in lab_batch.entries(d)]
+            self.assertEqual(sorted(names), ["eve_[2J", "mallory_gnp"])
+
+    def test_a_bundle_cut_short_is_refused_not_graded_as_the_starter(self):
+        import subprocess
+        with tempfile.TemporaryDirectory() as d:
+            repo = os.path.join(d, "repo")
+            os.makedirs(repo)
+            subprocess.run(["git", "init", "-q", repo], check=True)
+            write(os.path.join(repo, "f.txt"), "x\n" * 1000)
+            subprocess.run(["git", "-C", repo, "add", "f.txt"], check=True)
+            subprocess.run(["git", "-C", repo, "-c", "user.name=s", "-c", "user.email=s@x",
+                            "commit", "-qm", "m"], check=True)
+            bundle = os.path.join(d, "work.bundle")
+            subprocess.run(["git", "-C", repo, "bundle", "create", bundle, "--all"],
+                           check=True, capture_output=True)
+            with open(bundle, "rb") as f:
+                data = f.read()
+            with open(bundle, "wb") as f:
+                f.write(data[:data.index(b"\n") + 1] + b"\n")  # cut after its first line
+            grade = lab_grade.Grade(lab_rubric.find(ROOT, "demo"), bundle)
+            scratch = os.path.join(d, "scratch")
+            os.makedirs(scratch)
+            with self.assertRaises(lab_submission.Rejected) as e:
+                lab_submission.unpack(grade, ROOT, scratch)
+            self.assertIn("cut short", str(e.exception))
+
     def test_shards_split_every_submission_once(self):
         items = [f"s{i}" for i in range(7)]
         parts = [lab_batch.shard_of(items, (i, 3)) for i in (1, 2, 3)]

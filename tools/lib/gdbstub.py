@@ -14,6 +14,10 @@ import time
 from typing import Dict, List, Optional, Tuple
 
 
+# 64-bit words one monitor command reads (physical_quads).
+QUADS_AT_ONCE = 256
+
+
 class StubError(Exception):
     """The stub went away or answered something this client cannot read."""
 
@@ -35,6 +39,8 @@ class GdbStub:
         self.buf = b""
         self.breakpoints: set[int] = set()
         self.stopped_at: Optional[int] = None  # the breakpoint the machine stands on
+        self.last: Dict[str, int] = {}  # registers() where cont() stopped
+        self.last_text = ""  # the monitor's text of them
 
     def close(self) -> None:
         try:
@@ -86,11 +92,51 @@ class GdbStub:
         """The monitor's `info registers`: every NAME=hex value it prints
         (EAX, EIP, CPL, CR0, CR3, CR4, FCW, ...)."""
         text = self.monitor("info registers")
+        self.last_text = text
         pairs = re.findall(r"\b([A-Z][A-Z0-9]*)=([0-9a-fA-F]+)\b", text)
         regs = {k: int(v, 16) for k, v in pairs}
-        cpl = re.search(r"CPL=(\d)", text)
-        regs["CPL"] = int(cpl.group(1)) if cpl else -1
+        cpl = re.search(r"CPL=(\d)", text) or re.search(r"\bEL(\d)[th]\b", text)
+        regs["CPL"] = int(cpl.group(1)) if cpl else -1  # arm64: the exception level
+        if "PC" in regs and "EIP" not in regs:
+            regs["EIP"] = regs["PC"]  # one name for where the machine stands
         return regs
+
+    def sysreg(self, name: str) -> int:
+        """An arm64 system register (TTBR0_EL1, TCR_EL1, ...) by the number
+        QEMU's target description gives it (system-registers.xml)."""
+        if not hasattr(self, "_sysregs"):
+            self.ask("qSupported:xmlRegisters=aarch64")
+            xml, offset = "", 0
+            while True:
+                part = self.ask(f"qXfer:features:read:system-registers.xml:{offset:x},ffff")
+                if not part or part[0] not in "lm":
+                    raise StubError("QEMU's gdb stub describes no system registers")
+                xml += part[1:]
+                offset += len(part) - 1
+                if part[0] == "l":
+                    break
+            self._sysregs = {m.group(1): int(m.group(2)) for m in re.finditer(
+                r'<reg name="([A-Z0-9_]+)"[^>]*\bregnum="(\d+)"', xml)}
+        if name not in self._sysregs:
+            raise StubError(f"QEMU's gdb stub has no register {name}")
+        reply = self.ask(f"p{self._sysregs[name]:x}")
+        if not reply or reply.startswith("E") or len(reply) % 2:
+            raise StubError(f"cannot read {name}")
+        return int.from_bytes(bytes.fromhex(reply), "little")
+
+    def physical_quads(self, address: int, count: int) -> List[int]:
+        """@p count 64-bit words of physical memory at @p address (in pieces
+        of QUADS_AT_ONCE: the monitor's answers stay small)."""
+        words: List[int] = []
+        for at in range(0, count, QUADS_AT_ONCE):
+            n = min(QUADS_AT_ONCE, count - at)
+            text = self.monitor(f"xp /{n}gx {address + 8 * at:#x}")
+            got = [int(w, 16) for line in text.splitlines() if ":" in line
+                   for w in re.findall(r"0x([0-9a-f]{16})\b", line.split(":", 1)[1])]
+            if len(got) != n:
+                raise StubError(f"cannot read physical memory at {address + 8 * at:#x}")
+            words += got
+        return words
 
     def read(self, address: int, length: int) -> bytes:
         """Virtual memory, through the page tables of the CR3 now loaded."""
@@ -101,6 +147,9 @@ class GdbStub:
 
     def word(self, address: int) -> int:
         return int(struct.unpack("<I", self.read(address, 4))[0])
+
+    def quad(self, address: int) -> int:
+        return int(struct.unpack("<Q", self.read(address, 8))[0])
 
     def physical_words(self, address: int, count: int = 1) -> List[int]:
         """@p count 32-bit words of physical memory at @p address."""
@@ -130,7 +179,8 @@ class GdbStub:
             self.ask(f"Z0,{here:x},1")
         self._send("c")
         self._packet(timeout)
-        eip = self.registers().get("EIP", -1)
+        self.last = self.registers()
+        eip = self.last.get("EIP", -1)
         self.stopped_at = eip
         return eip
 
@@ -144,18 +194,28 @@ class GdbStub:
 
 
 def elf32_symbols(path: str) -> Dict[str, int]:
-    """name -> value of every symbol in a 32-bit little-endian ELF file's
-    symbol tables (ELF specification, "Symbol Table")."""
+    """name -> value of every symbol in a little-endian ELF file's symbol
+    tables, 32- or 64-bit (ELF specification, "Symbol Table"; the 64-bit
+    layouts from the ELF-64 object file format)."""
     with open(path, "rb") as f:
         data = f.read()
-    if data[:4] != b"\x7fELF" or data[4] != 1:
-        raise StubError(f"{path} is not a 32-bit ELF file")
-    shoff, = struct.unpack_from("<I", data, 0x20)
-    shentsize, shnum = struct.unpack_from("<HH", data, 0x2E)
+    if data[:4] != b"\x7fELF" or data[4] not in (1, 2):
+        raise StubError(f"{path} is not an ELF file")
+    wide = data[4] == 2
+    if wide:
+        shoff, = struct.unpack_from("<Q", data, 0x28)
+        shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    else:
+        shoff, = struct.unpack_from("<I", data, 0x20)
+        shentsize, shnum = struct.unpack_from("<HH", data, 0x2E)
     sections: List[Tuple[int, int, int, int, int]] = []
     for i in range(shnum):
-        _, kind, _, _, offset, size, link, _, _, entsize = struct.unpack_from(
-            "<10I", data, shoff + i * shentsize)
+        if wide:
+            _, kind, _, _, offset, size, link, _, _, entsize = struct.unpack_from(
+                "<IIQQQQIIQQ", data, shoff + i * shentsize)
+        else:
+            _, kind, _, _, offset, size, link, _, _, entsize = struct.unpack_from(
+                "<10I", data, shoff + i * shentsize)
         sections.append((kind, offset, size, link, entsize))
     symbols: Dict[str, int] = {}
     SHT_SYMTAB = 2
@@ -164,7 +224,11 @@ def elf32_symbols(path: str) -> Dict[str, int]:
             continue
         strtab = sections[link][1]
         for at in range(offset, offset + size, entsize):
-            name_at, value = struct.unpack_from("<II", data, at)
+            if wide:
+                name_at, = struct.unpack_from("<I", data, at)
+                value, = struct.unpack_from("<Q", data, at + 8)
+            else:
+                name_at, value = struct.unpack_from("<II", data, at)
             end = data.index(b"\0", strtab + name_at)
             symbols[data[strtab + name_at:end].decode("latin-1")] = value
     return symbols

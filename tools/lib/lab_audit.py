@@ -221,6 +221,164 @@ def scope_escapes(path: str, text: str, lab: str) -> List[Tuple[int, str]]:
     return found
 
 
+# What a region may hold, by its kind: the kind comes from where the
+# grader's own copy of the region sits and what it holds, never from the
+# submission. A function body holds statements (no preprocessor line, and
+# braces that never close the function: SCOPE_ESCAPE); a region at file
+# scope holds one macro definition of the name the reference defines (and,
+# when the reference's macro is only string literals, as an asm template
+# is, only string literals: anything else could close the statement and the
+# function it is expanded in); an assembly region holds instructions and
+# numeric local labels (no directive, symbol, assignment or preprocessor
+# line: a .section or a global label there is code outside the routine); a
+# worksheet holds data. tools/grade --check refuses a region of any other
+# kind, and a reference region its own kind does not permit.
+KIND_VIOLATION = "lines its kind of region does not permit"
+CPP_DIRECTIVE = re.compile(r"^\s*#\s*[A-Za-z_]")
+ASM_CPP_DIRECTIVE = re.compile(r"^\s*#\s*(include|define|undef|if|ifdef|ifndef|elif|else|"
+                               r"endif|pragma|error|warning|line|import|include_next)\b")
+NAMESPACE_OPENER = re.compile(r'(\bnamespace\b[\w:\s]*|\bextern\s*"C\+?\+?")\s*$')
+
+
+def _strip_literals(code: str) -> str:
+    return re.sub(r'"(?:[^"\\]|\\.)*"' + r"|'(?:[^'\\]|\\.)+'", '""', code)
+
+
+def _in_function(lines: List[Tuple[int, str]], before: int) -> bool:
+    """Whether code line @p before (1-based) lies inside braces other than a
+    namespace's or an extern "C" block's."""
+    stack: List[bool] = []  # True: a namespace-like brace
+    pending = ""
+    for n, code in lines[:before - 1]:
+        for ch in _strip_literals(code):
+            if ch == "{":
+                stack.append(bool(NAMESPACE_OPENER.search(pending)))
+                pending = ""
+            elif ch == "}":
+                if stack:
+                    stack.pop()
+                pending = ""
+            elif ch == ";":
+                pending = ""
+            else:
+                pending += ch
+        pending += " "
+    return not all(stack)
+
+
+def region_kinds(path: str, text: str, lab: str) -> List[Tuple[str, ...]]:
+    """The kind of each region of lab @p lab in @p text (the grader's copy),
+    in order: ("data",), ("instructions",), ("body",), ("macro", NAME,
+    "strings" or ""), or ("unknown", why)."""
+    from . import lab_regions
+    comment = lab_regions.comment_for(path) or "//"
+    regions = [r for r in lab_regions.parse_regions(path, text) if r.lab == lab]
+    if path.endswith(".toml"):
+        return [("data",)] * len(regions)
+    lines = _code_lines(text, comment)
+    if path.endswith((".S", ".s")):
+        # The labels the grader's routine needs at fixed places (a fault
+        # fixup's), and their .globl: the only symbols a region may define.
+        return [("instructions", " ".join(sorted(
+            {m.group(1) for _, c in lines[r.hint_end:r.end - 1]
+             for m in [re.match(r"^\s*([A-Za-z_.$][\w.$]*)\s*:", c)] if m})))
+            for r in regions]
+    kinds: List[Tuple[str, ...]] = []
+    for r in regions:
+        if _in_function(lines, r.begin):
+            kinds.append(("body",))
+            continue
+        logical = _logical_lines(lines[r.hint_end:r.end - 1])
+        m = re.match(r"^\s*#\s*define\s+([A-Za-z_]\w*)(.*)$", logical[0][1], re.S) \
+            if len(logical) == 1 else None
+        if not m:
+            kinds.append(("unknown", "a region at file scope that is not one macro definition"))
+            continue
+        strings = not _strip_literals(m.group(2)).replace('""', "").strip(" \t\\\n")
+        kinds.append(("macro", m.group(1), "strings" if strings else ""))
+    return kinds
+
+
+def _logical_lines(lines: List[Tuple[int, str]]) -> List[Tuple[int, str]]:
+    """The non-empty logical lines of @p lines (backslash continuations joined)."""
+    out: List[Tuple[int, str]] = []
+    joining = False
+    for n, code in lines:
+        if joining:
+            out[-1] = (out[-1][0], out[-1][1] + "\n" + code)
+        elif code.strip():
+            out.append((n, code))
+        else:
+            continue
+        joining = code.rstrip().endswith("\\")
+    return out
+
+
+def kind_violations(path: str, text: str, lab: str,
+                    kinds: List[Tuple[str, ...]]) -> List[Tuple[int, str]]:
+    """(line, code) of what lab @p lab's regions in @p text hold that their
+    @p kinds (region_kinds of the grader's copy, in order) do not permit."""
+    from . import lab_regions
+    comment = lab_regions.comment_for(path) or "//"
+    try:
+        regions = [r for r in lab_regions.parse_regions(path, text) if r.lab == lab]
+    except lab_regions.RegionError:
+        return []
+    lines = _code_lines(text, comment)
+    raw = text.splitlines()
+    found: List[Tuple[int, str]] = []
+    for r, kind in zip(regions, kinds):
+        body = lines[r.hint_end:r.end - 1]
+        if kind[0] == "data":
+            continue
+        if kind[0] == "body":
+            found += [(n, c) for n, c in body if CPP_DIRECTIVE.match(c)]
+        elif kind[0] == "instructions":
+            for n, c in body:
+                if ASM_CPP_DIRECTIVE.match(raw[n - 1]):
+                    found.append((n, raw[n - 1]))
+                    continue
+                named = kind[1].split()
+                for statement in c.split(";"):
+                    s = re.sub(r"^\s*(\d+:\s*)*", "", statement).strip()
+                    label = re.match(r"^([A-Za-z_.$][\w.$]*)\s*:", s)
+                    glob = re.match(r"^\.(globl|global)\s+([\w.$]+)\s*$", s)
+                    if label and label.group(1) in named or glob and glob.group(2) in named:
+                        continue
+                    if (s.startswith(".") or label
+                            or re.match(r"^[A-Za-z_.$][\w.$]*\s*=", s)):
+                        found.append((n, c))
+                        break
+        elif kind[0] == "macro":
+            logical = _logical_lines(body)
+            m = re.match(r"^\s*#\s*define\s+([A-Za-z_]\w*)(.*)$", logical[0][1], re.S) \
+                if len(logical) == 1 else None
+            if not m or m.group(1) != kind[1]:
+                found += [(n, c) for n, c in logical if not (
+                    m and n == logical[0][0] and m.group(1) == kind[1])] or logical[:1]
+            elif kind[2] == "strings":
+                rest = _strip_literals(m.group(2)).replace('""', "")
+                if rest.strip(" \t\\\n"):
+                    found.append((logical[0][0], logical[0][1].split("\n")[0]))
+        else:
+            found += [(n, c) for n, c in body if c.strip()][:1]
+    return found
+
+
+def kind_words(kind: Tuple[str, ...]) -> str:
+    """@p kind (region_kinds) in words."""
+    if kind[0] == "body":
+        return "a function body: statements, no preprocessor line"
+    if kind[0] == "instructions":
+        return ("assembly: instructions and numeric labels" +
+                (f" (and the labels {kind[1]})" if kind[1] else "") +
+                ", no other directive, symbol or preprocessor line")
+    if kind[0] == "macro":
+        return (f"one definition of the macro {kind[1]}" +
+                (", of string literals only" if kind[2] else ""))
+    return kind[0]
+
+
 def _literals(code: str) -> str:
     """The text of the string and character literals of @p code, joined."""
     parts = re.findall(r'"((?:[^"\\]|\\.)*)"' + r"|'((?:[^'\\]|\\.)+)'", code)
@@ -267,6 +425,16 @@ def hold_reasons(grade: Any, root: str) -> List[str]:
         except OSError:
             reference = {}
         theirs = source_findings(rel, grade.texts[rel], lab)
+        from . import lab_regions
+        try:
+            with open(os.path.join(root, rel), encoding="utf-8") as f:
+                kinds = region_kinds(rel, f.read(), lab)
+        except (OSError, lab_regions.RegionError):
+            kinds = []
+        bad = kind_violations(rel, grade.texts[rel], lab, kinds)
+        if bad:
+            regions_kinds = "; ".join(sorted({kind_words(k) for k in kinds}))
+            theirs[f"{KIND_VIOLATION} ({regions_kinds})"] = bad
         for name, hits in theirs.items():
             if name in reference:
                 continue

@@ -25,10 +25,16 @@ class BatchError(Exception):
 
 
 def submission_name(entry: str) -> str:
+    """The student's name for a batch entry: without its suffix, and with
+    control and format characters (a right-to-left override, an escape)
+    made '_', so that the gradebook shows the name as it is stored."""
+    import unicodedata
     for suffix in SUBMISSION_SUFFIXES:
         if entry.endswith(suffix):
-            return entry[:-len(suffix)]
-    return entry
+            entry = entry[:-len(suffix)]
+            break
+    return "".join("_" if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c
+                   for c in entry)
 
 
 def entries(folder: str) -> List[Tuple[str, str]]:

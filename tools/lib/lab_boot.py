@@ -82,8 +82,9 @@ def boot(item: Any, bdir: str, logs: str, max_output: int,
         # The probe reads the kernel's symbols from the grader's copy of the
         # ELF file (a disk boot boots the image made from it).
         cmd[2:2] = ["--probe", item.probe]
+        # A multiboot or arm64 boot boots the ELF file itself (--kernel).
         elf = jail.boot_copies.get(BOOT_FILES[("i386", None, "multiboot")])
-        if elf:
+        if elf and not (rel or "").endswith(".elf"):
             cmd[2:2] = ["--symbols", elf[0]]
     if rel in jail.boot_copies:
         copy, digest = jail.boot_copies[rel]

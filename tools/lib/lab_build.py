@@ -12,7 +12,7 @@ import fcntl
 import os
 import shutil
 import subprocess
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional, Set, Tuple
 
 from . import lab_safe
 
@@ -71,6 +71,15 @@ class BuildTools:
         if not self.cache_dir:
             return None
         return os.path.join(self.cache_dir, f"lab-{lab}")
+
+    def lab_initrds(self, lab: str, version: str) -> Optional[str]:
+        """The folder of the ramdisks of @p lab's starter at @p version of
+        the checkout (<kernel build dir>.cpio), which students' kernels pack
+        instead of building every user program again (the grader's,
+        read-only to them); None without a cache folder."""
+        if not self.cache_dir:
+            return None
+        return os.path.join(self.cache_dir, f"lab-{lab}-initrd-{version}")
 
     def cmake_args(self) -> list:
         """Extra arguments for configuring a scratch tree."""
@@ -164,3 +173,41 @@ class ScratchSlot:
         """Empties the folder and gives the slot back."""
         shutil.rmtree(self.path, ignore_errors=True)
         os.close(self._fd)
+
+
+def ninja_inputs(build_dir: str, target: str) -> Set[str]:
+    """Every file @p target is made from in the Ninja build @p build_dir:
+    its explicit and implicit inputs, theirs in turn, and the headers the
+    compiler reported for each object (Ninja's deps log). Order-only inputs,
+    which never rebuild anything, are left out. Absolute paths."""
+    seen: Set[str] = set()
+    todo = [target]
+    listing = subprocess.run(["ninja", "-C", build_dir, "-t", "targets", "all"],
+                             capture_output=True, text=True).stdout
+    made = {line.rsplit(": ", 1)[0] for line in listing.splitlines()}
+    while todo:
+        batch, todo = todo[:200], todo[200:]
+        out = subprocess.run(["ninja", "-C", build_dir, "-t", "query", *batch],
+                             capture_output=True, text=True).stdout
+        deps = subprocess.run(["ninja", "-C", build_dir, "-t", "deps", *batch],
+                              capture_output=True, text=True).stdout
+        inputs, headers = [], []
+        section = ""
+        for line in out.splitlines():
+            s = line.strip()
+            if line.startswith("  ") and not line.startswith("    "):
+                section = s
+            elif line.startswith("    ") and section.startswith("input"):
+                if s.startswith("|| "):
+                    continue
+                inputs.append(s[2:] if s.startswith("| ") else s)
+        for line in deps.splitlines():
+            if line.startswith("    "):
+                headers.append(line.strip())  # leaves: never nodes Ninja could query
+        for path in inputs + headers:
+            full = os.path.normpath(os.path.join(os.path.abspath(build_dir), path))
+            if full not in seen:
+                seen.add(full)
+                if path in inputs or path in made:  # a header another step generates
+                    todo.append(path)
+    return seen

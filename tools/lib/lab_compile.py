@@ -81,6 +81,8 @@ def build(grade: Any, tree: str, jobs: int, jail: "Jail", logs: str) -> Optional
            "-DCMAKE_BUILD_TYPE=RelWithDebInfo"] + (tools.cmake_args() if tools else [])
     if not needs_disk_image(grade.rubric):
         cmd.append("-DTOLL_KERNEL_ONLY=ON")
+    if getattr(jail, "initrds", None):
+        cmd.append(f"-DTOLL_PREBUILT_INITRDS={jail.initrds}")
     first = jail.run(cmd, log + ".configure", grade.rubric.build_timeout, limits, cwd=tree,
                      env=env)
     status, secs = first.status, first.seconds

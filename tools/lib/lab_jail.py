@@ -19,6 +19,9 @@ BOOT_FILES = {
     ("arm64", "16K", "multiboot"): "arm64-16k/arch/arm64/toll-arm64.elf",
 }
 
+# The kernel builds of a tree: (folder under the build folder, architecture).
+KERNEL_BUILDS = (("i386", "i386"), ("arm64", "arm64"), ("arm64-16k", "arm64"))
+
 
 class Jail:
     """Where and how one submission's code runs: the sandbox, its dedicated
@@ -31,13 +34,16 @@ class Jail:
     def __init__(self, sandbox: lab_sandbox.Sandbox, work: str, root: str, tools: Any = None,
                  uid: Optional[int] = None, trusted: bool = False,
                  private: Optional[str] = None, cache_dir: Optional[str] = None,
-                 store: Optional[str] = None, store_writable: bool = False) -> None:
+                 store: Optional[str] = None, store_writable: bool = False,
+                 initrds: Optional[str] = None) -> None:
         self.sandbox, self.work, self.root, self.tools = sandbox, work, root, tools
         self.uid, self.trusted = uid, trusted
         self.private = private
         self.cache_dir = cache_dir if cache_dir is not None else (
             tools.cache_dir if tools else None)
         self.store, self.store_writable = store, store_writable
+        # The grader's ramdisks the kernels pack (lab_build.BuildTools.lab_initrds).
+        self.initrds = initrds
         self.frozen = False       # the build is over: the tree is read-only from now on
         # tree-relative path -> (grader's copy, sha256)
         self.boot_copies: Dict[str, Tuple[str, str]] = {}
@@ -67,6 +73,8 @@ class Jail:
             paths.append(self.cache_dir)
         if self.store and not self.store_writable:
             paths.append(self.store)
+        if self.initrds:
+            paths.append(self.initrds)
         return paths
 
     def writable(self) -> List[str]:

@@ -136,6 +136,11 @@ def unpack(grade: Any, root: str, scratch: str) -> str:
                                     "refs/remotes"], capture_output=True, text=True).stdout.split()
             if heads:
                 run_limited(["git", "-C", dest, "checkout", "-q", heads[0]], 60, log)
+            else:
+                # A bundle cut short clones as an empty repository.
+                raise Rejected("the git bundle holds no commit (was it cut short? `git bundle "
+                               "verify` it, or make it again with `git bundle create "
+                               "work.bundle --all`)")
         return dest
     # A patch against the starter: write the starter, then apply it there.
     lab_regions.write_starter(root, grade.rubric.lab, dest)

@@ -10,6 +10,7 @@ verdict goes into tools/run's JSON summary as "probe": {"name", "ok",
 """
 
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -144,8 +145,257 @@ def memory_map(stub: GdbStub, symbols: Dict[str, int], options: Any) -> str:
             f"QEMU was given")
 
 
+# CR0.TS (Intel SDM Vol. 3, 2.5): set, the next x87/MMX/SSE instruction
+# raises #NM (device not available).
+CR0_TS = 0x8
+# #NM traps the FPU probe lets pass before it gives up waiting for the
+# switch back to the first program.
+FPU_MAX_TRAPS = 40
+
+
+def fpu_pattern(seed: int) -> Dict[str, int]:
+    """The registers src/user/fpu/fpu_user.h's fpu_pattern(@p seed) loads, as
+    QEMU's `info registers` prints them: FCW, MXCSR, the abridged tags (FTW),
+    ST0-ST7 (mantissa and sign+exponent) and XMM0-XMM7 (high and low half)."""
+    regs = {"FCW": 0x0C7F, "MXCSR": 0x7F80, "FTW": 0xFF}
+    for r in range(8):
+        st = [(seed + 16 * r + b + 1) & 0xFF for b in range(8)]
+        st[7] |= 0x80
+        regs[f"ST{r}"] = int.from_bytes(bytes(st), "little")
+        regs[f"ST{r}X"] = 0x40 << 8 | (0x3F + r)
+        xmm = bytes((seed ^ (0xA5 + 16 * r + b)) & 0xFF for b in range(16))
+        regs[f"XMM{r}L"] = int.from_bytes(xmm[:8], "little")
+        regs[f"XMM{r}H"] = int.from_bytes(xmm[8:], "little")
+    return regs
+
+
+def fpu_initial() -> Dict[str, int]:
+    """fpu_user.h's fpu_initial(): FNINIT's control word, the reset MXCSR,
+    every register empty and zero."""
+    regs = {"FCW": 0x037F, "MXCSR": 0x1F80, "FTW": 0}
+    for r in range(8):
+        regs.update({f"ST{r}": 0, f"ST{r}X": 0, f"XMM{r}L": 0, f"XMM{r}H": 0})
+    return regs
+
+
+def fpu_registers(stub: GdbStub) -> Dict[str, int]:
+    """The machine's x87 and SSE registers where it stands, from the text of
+    `info registers` that cont() read: ST(i) is FPR[(TOP + i) mod 8]."""
+    text, regs = stub.last_text, stub.last
+    top = re.search(r"\[ST=(\d)\]", text)
+    fpr = dict((int(n), (int(m, 16), int(e, 16)))
+               for n, m, e in re.findall(r"FPR(\d)=([0-9a-f]{16}) ([0-9a-f]{4})", text))
+    xmm = dict((int(n), (int(h, 16), int(lo, 16)))
+               for n, h, lo in re.findall(r"XMM(\d\d)=([0-9a-f]{16}) ([0-9a-f]{16})", text))
+    if not top or len(fpr) != 8 or len(xmm) < 8 or "FCW" not in regs:
+        raise Failed("QEMU's register dump has no x87 and SSE registers to compare")
+    out = {"FCW": regs["FCW"], "MXCSR": regs.get("MXCSR", -1), "FTW": regs.get("FTW", -1)}
+    for r in range(8):
+        out[f"ST{r}"], out[f"ST{r}X"] = fpr[(int(top.group(1)) + r) % 8]
+        out[f"XMM{r}H"], out[f"XMM{r}L"] = xmm[r]
+    return out
+
+
+def fpu_lazy(stub: GdbStub, symbols: Dict[str, int], options: Any) -> str:
+    """Under fpu.switch=lazy, with fpu_iso A B on the command line (seeds the
+    grader drew): the machine itself shows the lazy switch. The probe stops
+    at each #NM from user mode, then at the instruction that trapped, once
+    the handler has returned (CR0.TS clear), and compares the x87 and SSE
+    registers there with the images the seeds make. Each must be the
+    initial state or the trapping program's own pattern; and the switch
+    back to program A after B ran must go through an #NM that puts A's
+    pattern back (a kernel that restores eagerly, or copies registers into
+    A's memory, never shows one)."""
+    seeds = re.search(r"fpu_iso (\d+) (\d+)", getattr(options, "cmdline", "") or "")
+    if not seeds:
+        raise Failed("the command line runs no fpu_iso with two seeds")
+    seed_a, seed_b = int(seeds.group(1)), int(seeds.group(2))
+    images = {"the initial state": fpu_initial(), f"A's pattern (seed {seed_a})":
+              fpu_pattern(seed_a), f"B's pattern (seed {seed_b})": fpu_pattern(seed_b)}
+    handlers = {find_symbol(symbols, r"8dna_trapERNS_4arch9TrapFrameE$")}
+    try:
+        handlers.add(find_symbol(symbols, r"25dna_trap_without_cleaningERNS_4arch9TrapFrameE$"))
+    except StubError:
+        pass
+    for h in handlers:
+        stub.set_breakpoint(h)
+    # The user EIPs of #NM traps whose handler has not yet returned (the
+    # kernel may run on a page directory of its own: the EIP is the key).
+    pending: Dict[int, int] = {}
+    user_stops: Set[int] = set()
+    seen: List[str] = []
+    traps = 0
+    try:
+        while traps < FPU_MAX_TRAPS:
+            eip = stub.cont(options.timeout)
+            regs = stub.last
+            if eip in handlers and regs["CPL"] == 0:
+                frame = stub.word(regs["ESP"] + 4)
+                if stub.word(frame + TF_CS) & 3 != 3:
+                    continue
+                traps += 1
+                back = stub.word(frame + TF_EIP)
+                pending[back] = pending.get(back, 0) + 1
+                if back not in user_stops:
+                    stub.set_breakpoint(back)
+                    user_stops.add(back)
+                continue
+            if eip not in user_stops or regs["CPL"] != 3:
+                continue
+            if regs["CR0"] & CR0_TS or not pending.get(eip):
+                continue  # about to trap (another program at the same place)
+            pending[eip] -= 1
+            have = fpu_registers(stub)
+            name = next((n for n, want in images.items() if want == have), "")
+            if not name:
+                diff = sorted(k for k in have if have[k] != images["the initial state"][k])
+                raise Failed(f"after an #NM at {eip:#x} the program's x87/SSE registers are "
+                             f"neither the initial state nor a pattern of fpu_iso's seeds "
+                             f"(differ from the initial state in {', '.join(diff[:6])})")
+            seen.append(name)
+            if name.startswith("A's"):
+                break
+    except (StubError, OSError):
+        pass  # the machine ended: what it showed until then is the verdict
+    for address in list(user_stops) + list(handlers):
+        try:
+            stub.clear_breakpoint(address)
+        except (StubError, OSError):
+            break
+    if not any(n.startswith("A's") for n in seen):
+        raise Failed(f"no #NM gave program A its registers back after B ran ({traps} #NM "
+                     f"trap(s) from user mode; the registers they restored: "
+                     f"{', '.join(seen) or 'none'}): the FPU was not switched lazily")
+    return (f"{traps} #NM trap(s) from user mode restored {', '.join(seen)}: the switch back "
+            f"to A went through #NM with CR0.TS set")
+
+
+# VMSAv8-64 translation (Arm ARM D8.3 and D8.6): descriptor bits [1:0] are
+# 0b11 for a table (levels 0-2) or a page (level 3) and 0b01 for a block;
+# bit 52 is the Contiguous hint; the output address is bits [47:page].
+DESC_VALID, DESC_TYPE_MASK, DESC_TABLE, DESC_BLOCK = 0x1, 0x3, 0x3, 0x1
+DESC_CONTIGUOUS = 1 << 52
+# The descriptor bits the hardware may set by itself on an access (AF, bit
+# 10; DBM-managed dirty state is not used): not compared across a run.
+DESC_AF = 1 << 10
+ADDRESS_BITS = 48
+# TCR_EL1 (Arm ARM D17.2.131): T0SZ [5:0], TG0 [15:14] (0b00 4 KB, 0b10 16 KB,
+# 0b01 64 KB). TTBR0_EL1: the table's base in [47:1], the ASID above.
+TCR_T0SZ_MASK, TCR_TG0_SHIFT = 0x3F, 14
+TG0_PAGE_BITS = {0: 12, 2: 14, 1: 16}
+TTBR_BADDR_MASK = ((1 << ADDRESS_BITS) - 1) & ~1
+# Entries of a level-3 contiguous run by granule (Arm ARM D8.6.1).
+L3_RUN_ENTRIES = {12: 16, 14: 128, 16: 32}
+# Stops at the counter read the superpages probe lets pass.
+SUPERPAGE_MAX_STOPS = 600
+
+
+def user_mappings(stub: GdbStub) -> Tuple[int, int, List[str]]:
+    """Walks the user page tables of the machine now (TTBR0_EL1, with the
+    granule and size TCR_EL1 gives): (well-formed level-3 contiguous runs,
+    blocks, problems). A run is well formed when every entry of its aligned
+    group is a valid page with the Contiguous bit, the frames are
+    consecutive from an address aligned to the run's size, and the
+    attributes are the same."""
+    tcr, ttbr0 = stub.sysreg("TCR_EL1"), stub.sysreg("TTBR0_EL1")
+    granule = TG0_PAGE_BITS.get((tcr >> TCR_TG0_SHIFT) & 3)
+    if granule is None:
+        raise Failed(f"TCR_EL1 {tcr:#x} names no translation granule")
+    page_bits: int = granule
+    per_level = page_bits - 3
+    va_bits = 64 - (tcr & TCR_T0SZ_MASK)
+    levels = -(-(va_bits - page_bits) // per_level)
+    address = ((1 << ADDRESS_BITS) - 1) & ~((1 << page_bits) - 1)
+    run_entries = L3_RUN_ENTRIES[page_bits]
+    runs, blocks, problems = 0, 0, []
+
+    def walk(level: int, table: int, entries: int, va: int) -> None:
+        nonlocal runs, blocks
+        descs = stub.physical_quads(table, entries)
+        shift = page_bits + per_level * (3 - level)
+        if level == 3:
+            for first in range(0, entries, run_entries):
+                group = descs[first:first + run_entries]
+                flagged = [d for d in group if d & DESC_VALID and d & DESC_CONTIGUOUS]
+                if not flagged:
+                    continue
+                base = group[0] & address
+                where = va + (first << shift)
+                ok = (len(flagged) == run_entries and base % (run_entries << page_bits) == 0
+                      and all((d & DESC_TYPE_MASK) == DESC_TABLE and (d & address) ==
+                              base + (i << page_bits) and (d & ~address & ~DESC_AF) ==
+                              (group[0] & ~address & ~DESC_AF) for i, d in enumerate(group)))
+                if ok:
+                    runs += 1
+                else:
+                    problems.append(f"the run at {where:#x} is not well formed ("
+                                    f"{len(flagged)} of {run_entries} entries carry the "
+                                    f"Contiguous bit, frames from {base:#x})")
+            return
+        for i, d in enumerate(descs):
+            if not d & DESC_VALID:
+                continue
+            if (d & DESC_TYPE_MASK) == DESC_TABLE:
+                walk(level + 1, d & address, 1 << per_level, va + (i << shift))
+            elif level > 0:
+                blocks += 1
+    top_entries = 1 << (va_bits - page_bits - per_level * (levels - 1))
+    walk(4 - levels, ttbr0 & TTBR_BADDR_MASK, top_entries, 0)
+    return runs, blocks, problems
+
+
+def superpages(stub: GdbStub, symbols: Dict[str, int], options: Any) -> str:
+    """With ut_superpages running on arm64: each time it reads
+    vm.pmap.l3c.promotions (the counters it judges promotions by), the probe
+    walks the program's page tables itself. Every contiguous run they hold
+    must be well formed, and before the program ends they must have shown
+    a level-3 contiguous run and a block, which its checks say it made (a
+    kernel can count a promotion it never made)."""
+    at = find_symbol(symbols, r"15sys_counter_getERKNS0_11SyscallArgsE$")
+    stub.set_breakpoint(at)
+    walks = most_runs = most_blocks = 0
+    try:
+        for _ in range(SUPERPAGE_MAX_STOPS):
+            if stub.cont(options.timeout) != at:
+                continue
+            try:
+                name = stub.read(stub.quad(stub.last["X00"]), 24).split(b"\0")[0]
+            except StubError:
+                continue
+            if name != b"vm.pmap.l3c.promotions":
+                continue
+            try:
+                runs, blocks, problems = user_mappings(stub)
+            except StubError as e:
+                raise Failed(f"the probe could not walk the page tables: {e}")
+            walks += 1
+            if problems:
+                raise Failed("; ".join(problems[:3]))
+            most_runs, most_blocks = max(most_runs, runs), max(most_blocks, blocks)
+            if most_runs and most_blocks:
+                break
+    except (StubError, OSError):
+        pass  # the machine ended: what it showed until then is the verdict
+    try:
+        stub.clear_breakpoint(at)
+    except (StubError, OSError):
+        pass
+    if not walks:
+        raise Failed("the program never read vm.pmap.l3c.promotions, so the probe never looked")
+    if not most_runs or not most_blocks:
+        raise Failed(f"in {walks} look(s) at the page tables while the program read its "
+                     f"promotion counters, they held {most_runs} contiguous run(s) and "
+                     f"{most_blocks} block(s): the promotions counted were not made")
+    return (f"the page tables held {most_runs} well-formed contiguous run(s) and {most_blocks} "
+            f"block(s) ({walks} look(s))")
+
+
 PROBES: Dict[str, Callable[[GdbStub, Dict[str, int], Any], str]] = {
-    "isolation": isolation, "memory_map": memory_map}
+    "isolation": isolation, "memory_map": memory_map, "fpu_lazy": fpu_lazy,
+    "superpages": superpages}
+# The architecture each probe reads (tools/run refuses it on the other).
+PROBE_ARCH = {"isolation": "i386", "memory_map": "i386", "fpu_lazy": "i386",
+              "superpages": "arm64"}
 
 
 # The longest path a Unix socket may have (sun_path is 108 bytes on Linux,

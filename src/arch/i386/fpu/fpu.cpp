@@ -5,7 +5,6 @@
 #include "arch/i386/fpu/fpu_internal.h"
 #include "arch/i386/layout.h"
 #include "kernel/kern/console.h"
-#include "kernel/kern/cpu.h"
 #include "kernel/kern/panic.h"
 #include "kernel/kern/param.h"
 #include "kernel/proc/thread.h"
@@ -27,16 +26,8 @@ TOLL_COUNTER(g_restores, "fpu.restores");
 TOLL_COUNTER(g_clean_calls, "fpu.clean_calls");
 
 Config g_config;
+PerCpuOwner g_owner;
 uint32_t g_mxcsr_mask;
-
-namespace {
-arch::ThreadContext* g_owners[k_max_cpus]; // each CPU's FPU owner (owner_slot)
-} // namespace
-
-arch::ThreadContext*& owner_slot()
-{
-    return g_owners[this_cpu().id];
-}
 
 namespace {
 
@@ -178,7 +169,7 @@ void init()
     if ((g_config.clean == Clean::patched || g_config.clean == Clean::nops) && !g_config.bug)
         patched = patch_cleaning(g_config.clean);
     install_trap_handlers();
-    owner_slot() = nullptr;
+    g_owner = nullptr;
     set_ts();
     kprintf("fpu: %s family %u, FXSAVE leak bug %s%s; fpu.switch=%s fpu.clean=%s%s%s\n", vendor,
             family, g_config.bug ? "yes" : "no", g_config.bug != cpu_bug ? " (fpu.bug=)" : "",
@@ -195,15 +186,15 @@ void init()
 
 void switch_threads(arch::ThreadContext& from, arch::ThreadContext& to)
 {
-    if (owner_slot() == &from) {
+    if (g_owner == &from) {
         fxsave(area(from));
         g_saves.add();
-        owner_slot() = nullptr;
+        g_owner = nullptr;
     }
     if (g_config.mode == Switch::eager && to.fpu.used) {
         clts();
         g_restore(area(to));
-        owner_slot() = &to;
+        g_owner = &to;
         return;
     }
     set_ts();
@@ -213,7 +204,7 @@ void fork_copy(arch::ThreadContext& child)
 {
     arch::ThreadContext& parent = proc::current()->context;
     child.fpu.used = parent.fpu.used;
-    if (owner_slot() == &parent) {
+    if (g_owner == &parent) {
         fxsave(area(child)); // the parent's live registers, straight into the child
         g_saves.add();
     } else if (parent.fpu.used) {
@@ -223,8 +214,8 @@ void fork_copy(arch::ThreadContext& child)
 
 void exec_reset(arch::ThreadContext& ctx)
 {
-    if (owner_slot() == &ctx) {
-        owner_slot() = nullptr;
+    if (g_owner == &ctx) {
+        g_owner = nullptr;
         set_ts();
     }
     ctx.fpu.used = false;
@@ -232,16 +223,16 @@ void exec_reset(arch::ThreadContext& ctx)
 
 const arch::ThreadContext* owner()
 {
-    return owner_slot();
+    return g_owner;
 }
 
 void release_owner()
 {
-    if (!owner_slot())
+    if (!g_owner)
         return;
-    fxsave(area(*owner_slot()));
+    fxsave(area(*g_owner));
     g_saves.add();
-    owner_slot() = nullptr;
+    g_owner = nullptr;
     set_ts();
 }
 

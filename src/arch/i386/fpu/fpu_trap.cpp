@@ -71,7 +71,7 @@ void take_ownership(RestoreFn restore)
         me.fpu.used = true;
     }
     restore(image);
-    owner_slot() = &me;
+    g_owner = &me;
     // LAB fpu STUB
     // (void)restore;
     // LAB fpu END
