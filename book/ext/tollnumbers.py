@@ -12,7 +12,9 @@ book/generated/results.csv (written by `tools/bench --book` from make bench)
 or a run of book/measurements.toml (its METRICs are in
 book/generated/metrics.csv, written by `tools/book --measure`), or
 `copyout` for the copy-cost sweep of book/generated/copyout.csv
-(`copyout:4/4 fast.256`: instructions per read of 256 bytes), or `suite`
+(`copyout:4/4 fast.256`: instructions per read of 256 bytes), or
+`walks <configuration>` for the page walks per operation of
+book/generated/walks.csv (`walks bochs 4/4 global on:bw_null.5`), or `suite`
 for the size of the suite behind results.csv as `make bench` reports it
 (`suite:benchmarks`, `suite:configurations` and `suite:rows`, Toll's
 configurations only; `suite:linux_configurations`). An
@@ -107,6 +109,26 @@ class Results:
                 for row in csv.DictReader(f):
                     key = ("copyout", f"{row['configuration']}.{row['bytes']}")
                     self.values[key] = float(row["instructions_per_read"])
+        # The page walks of vm.walks=count runs: walks <configuration>:<metric>.
+        walks = os.path.join(os.path.dirname(bench_csv), "walks.csv")
+        if os.path.exists(walks):
+            self.files.append(walks)
+            with open(walks, newline="") as f:
+                for row in csv.DictReader(f):
+                    key = (f"walks {row['configuration']}", row["metric"])
+                    self.values[key] = float(row["walks_per_op"])
+
+        # The kernel profiler's tables (tools/bench --profile):
+        # profile-<bench>[-<tag>]:total, the path's measured length.
+        generated = os.path.dirname(bench_csv)
+        for name in sorted(os.listdir(generated)) if os.path.isdir(generated) else []:
+            if name.startswith("profile-") and name.endswith(".csv") and "-calls" not in name:
+                path = os.path.join(generated, name)
+                self.files.append(path)
+                with open(path, newline="") as f:
+                    for row in csv.DictReader(f):
+                        if row["function"] == "total":
+                            self.values[(name[:-4], "total")] = float(row["instr"])
 
     def _suite(self, bench_csv):
         if not os.path.exists(bench_csv) or not os.path.exists(CONFIGS_TOML):

@@ -17,14 +17,14 @@ DISAGREE = "records disagree with the machine"
 # code runs on the kernel's page directory, where the kernel is mapped. Every
 # program still works, so ut_forkexec's records pass; 4/4 keeps its switch
 # (it could not run without it), so only the isolation of 3/1-pti is missing.
-USER_CR3_LOAD = """    movl $TOP - 24, %esp
-    movl %ss:trampoline_vars + TV_USER_CR3, %eax
+USER_CR3_LOAD = """    popl %esp                           # the exit frame
+    movl %ss:EXIT_VAR(TV_USER_CR3)(%esp), %eax
     movl %eax, %cr3
     popl %eax"""
-USER_CR3_SKIPPED = """    movl $TOP - 24, %esp
-    cmpl $LAYOUT_3_1_PTI, %ss:trampoline_vars + TV_LAYOUT
+USER_CR3_SKIPPED = """    popl %esp                           # the exit frame
+    cmpl $LAYOUT_3_1_PTI, %ss:trampoline_layout
     je 9f
-    movl %ss:trampoline_vars + TV_USER_CR3, %eax
+    movl %ss:EXIT_VAR(TV_USER_CR3)(%esp), %eax
     movl %eax, %cr3
 9:  popl %eax"""
 

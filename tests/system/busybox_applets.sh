@@ -41,3 +41,4 @@ echo "R truncate $(stat -c %s /tmp/t) $(stat -c %s /tmp/a/hard)"
 printf 'c\na\nb\n' >/tmp/s
 echo "R sort $(sort /tmp/s | tr '\n' ' ')"
 cd /tmp/a && echo "R cwd $(pwd)"
+echo "R ping $(ping -c 1 -W 2 127.0.0.1 2>&1 | grep -c '1 packets transmitted, 1 packets received')"

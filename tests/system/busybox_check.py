@@ -80,6 +80,7 @@ def applets(args: argparse.Namespace) -> int:
         "truncate": "5000 0",
         "sort": "a b c",
         "cwd": "/tmp/a",
+        "ping": "1",
     }
     with tempfile.TemporaryDirectory() as scratch:
         paths = {}

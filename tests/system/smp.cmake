@@ -53,6 +53,16 @@ foreach(n 2 4)
                       --cmdline "test=kern.cpu.ipi_*")
   set_tests_properties(system.i386.qemu.smp.cpus${n}.determinism PROPERTIES TIMEOUT 120)
 endforeach()
+# After munmap or mprotect returns, no thread on another CPU still uses the
+# old translation (ut_shootdown: the TLB shootdown), and user mode reads
+# neither the kernel nor any CPU's trampoline block from any CPU
+# (ut_isolation), with user threads on all 4 CPUs, under each layout.
+foreach(split 3/1 3/1-pti 4/4)
+  string(REPLACE "/" "_" tag ${split})
+  toll_system_test(i386.qemu.smp.cpus4.${tag}.shootdown_isolation --arch i386 --cpus 4
+                   --cmdline "vm.split=${split} run=/bin/ut_shootdown,/bin/ut_isolation"
+                   --timeout 90)
+endforeach()
 foreach(split 3/1 3/1-pti)
   string(REPLACE "/" "" tag ${split})
   toll_system_test(i386.qemu.smp.cpus4.online_split_${tag} --arch i386 --cpus 4

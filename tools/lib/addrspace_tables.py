@@ -27,8 +27,9 @@ Points = dict[str, list[tuple[int, int]]]
 # (5-byte UDP sends, a system call each) 537 -> 136 kpps, about 4 times.
 ROWS = [
     ("lat_syscall.getppid", "null system call (getppid)", ""),
-    ("bw_null.5", "5-byte write to /dev/null", "netblast, 5-byte UDP sends: 537 -> 136 kpps, "
-     "about 4x (seed 000)"),
+    ("netblast.loopback.5", "5-byte UDP send to 127.0.0.1 (netblast)",
+     "netblast, 5-byte UDP sends: 537 -> 136 kpps, about 4x (seed 000)"),
+    ("bw_null.5", "5-byte write to /dev/null", ""),
     ("bw_zero.5", "5-byte read of /dev/zero", "about 6x (seed 002)"),
     ("bw_zero.1500", "1500-byte read of /dev/zero", ""),
     # The seed's pipe test switched processes on every transfer; bw_pipe_tiny

@@ -19,6 +19,11 @@ BOCHS_IPS = 50_000_000
 BOCHS_FIXED_TIME0 = 946684800
 # Bochs logs this when a third exception hits while delivering a double fault
 # (cpu/exception.cc); with reset_on_triple_fault=0 it then ends the simulation.
+# The Ethernet address of --net's card (QEMU's default for a first card).
+BOCHS_NET_MAC = "52:54:00:12:34:56"
+# Where Debian's Bochs keeps its plugins; --net needs the e1000 and slirp ones.
+BOCHS_PLUGIN_DIRS = ["/usr/lib/x86_64-linux-gnu/bochs/plugins", "/usr/lib/bochs/plugins"]
+BOCHS_NET_PLUGINS = ["libbx_e1000.so", "libbx_eth_slirp.so"]
 BOCHS_TRIPLE_FAULT = "exception with no resolution"
 
 
@@ -66,6 +71,12 @@ class Bochs(Machine):
         exe = find_tool("bochs")
         rom = first_existing(BOCHS_ROMS, "Bochs BIOS")
         vga = first_existing(BOCHS_VGA_ROMS, "VGA BIOS")
+        if args.net:
+            for plugin in BOCHS_NET_PLUGINS:
+                if not any(os.path.exists(os.path.join(d, plugin)) for d in BOCHS_PLUGIN_DIRS):
+                    raise SetupError(f"--net user under Bochs needs its {plugin} plugin, which "
+                                     f"is in none of {', '.join(BOCHS_PLUGIN_DIRS)}: install "
+                                     "a Bochs built with the e1000 and slirp network modules")
         disk = images.private_disk(args, self.scratch)
         log = self.log
         if args.interactive:
@@ -98,6 +109,12 @@ class Bochs(Machine):
             # The boot disk is ata0-master: the data disk is its slave.
             f"ata0-slave: type=disk, mode=flat, path={quoted(disk_image(args, self.scratch))}",
         ] if args.disk else []) + [
+        ] + ([
+            # --net user: the e1000 plugin on the i440FX's PCI bus, on Bochs'
+            # own user network (slirp: the guest 10.0.2.15, the host 10.0.2.2).
+            "pci: enabled=1, chipset=i440fx, slot1=e1000",
+            f"e1000: enabled=1, mac={BOCHS_NET_MAC}, ethmod=slirp",
+        ] if args.net else []) + [
             com1,
             # Debian's Bochs has no "nogui"; VNC that never waits for a viewer
             # (it takes the first free port from 5900 on).

@@ -61,6 +61,10 @@ class RunOptions:
     # A raw disk image the guest sees as its second disk (ATA under i386,
     # virtio-blk under arm64); the kernel mounts an ext2 file system on it at /mnt.
     disk: str | None = None
+    # "user": an e1000 on the emulator's user network (tools/run --net).
+    net: str | None = None
+    # A second e1000 whose frames go to and come from this host UDP port.
+    net_frames: int | None = None
     # End the run (outcome "stopped") as soon as the console shows these bytes.
     stop_at: bytes | None = None
 

@@ -14,6 +14,44 @@ def gdb_arguments(port: int) -> list[str]:
     return ["-gdb", f"tcp:localhost:{port}", "-S"]
 
 
+# QEMU's default Ethernet addresses for the first two cards of a guest.
+NET_MACS = ("52:54:00:12:34:56", "52:54:00:12:34:57")
+
+
+def qemu_lists(qemu: str, machine: list[str], option: str, name: str) -> bool:
+    """True if `qemu MACHINE OPTION help` (-device, -netdev) lists @p name."""
+    try:
+        r = subprocess.run([qemu, *machine, option, "help"], capture_output=True, text=True,
+                           timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    words = (r.stdout + r.stderr).replace('"', " ").replace(",", " ").split()
+    return name in words
+
+
+def net_arguments(qemu: str, machine: list[str], args: RunOptions) -> list[str]:
+    """-netdev/-device for --net and --net-frames: e1000 cards on the user
+    network and on a UDP socket to a host program. Raises SetupError when
+    this QEMU cannot give the guest that card or network."""
+    if not args.net and args.net_frames is None:
+        return []
+    if not qemu_lists(qemu, machine, "-device", "e1000"):
+        raise SetupError(f"--net: {qemu} has no e1000 device model ({os.path.basename(qemu)} "
+                         "-device help lists none): install a QEMU built with it (Debian's "
+                         "qemu-system-x86 and qemu-system-arm are) or drop --net")
+    cmd = []
+    if args.net:
+        if not qemu_lists(qemu, machine, "-netdev", "user"):
+            raise SetupError(f"--net user: {qemu} has no user network (slirp) backend "
+                             "(-netdev help lists none): install a QEMU built with libslirp")
+        cmd += ["-netdev", "user,id=net0", "-device", f"e1000,netdev=net0,mac={NET_MACS[0]}"]
+    if args.net_frames is not None:
+        port = args.net_frames
+        cmd += ["-netdev", f"socket,id=net1,udp=127.0.0.1:{port},localaddr=127.0.0.1:{port + 1}",
+                "-device", f"e1000,netdev=net1,mac={NET_MACS[1]}"]
+    return cmd
+
+
 class Qemu(Machine):
     """What both QEMU machines share: the interactive console and gdb."""
 
@@ -68,6 +106,7 @@ class QemuI386(Qemu):
             cmd += ["-drive", f"file={disk_image(args, self.scratch)},format=raw,if=ide,index=0"]
         if args.cpu:
             cmd += ["-cpu", args.cpu]
+        cmd += net_arguments(qemu, [], args)
         if args.deterministic:
             cmd += ["-icount", "shift=0,sleep=off"]
         return cmd + args.extra
@@ -127,6 +166,8 @@ class QemuArm64(Qemu):
             cmd += ["-global", "virtio-mmio.force-legacy=false",
                     "-drive", f"file={disk_image(args, self.scratch)},format=raw,if=none,id=disk0",
                     "-device", "virtio-blk-device,drive=disk0"]
+        # e1000 cards on virt's PCIe root bus.
+        cmd += net_arguments(qemu, ["-M", "virt"], args)
         if args.deterministic:
             cmd += ["-icount", "shift=0,sleep=off,align=off"]
         return cmd + args.extra

@@ -266,6 +266,16 @@ void pmap_destroy(Pmap* pmap)
             continue;
         uint64_t* l2 = table(pmap->entries[i]);
         for (unsigned j = 0; j < k_entries; ++j) {
+            // Eight empty slots (and their shadows) a test: a program's
+            // level-3 tables are a handful among 512.
+            const uint64_t* at = l2 + j;
+            if (j + 8 <= k_entries &&
+                !(at[0] | at[1] | at[2] | at[3] | at[4] | at[5] | at[6] | at[7] | at[k_entries] |
+                  at[k_entries + 1] | at[k_entries + 2] | at[k_entries + 3] | at[k_entries + 4] |
+                  at[k_entries + 5] | at[k_entries + 6] | at[k_entries + 7])) {
+                j += 7;
+                continue;
+            }
             if (is_table(l2[j]))
                 free_table(l2[j] & k_desc_address);
             if (l2[k_entries + j])
@@ -293,8 +303,9 @@ Errno enter_page(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot)
         demote_run(pmap, table(*l2_slot(pmap, va)), va);
     uint64_t old = *pte;
     uint64_t fresh = (pa & k_desc_address) | pte_bits(prot);
-    // Instructions must be visible before the entry that maps them.
-    if (prot & k_prot_exec)
+    // Instructions must be visible before the entry that maps them, unless
+    // the caller knows they are (a page-cache page synced once already).
+    if ((prot & k_prot_exec) && !(prot & k_prot_icache_clean))
         sync_icache_range(phys_to_virt(pa), k_page_size);
     if ((old & k_desc_valid) && (old & k_desc_address) != (pa & k_desc_address)) {
         arch::InterruptsOff off; // a new output address: break before make
@@ -520,10 +531,19 @@ uintptr_t pmap_next_mapped(Pmap* pmap, uintptr_t va, uintptr_t end)
         if (is_block(*l2e))
             return va;
         if (is_table(*l2e)) {
+            // By pointer, eight slots a test where they are empty: a sparse
+            // stack table is mostly zeros. (mapped() tests bits, so the OR of
+            // eight entries is mapped when any one is.)
             const uint64_t* l3 = table(*l2e);
-            for (; va < stop && va < next_table; va += k_page_size)
-                if (mapped(l3[l3_index(va)]))
-                    return va;
+            uintptr_t limit = stop < next_table ? stop : next_table;
+            const uint64_t* slot = l3 + l3_index(va);
+            const uint64_t* last = slot + (limit - va + k_page_size - 1) / k_page_size;
+            while (last - slot >= 8 && !mapped(slot[0] | slot[1] | slot[2] | slot[3] | slot[4] |
+                                               slot[5] | slot[6] | slot[7]))
+                slot += 8;
+            for (; slot < last; ++slot)
+                if (mapped(*slot))
+                    return (va & ~(k_l2_block - 1)) + uintptr_t(slot - l3) * k_page_size;
         }
         va = next_table;
     }

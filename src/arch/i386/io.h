@@ -29,6 +29,18 @@ inline uint16_t inw(uint16_t port)
     return value;
 }
 
+inline void outl(uint16_t port, uint32_t value)
+{
+    asm volatile("outl %0, %1" : : "a"(value), "Nd"(port));
+}
+
+inline uint32_t inl(uint16_t port)
+{
+    uint32_t value;
+    asm volatile("inl %1, %0" : "=a"(value) : "Nd"(port));
+    return value;
+}
+
 /// Reads @p count 16-bit words from @p port into @p to (rep insw).
 inline void insw(uint16_t port, void* to, uint32_t count)
 {

@@ -149,9 +149,11 @@ void direct_map_init(uint64_t phys_top)
     boot_page_directory[pd_index(KERNEL_WINDOW_BASE)] =
         (reinterpret_cast<uint32_t>(g_window_pt) - KERNEL_BASE) | k_pte_present | k_pte_write;
     load_cr3(kernel_page_directory_phys());
-    trampoline_vars.layout = i386_layout;
-    trampoline_vars.kernel_cr3 = kernel_page_directory_phys();
-    trampoline_vars.user_cr3 = kernel_page_directory_phys();
+    trampoline_layout = i386_layout;
+    for (TrampolineCpu& t : trampoline_cpus) {
+        t.kernel_cr3 = kernel_page_directory_phys();
+        t.user_cr3 = empty_user_directory_phys();
+    }
 }
 
 } // namespace toll::i386

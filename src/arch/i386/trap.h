@@ -75,4 +75,8 @@ void console_input_interrupt();
 /// sector or a command (ata.cpp).
 void ata_interrupt();
 
+/// A PCI device's INTx on 8259 line @p irq: runs the handlers attached to
+/// the line (pci.cpp). False when none is.
+bool pci_interrupt(unsigned irq);
+
 } // namespace toll::i386

@@ -44,7 +44,25 @@ enum class Errno : int {
     k_enosys = 38,
     k_enotempty = 39,
     k_eloop = 40,
+    // The socket layer's (Linux, include/uapi/asm-generic/errno.h).
+    k_enotsock = 88,
+    k_edestaddrreq = 89,
+    k_emsgsize = 90,
+    k_eprototype = 91,
+    k_enoprotoopt = 92,
+    k_eprotonosupport = 93,
+    k_esocktnosupport = 94,
+    k_eopnotsupp = 95,
+    k_eafnosupport = 97,
+    k_eaddrinuse = 98,
+    k_eaddrnotavail = 99,
+    k_enetunreach = 101,
+    k_enobufs = 105,
+    k_eisconn = 106,
+    k_enotconn = 107,
     k_etimedout = 110,
+    k_econnrefused = 111,
+    k_ehostunreach = 113,
     /// Never seen by a program: a blocking call interrupted by a signal. On
     /// the way out the call is restarted (no handler ran, or SA_RESTART) or
     /// returns EINTR (Linux's ERESTARTSYS, with its value).

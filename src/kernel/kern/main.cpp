@@ -2,6 +2,7 @@
 // in-kernel tests (test=<glob>) or the first user program.
 #include "kernel/arch/console.h"
 #include "kernel/arch/cpu.h"
+#include "kernel/dev/devices.h"
 #include "kernel/fs/mount.h"
 #include "kernel/kern/boot.h"
 #include "kernel/kern/console.h"
@@ -158,6 +159,7 @@ void kernel_main(BootInfo& info)
     kprintf("ramdisk: %zu files\n", programs);
     sys::vfs_init(); // the file tree: the ramdisk's files, writable from here on
     fs::mount_init();
+    dev::devices_init(); // PCI and its network card
 
     char glob[64];
     bool testing = param_get("test", glob, sizeof glob);

@@ -13,7 +13,7 @@ namespace toll::net {
 
 /// An Ethernet hardware address.
 struct MacAddress {
-  uint8_t bytes[6];
+    uint8_t bytes[6];
 };
 
 /// The largest Ethernet payload (IEEE 802.3 without jumbo frames).
@@ -25,20 +25,20 @@ inline constexpr size_t k_max_frame = k_ethernet_mtu + k_ethernet_header;
 
 /// One network interface, owned by its driver.
 struct NetInterface {
-  /// Short name for the console and /proc/net/dev: "lo", "eth0".
-  const char* name = nullptr;
-  MacAddress mac{};
-  /// IPv4 address and netmask in host byte order; 0 until configured.
-  uint32_t ipv4 = 0;
-  uint32_t netmask = 0;
-  /// Queues one frame (Ethernet header included, no FCS) for sending.
-  /// Returns false when the transmit ring is full: the stack counts a drop.
-  /// The driver copies the frame before returning; `frame` is the caller's.
-  bool (*transmit)(NetInterface& self, const uint8_t* frame, size_t len) = nullptr;
-  /// Driver-private state.
-  void* driver = nullptr;
-  /// Counters the driver keeps (the stack reads them for /proc/net/dev).
-  uint64_t tx_frames = 0, tx_dropped = 0, rx_frames = 0, rx_dropped = 0;
+    /// Short name for the console and /proc/net/dev: "lo", "eth0".
+    const char* name = nullptr;
+    MacAddress mac{};
+    /// IPv4 address and netmask in host byte order; 0 until configured.
+    uint32_t ipv4 = 0;
+    uint32_t netmask = 0;
+    /// Queues one frame (Ethernet header included, no FCS) for sending.
+    /// Returns false when the transmit ring is full: the stack counts a drop.
+    /// The driver copies the frame before returning; `frame` is the caller's.
+    bool (*transmit)(NetInterface& self, const uint8_t* frame, size_t len) = nullptr;
+    /// Driver-private state.
+    void* driver = nullptr;
+    /// Counters the driver keeps (the stack reads them for /proc/net/dev).
+    uint64_t tx_frames = 0, tx_dropped = 0, rx_frames = 0, rx_dropped = 0;
 };
 
 /// Makes an interface known to the stack; the first non-loopback one is

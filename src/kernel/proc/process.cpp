@@ -251,6 +251,7 @@ Result<int> clone_process(arch::TrapFrame& frame, const CloneRequest& r)
     t->sig.altstack = self->sig.altstack; // fork keeps it (Linux)
     sys::fd_copy_table(child, parent);
     child->cwd = parent->cwd;
+    memcpy(child->disk_cwd, parent->disk_cwd, sizeof child->disk_cwd);
     child->umask = parent->umask;
     memcpy(child->exe, parent->exe, sizeof child->exe);
     memcpy(child->cmdline, parent->cmdline, sizeof child->cmdline);

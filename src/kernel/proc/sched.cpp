@@ -276,7 +276,7 @@ void place(Thread* t)
 
 void free_thread_now(Thread* t)
 {
-    vm::kfree(reinterpret_cast<void*>(kstack_base(*t)));
+    vm::free_pages(reinterpret_cast<void*>(kstack_base(*t)), k_kstack_order);
     destroy(t);
 }
 
@@ -657,7 +657,9 @@ Thread* thread_alloc(const char* name)
     Thread* t = make<Thread>();
     if (!t)
         return nullptr;
-    void* stack = vm::kmalloc(k_kstack_size);
+    // Whole pages, not zeroed: a stack is written before it is read, and
+    // kmalloc would add a header (rounding 16 KB up to 32) and zero it all.
+    void* stack = vm::alloc_pages_unzeroed(k_kstack_order);
     if (!stack) {
         destroy(t);
         return nullptr;

@@ -191,7 +191,19 @@ long console_ioctl(File&, unsigned long request, uintptr_t argument)
     }
 }
 
-const FileOps k_console_ops = {console_read, console_write, console_ioctl, nullptr, k_s_ifchr};
+// Readable when a read would not wait: a completed line, or a Ctrl-D's end
+// of file; the UART takes every write.
+int console_poll(File&)
+{
+    int ready = k_pollout | k_pollwrnorm;
+    if (__atomic_load_n(&g_ready_length, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&g_eof_pending, __ATOMIC_RELAXED))
+        ready |= k_pollin | k_pollrdnorm;
+    return ready;
+}
+
+const FileOps k_console_ops = {console_read, console_write, console_ioctl,
+                               nullptr,      k_s_ifchr,     console_poll};
 
 void finish_line()
 {
@@ -201,6 +213,7 @@ void finish_line()
     }
     g_line_length = 0;
     proc::wakeup(&g_ready_length);
+    poll_notify();
 }
 
 } // namespace

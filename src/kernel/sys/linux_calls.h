@@ -86,6 +86,7 @@ inline constexpr LinuxCall k_linux_calls[] = {
     {"mmap", k_none, 222, nullptr}, // arm64's offset is in bytes
     {"munmap", 91, 215, sys_munmap},
     {"mprotect", 125, 226, sys_mprotect},
+    {"msync", 144, 227, sys_msync},
     // Descriptors
     {"read", 3, 63, sys_read},
     {"write", 4, 64, sys_write},
@@ -167,6 +168,24 @@ inline constexpr LinuxCall k_linux_calls[] = {
     {"fstatfs64", 269, k_none, nullptr},
     {"statfs", k_none, 43, nullptr},
     {"fstatfs", k_none, 44, nullptr},
+    // Sockets (i386 has had the direct calls since Linux 4.3, beside socketcall)
+    {"socketcall", 102, k_none, sys_socketcall},
+    {"socket", 359, 198, sys_socket},
+    {"socketpair", 360, 199, sys_socketpair},
+    {"bind", 361, 200, sys_bind},
+    {"connect", 362, 203, sys_connect},
+    {"listen", 363, 201, sys_listen},
+    {"accept", k_none, 202, sys_accept},
+    {"accept4", 364, 242, sys_accept4},
+    {"getsockopt", 365, 209, sys_getsockopt},
+    {"setsockopt", 366, 208, sys_setsockopt},
+    {"getsockname", 367, 204, sys_getsockname},
+    {"getpeername", 368, 205, sys_getpeername},
+    {"sendto", 369, 206, sys_sendto},
+    {"sendmsg", 370, 211, sys_sendmsg},
+    {"recvfrom", 371, 207, sys_recvfrom},
+    {"recvmsg", 372, 212, sys_recvmsg},
+    {"shutdown", 373, 210, sys_shutdown},
     // The system and its clocks
     {"uname", 122, 160, sys_uname},
     {"sysinfo", 116, 179, sys_sysinfo},

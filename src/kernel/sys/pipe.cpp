@@ -53,16 +53,19 @@ void sleep_counted(Pipe* p, const void* channel, unsigned& waiting)
     --waiting;
 }
 
+// Both wake-ups also tell poll and select that the pipe changed.
 void wake_readers(Pipe* p)
 {
     if (p->reading)
         proc::wakeup(&p->count);
+    poll_notify();
 }
 
 void wake_writers(Pipe* p)
 {
     if (p->writing)
         proc::wakeup(&p->head);
+    poll_notify();
 }
 
 long pipe_read(File& f, uintptr_t buffer, size_t count)
@@ -188,8 +191,33 @@ long pipe_no_read(File&, uintptr_t, size_t)
     return -k_ebadf;
 }
 
-const FileOps k_read_end = {pipe_read, pipe_no_write, nullptr, release_read, k_s_ififo};
-const FileOps k_write_end = {pipe_no_read, pipe_write, nullptr, release_write, k_s_ififo};
+// What poll sees of each end, as Linux's pipe_poll: the read end is
+// readable with data or with no writer left (end of file, and POLLHUP); the
+// write end writable with room, and POLLERR once no reader is left.
+int poll_read_end(File& f)
+{
+    auto* p = static_cast<Pipe*>(f.object);
+    SpinGuard g(p->lock);
+    int ready = p->count ? k_pollin | k_pollrdnorm : 0;
+    if (p->writers == 0)
+        ready |= k_pollhup;
+    return ready;
+}
+
+int poll_write_end(File& f)
+{
+    auto* p = static_cast<Pipe*>(f.object);
+    SpinGuard g(p->lock);
+    int ready = p->count < k_pipe_size ? k_pollout | k_pollwrnorm : 0;
+    if (p->readers == 0)
+        ready |= k_pollerr;
+    return ready;
+}
+
+const FileOps k_read_end = {pipe_read,    pipe_no_write, nullptr,
+                            release_read, k_s_ififo,     poll_read_end};
+const FileOps k_write_end = {pipe_no_read,  pipe_write, nullptr,
+                             release_write, k_s_ififo,  poll_write_end};
 
 // A new end of @p p (@p ops says which), counted in the pipe, so that its
 // release (release_end) balances it; empty when memory is short.

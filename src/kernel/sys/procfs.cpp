@@ -2,8 +2,10 @@
 // (nothing is stored). /proc/self names the caller's /proc/PID; /proc/PID
 // holds stat, status and cmdline (what busybox ps reads) and exe; /proc
 // itself meminfo, uptime, loadavg, mounts and version (free, uptime, df,
-// mount).
+// mount); /proc/net the network stack's counters (snmp, dev: netstat's) and
+// its neighbour table (arp).
 #include "kernel/arch/cpu.h"
+#include "kernel/fs/mount.h"
 #include "kernel/kern/spinlock.h"
 #include "kernel/proc/process.h"
 #include "kernel/proc/thread.h"
@@ -28,6 +30,9 @@ enum ProcFile : uint8_t {
     k_pid_stat,
     k_pid_status,
     k_pid_cmdline,
+    k_net_snmp,
+    k_net_dev,
+    k_net_arp,
 };
 
 struct Name {
@@ -35,9 +40,14 @@ struct Name {
     uint8_t file; ///< a ProcFile, or 0 for a symbolic link
 };
 
-constexpr Name k_root_files[] = {{"self", 0},          {"meminfo", k_meminfo},
-                                 {"uptime", k_uptime}, {"loadavg", k_loadavg},
-                                 {"mounts", k_mounts}, {"version", k_version}};
+constexpr Name k_root_files[] = {{"self", 0},
+                                 {"meminfo", k_meminfo},
+                                 {"uptime", k_uptime},
+                                 {"loadavg", k_loadavg},
+                                 {"mounts", k_mounts},
+                                 {"version", k_version},
+                                 {"net", 0}};
+constexpr Name k_net_files[] = {{"snmp", k_net_snmp}, {"dev", k_net_dev}, {"arp", k_net_arp}};
 constexpr Name k_pid_files[] = {
     {"exe", 0}, {"stat", k_pid_stat}, {"status", k_pid_status}, {"cmdline", k_pid_cmdline}};
 
@@ -189,9 +199,13 @@ void generate(Text& t, const Node* n, const Snapshot* p)
               proc::current_process() ? proc::current_process()->pid : 0);
         break;
     }
-    case k_mounts:
+    case k_mounts: {
+        char disk[96];
         t.add("tmpfs / tmpfs rw 0 0\nproc /proc proc rw 0 0\n");
+        if (fs::mount_describe(disk, sizeof disk))
+            t.add("%s", disk);
         break;
+    }
     case k_version:
         t.add("Toll version 1 (a teaching kernel)\n");
         break;
@@ -205,6 +219,19 @@ void generate(Text& t, const Node* n, const Snapshot* p)
         // The arguments, each NUL-terminated, as exec recorded them.
         t.append(p->cmdline, p->cmdline_length);
         break;
+    case k_net_snmp:
+    case k_net_dev:
+    case k_net_arp: {
+        NetProcFile which = n->proc_file == k_net_snmp  ? NetProcFile::snmp
+                            : n->proc_file == k_net_dev ? NetProcFile::dev
+                                                        : NetProcFile::arp;
+        size_t need = net_proc_text(which, nullptr, 0);
+        if (t.reserve(need + 1)) {
+            size_t got = net_proc_text(which, t.bytes + t.used, t.capacity - t.used);
+            t.used += got < need ? got : need;
+        }
+        break;
+    }
     default:
         break;
     }
@@ -253,6 +280,14 @@ NodeRef proc_find(Node* dir, const char* name, size_t length)
             if (same(f.name, name, length)) {
                 if (f.file)
                     return make_file(f.file, 0);
+                if (same("net", name, length)) {
+                    NodeRef d = node_new(k_s_ifdir | 0555);
+                    if (d) {
+                        d->proc = ProcKind::net_dir;
+                        d->parent = dir;
+                    }
+                    return d;
+                }
                 char pid[16];
                 proc::Process* me = proc::current_process();
                 lib::snformat(pid, sizeof pid, "%d", me ? me->pid : 0);
@@ -274,6 +309,12 @@ NodeRef proc_find(Node* dir, const char* name, size_t length)
         }
         return d;
     }
+    if (dir->proc == ProcKind::net_dir) {
+        for (const Name& f : k_net_files)
+            if (same(f.name, name, length))
+                return make_file(f.file, 0);
+        return NodeRef{};
+    }
     if (dir->proc != ProcKind::pid_dir)
         return NodeRef{};
     char exe[sizeof proc::Process{}.exe];
@@ -293,6 +334,14 @@ NodeRef proc_find(Node* dir, const char* name, size_t length)
 
 bool proc_entry(const Node* dir, size_t index, char* name, size_t size, uint8_t* type)
 {
+    if (dir->proc == ProcKind::net_dir) {
+        constexpr size_t k_count = sizeof k_net_files / sizeof k_net_files[0];
+        if (index >= k_count)
+            return false;
+        lib::snformat(name, size, "%s", k_net_files[index].name);
+        *type = k_dt_reg;
+        return true;
+    }
     if (dir->proc == ProcKind::pid_dir) {
         constexpr size_t k_count = sizeof k_pid_files / sizeof k_pid_files[0];
         if (index >= k_count)
@@ -304,7 +353,9 @@ bool proc_entry(const Node* dir, size_t index, char* name, size_t size, uint8_t*
     constexpr size_t k_count = sizeof k_root_files / sizeof k_root_files[0];
     if (index < k_count) {
         lib::snformat(name, size, "%s", k_root_files[index].name);
-        *type = k_root_files[index].file ? k_dt_reg : k_dt_lnk;
+        *type = k_root_files[index].file                  ? k_dt_reg
+                : strcmp(k_root_files[index].name, "net") ? k_dt_lnk
+                                                          : k_dt_dir;
         return true;
     }
     Listing l{index - k_count};

@@ -76,12 +76,56 @@ Errno limit_set(unsigned resource, Limit l)
     return k_ok; // lowering is accepted; Toll does not enforce limits
 }
 
-// The descriptor table's readiness for poll and select: Toll's files are
-// always ready (a read that then waits blocks in read), a closed
-// descriptor is not a file.
-bool fd_open(int fd)
+// poll and select: each pass asks every descriptor's file what holds now
+// (FileOps::poll; a file without one is always ready), and a pass that finds
+// nothing sleeps until poll_notify() says something changed, the timeout
+// passes or a signal comes, then looks again. Two numbers close the race
+// between a pass and its sleep. A poller is counted in g_poll_pollers
+// before its first pass; a notifier that sees no poller has nothing to do
+// (a poller counted later passes after the change, which its pass sees),
+// and one that sees a poller bumps the generation and wakes. A poller
+// sleeps only if the generation has not moved since its pass began,
+// checked under the lock the notifier wakes under.
+Spinlock g_poll_lock{"poll"};
+uint64_t g_poll_generation; // atomic: bumped by every poll_notify that saw a poller
+
+// Counts the current thread among the pollers for its lifetime.
+struct Polling {
+    Polling() { __atomic_add_fetch(&g_poll_pollers, 1, __ATOMIC_SEQ_CST); }
+    ~Polling() { __atomic_sub_fetch(&g_poll_pollers, 1, __ATOMIC_SEQ_CST); }
+    Polling(const Polling&) = delete;
+    Polling& operator=(const Polling&) = delete;
+};
+
+// What descriptor @p fd of the current process reports: its k_poll* bits,
+// or -1 when it is not open.
+int fd_ready(int fd)
 {
-    return fd_get(fd) != nullptr;
+    File* f = fd_get(fd);
+    if (!f)
+        return -1;
+    return f->ops->poll ? f->ops->poll(*f) : k_pollin | k_pollout | k_pollrdnorm | k_pollwrnorm;
+}
+
+// The tick at which a wait of @p timeout_ns (> 0) from now ends.
+uint64_t deadline_of(int64_t timeout_ns)
+{
+    uint64_t hz = arch::clock_hz();
+    return proc::ticks() + (static_cast<uint64_t>(timeout_ns) * hz + k_ns_per_s - 1) /
+                               static_cast<uint64_t>(k_ns_per_s);
+}
+
+// Sleeps until poll_notify moves the generation past @p seen, the tick
+// @p deadline (0: none) or a signal. Returns false when the deadline passed
+// (the caller makes one last pass and returns), true otherwise.
+bool poll_sleep(uint64_t seen, uint64_t deadline)
+{
+    if (deadline && proc::ticks() >= deadline)
+        return false;
+    SpinGuard g(g_poll_lock);
+    if (__atomic_load_n(&g_poll_generation, __ATOMIC_SEQ_CST) == seen)
+        proc::sleep_on(&g_poll_generation, g_poll_lock, deadline);
+    return true;
 }
 
 // Waits for @p timeout_ns (< 0: for ever) or a signal; 0 or -EINTR.
@@ -89,11 +133,7 @@ long wait_for(int64_t timeout_ns)
 {
     if (timeout_ns == 0)
         return 0;
-    uint64_t hz = arch::clock_hz();
-    uint64_t wake = 0;
-    if (timeout_ns > 0)
-        wake = proc::ticks() + (static_cast<uint64_t>(timeout_ns) * hz + k_ns_per_s - 1) /
-                                   static_cast<uint64_t>(k_ns_per_s);
+    uint64_t wake = timeout_ns > 0 ? deadline_of(timeout_ns) : 0;
     const void* channel = proc::current();
     while (wake == 0 || proc::ticks() < wake) {
         if (proc::interrupted())
@@ -106,9 +146,6 @@ long wait_for(int64_t timeout_ns)
 // poll over @p count struct pollfd at @p fds; @p timeout_ns < 0: no limit.
 long do_poll(uintptr_t fds, uintptr_t count, int64_t timeout_ns)
 {
-    // Linux, include/uapi/asm-generic/poll.h.
-    constexpr int16_t k_pollin = 1, k_pollout = 4, k_pollnval = 0x20, k_pollrdnorm = 0x40,
-                      k_pollwrnorm = 0x100;
     struct PollFd {
         int32_t fd;
         int16_t events, revents;
@@ -117,24 +154,33 @@ long do_poll(uintptr_t fds, uintptr_t count, int64_t timeout_ns)
         return -k_einval; // Linux: nfds past RLIMIT_NOFILE
     if (count == 0)
         return wait_for(timeout_ns);
-    long ready = 0;
-    for (uintptr_t i = 0; i < count; ++i) {
-        PollFd p;
-        if (Errno e = copyin(&p, fds + i * sizeof p, sizeof p); e != k_ok)
-            return -e;
-        if (p.fd < 0) {
-            p.revents = 0;
-        } else if (!fd_open(p.fd)) {
-            p.revents = k_pollnval;
-        } else {
-            p.revents = static_cast<int16_t>(p.events &
-                                             (k_pollin | k_pollout | k_pollrdnorm | k_pollwrnorm));
+    // POLLERR, POLLHUP and POLLNVAL are reported whether asked or not.
+    constexpr int k_always = k_pollerr | k_pollhup | k_pollnval;
+    uint64_t deadline = timeout_ns > 0 ? deadline_of(timeout_ns) : 0;
+    bool last = timeout_ns == 0;
+    Polling counted;
+    for (;;) {
+        uint64_t seen = __atomic_load_n(&g_poll_generation, __ATOMIC_SEQ_CST);
+        long ready = 0;
+        for (uintptr_t i = 0; i < count; ++i) {
+            PollFd p;
+            if (Errno e = copyin(&p, fds + i * sizeof p, sizeof p); e != k_ok)
+                return -e;
+            int now = p.fd < 0 ? 0 : fd_ready(p.fd);
+            if (now < 0)
+                now = k_pollnval;
+            p.revents = static_cast<int16_t>(now & (p.events | k_always));
+            ready += p.revents != 0;
+            if (Errno e = copyout(fds + i * sizeof p + 6, &p.revents, sizeof p.revents); e != k_ok)
+                return -e;
         }
-        ready += p.revents != 0;
-        if (Errno e = copyout(fds + i * sizeof p + 6, &p.revents, sizeof p.revents); e != k_ok)
-            return -e;
+        if (ready || last)
+            return ready;
+        if (proc::interrupted())
+            return -k_eintr;
+        if (!poll_sleep(seen, deadline))
+            last = true;
     }
-    return ready ? ready : wait_for(timeout_ns);
 }
 
 // select over @p n descriptors with the three fd_sets (any may be 0).
@@ -147,30 +193,53 @@ long do_select(uintptr_t n, uintptr_t readfds, uintptr_t writefds, uintptr_t exc
     if (n > static_cast<uintptr_t>(proc::k_max_fds))
         n = static_cast<uintptr_t>(proc::k_max_fds);
     size_t words = (n + k_bits - 1) / k_bits;
-    unsigned long sets[3][(proc::k_max_fds + k_bits - 1) / k_bits] = {};
+    constexpr size_t k_words = (proc::k_max_fds + k_bits - 1) / k_bits;
+    unsigned long asked[3][k_words] = {};
     uintptr_t users[3] = {readfds, writefds, exceptfds};
     for (int s = 0; s < 3; ++s)
         if (users[s] && words)
-            if (Errno e = copyin(sets[s], users[s], words * sizeof(unsigned long)); e != k_ok)
+            if (Errno e = copyin(asked[s], users[s], words * sizeof(unsigned long)); e != k_ok)
                 return -e;
-    long ready = 0;
-    for (size_t fd = 0; fd < n; ++fd) {
-        bool asked = false;
-        for (int s = 0; s < 3; ++s)
-            asked = asked || (sets[s][fd / k_bits] >> (fd % k_bits) & 1);
-        if (asked && !fd_open(static_cast<int>(fd)))
-            return -k_ebadf;
-        // Readable and writable at once; no exceptional conditions.
-        for (int s = 0; s < 2; ++s)
-            ready += sets[s][fd / k_bits] >> (fd % k_bits) & 1;
+    if (n == 0 || (!readfds && !writefds && !exceptfds))
+        return wait_for(timeout_ns);
+    // Linux's sets: readable is POLLIN or POLLHUP or POLLERR, writable is
+    // POLLOUT or POLLERR, exceptional is POLLPRI.
+    constexpr int k_want[3] = {k_pollin | k_pollrdnorm | k_pollhup | k_pollerr,
+                               k_pollout | k_pollwrnorm | k_pollerr, k_pollpri};
+    uint64_t deadline = timeout_ns > 0 ? deadline_of(timeout_ns) : 0;
+    bool last = timeout_ns == 0;
+    Polling counted;
+    for (;;) {
+        uint64_t seen = __atomic_load_n(&g_poll_generation, __ATOMIC_SEQ_CST);
+        unsigned long got[3][k_words] = {};
+        long ready = 0;
+        for (size_t fd = 0; fd < n; ++fd) {
+            unsigned long bit = 1ul << (fd % k_bits);
+            size_t w = fd / k_bits;
+            if (!((asked[0][w] | asked[1][w] | asked[2][w]) & bit))
+                continue;
+            int now = fd_ready(static_cast<int>(fd));
+            if (now < 0)
+                return -k_ebadf;
+            for (int s = 0; s < 3; ++s)
+                if ((asked[s][w] & bit) && (now & k_want[s])) {
+                    got[s][w] |= bit;
+                    ++ready;
+                }
+        }
+        if (ready || last) {
+            for (int s = 0; s < 3; ++s)
+                if (users[s] && words)
+                    if (Errno e = copyout(users[s], got[s], words * sizeof(unsigned long));
+                        e != k_ok)
+                        return -e;
+            return ready;
+        }
+        if (proc::interrupted())
+            return -k_eintr;
+        if (!poll_sleep(seen, deadline))
+            last = true;
     }
-    for (size_t w = 0; w < words; ++w)
-        sets[2][w] = 0;
-    for (int s = 0; s < 3; ++s)
-        if (users[s] && words)
-            if (Errno e = copyout(users[s], sets[s], words * sizeof(unsigned long)); e != k_ok)
-                return -e;
-    return ready ? ready : wait_for(timeout_ns);
 }
 
 // Reads a timespec of two longs (@p wide false) or two int64s at @p user
@@ -631,6 +700,15 @@ long sys_setuid(const SyscallArgs& a)
 {
     // setuid/setgid and friends: root may become only root here (one user).
     return static_cast<uint32_t>(a.a[0]) == 0 ? 0 : -k_eperm;
+}
+
+unsigned g_poll_pollers;
+
+void poll_notify_slow()
+{
+    __atomic_add_fetch(&g_poll_generation, 1, __ATOMIC_SEQ_CST);
+    SpinGuard g(g_poll_lock);
+    proc::wakeup(&g_poll_generation);
 }
 
 } // namespace toll::sys

@@ -193,10 +193,34 @@ long sys_brk(const SyscallArgs&);
 long sys_mmap_pages(const SyscallArgs&); ///< mmap2: the offset is in pages
 long sys_munmap(const SyscallArgs&);
 long sys_mprotect(const SyscallArgs&);
+long sys_msync(const SyscallArgs&);
+
+// Sockets (kernel/net/socket.cpp: the network stack's, declared here for the
+// tables).
+long sys_socket(const SyscallArgs&);
+long sys_socketpair(const SyscallArgs&);
+long sys_bind(const SyscallArgs&);
+long sys_connect(const SyscallArgs&);
+long sys_listen(const SyscallArgs&);
+long sys_accept4(const SyscallArgs&);
+long sys_accept(const SyscallArgs&);
+long sys_getsockname(const SyscallArgs&);
+long sys_getpeername(const SyscallArgs&);
+long sys_sendto(const SyscallArgs&);
+long sys_recvfrom(const SyscallArgs&);
+long sys_sendmsg(const SyscallArgs&);
+long sys_recvmsg(const SyscallArgs&);
+long sys_shutdown(const SyscallArgs&);
+long sys_setsockopt(const SyscallArgs&);
+long sys_getsockopt(const SyscallArgs&);
+/// i386's multiplexer: socketcall(call, args), every socket call through one
+/// number with its arguments in user memory (linux/net.h's SYS_* numbers).
+long sys_socketcall(const SyscallArgs&);
 
 // Toll's own (sys_toll.cpp), numbered above Linux's range.
 long sys_counter_get(const SyscallArgs&);
 long sys_counter_list(const SyscallArgs&);
+long sys_profile(const SyscallArgs&);
 /// Toll's call 1004: how many TLB entries the caller's present mappings would
 /// need (one per page, contiguous run or block), from a walk of its tables.
 long sys_tlb_reach(const SyscallArgs&);

@@ -26,7 +26,7 @@ constexpr size_t k_name_max = 255, k_path_max = 4096;
 constexpr int k_max_symlinks = 40;
 
 /// What /proc makes a node from (procfs.cpp).
-enum class ProcKind : uint8_t { none, root, pid_dir, file };
+enum class ProcKind : uint8_t { none, root, pid_dir, file, net_dir };
 
 /// Seconds and nanoseconds, as a stat time.
 struct Timestamp {
@@ -194,5 +194,13 @@ bool proc_entry(const Node* dir, size_t index, char* name, size_t size, uint8_t*
 /// The text of /proc file @p node, generated now into a kmalloc'ed buffer
 /// the caller frees. k_enoent when its process is gone.
 Result<size_t> proc_generate(const Node* node, char** text);
+
+/// The files of /proc/net, which the network stack (kernel/net/) writes.
+enum class NetProcFile : uint8_t { snmp, dev, arp };
+
+/// Writes /proc/net file @p file's text into @p out (at most @p capacity
+/// bytes, NUL included). Returns the length the whole text needs, so that
+/// a caller whose buffer was short can grow it and ask again.
+size_t net_proc_text(NetProcFile file, char* out, size_t capacity);
 
 } // namespace toll::sys

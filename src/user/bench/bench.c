@@ -26,6 +26,9 @@ static char g_pool[k_pool_size];                /* the names, each ending in '\0
 static const char* g_names[BENCH_MAX_COUNTERS]; /* into g_pool */
 /* Events that a begin/end pair causes by itself (its counter_get calls). */
 static int64_t g_overhead[BENCH_MAX_COUNTERS];
+/* Whether the kernel samples (booted with profile.us=): each span is then
+ * profiled, the timed loop alone (tools/bench --profile). */
+static int g_profiling;
 
 void bench_fail(const char* fmt, ...)
 {
@@ -56,12 +59,16 @@ static void snapshot(uint64_t* values)
 void bench_begin(struct BenchSpan* span)
 {
     snapshot(span->before);
+    if (g_profiling)
+        profile(1);
     span->start = bench_clock();
 }
 
 void bench_end(struct BenchSpan* span)
 {
     span->end = bench_clock();
+    if (g_profiling)
+        profile(0);
     snapshot(span->after);
 }
 
@@ -104,6 +111,7 @@ void bench_init(const char* program)
         line = end + 1;
     }
     munmap(list, k_list_size);
+    g_profiling = profile(0) == 0;
     /* The snapshots are system calls that copy in and out, so they move
      * counters themselves; an empty span shows by how much. A timer tick can
      * land inside one empty span, so the cheapest of a few is taken. */
