@@ -164,6 +164,15 @@ void raw_deliver(uint32_t source, const uint8_t* ip, size_t length);
 
 // --- Counters (stack.cpp), /proc/net/snmp's names in netstat's groups -------
 
+/// Defines one of the stack's own counters: a Counter that /proc/net reads
+/// but that is not in the kernel's table of counters (counter_get and the
+/// benchmarks' snapshots do not see it).
+#define NET_COUNTER(ident, name)                                                                   \
+    constinit ::toll::Counter ident                                                                \
+    {                                                                                              \
+        name, 0                                                                                    \
+    }
+
 extern Counter g_ip_in_receives, g_ip_in_hdr_errors, g_ip_in_addr_errors, g_ip_in_unknown_protos,
     g_ip_in_discards, g_ip_in_delivers, g_ip_out_requests, g_ip_out_discards, g_ip_out_no_routes,
     g_ip_reasm_fails;

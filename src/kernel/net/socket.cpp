@@ -89,7 +89,7 @@ struct Msghdr {
     uint32_t flags;
 };
 
-TOLL_COUNTER(g_sockets_made, "net.sockets.made");
+NET_COUNTER(g_sockets_made, "net.sockets.made");
 TOLL_GAUGE(g_sockets_live, "net.sockets.live");
 TOLL_GAUGE(g_datagrams_queued, "net.datagrams.queued");
 

@@ -516,7 +516,7 @@ void set_name(Process* p, const char* path, const char* const* argv)
 Errno load_program(const char* path, const char* const* argv, const char* const* envp,
                    vm::VmSpace** space, uintptr_t* pc, uintptr_t* sp)
 {
-    ArgBlock* block = make<ArgBlock>();
+    ArgBlock* block = make_unzeroed<ArgBlock>(); // 64 KB, written before it is read
     if (!block)
         return k_enomem;
     auto gather = [&](const char* const* from, const char** to, size_t& count) {

@@ -2,7 +2,8 @@
 // (nothing is stored). /proc/self names the caller's /proc/PID; /proc/PID
 // holds stat, status and cmdline (what busybox ps reads) and exe; /proc
 // itself meminfo, uptime, loadavg, mounts and version (free, uptime, df,
-// mount); /proc/net the network stack's counters (snmp, dev: netstat's).
+// mount); /proc/net the network stack's counters (snmp, dev: netstat's) and
+// its neighbour table (arp).
 #include "kernel/arch/cpu.h"
 #include "kernel/fs/mount.h"
 #include "kernel/kern/spinlock.h"
@@ -31,6 +32,7 @@ enum ProcFile : uint8_t {
     k_pid_cmdline,
     k_net_snmp,
     k_net_dev,
+    k_net_arp,
 };
 
 struct Name {
@@ -45,7 +47,7 @@ constexpr Name k_root_files[] = {{"self", 0},
                                  {"mounts", k_mounts},
                                  {"version", k_version},
                                  {"net", 0}};
-constexpr Name k_net_files[] = {{"snmp", k_net_snmp}, {"dev", k_net_dev}};
+constexpr Name k_net_files[] = {{"snmp", k_net_snmp}, {"dev", k_net_dev}, {"arp", k_net_arp}};
 constexpr Name k_pid_files[] = {
     {"exe", 0}, {"stat", k_pid_stat}, {"status", k_pid_status}, {"cmdline", k_pid_cmdline}};
 
@@ -218,8 +220,11 @@ void generate(Text& t, const Node* n, const Snapshot* p)
         t.append(p->cmdline, p->cmdline_length);
         break;
     case k_net_snmp:
-    case k_net_dev: {
-        NetProcFile which = n->proc_file == k_net_snmp ? NetProcFile::snmp : NetProcFile::dev;
+    case k_net_dev:
+    case k_net_arp: {
+        NetProcFile which = n->proc_file == k_net_snmp  ? NetProcFile::snmp
+                            : n->proc_file == k_net_dev ? NetProcFile::dev
+                                                        : NetProcFile::arp;
         size_t need = net_proc_text(which, nullptr, 0);
         if (t.reserve(need + 1)) {
             size_t got = net_proc_text(which, t.bytes + t.used, t.capacity - t.used);

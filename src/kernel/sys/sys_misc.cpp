@@ -79,14 +79,23 @@ Errno limit_set(unsigned resource, Limit l)
 // poll and select: each pass asks every descriptor's file what holds now
 // (FileOps::poll; a file without one is always ready), and a pass that finds
 // nothing sleeps until poll_notify() says something changed, the timeout
-// passes or a signal comes, then looks again. The generation number closes
-// the race between a pass and the sleep: a change that a pass could have
-// missed bumps it, and the sleeper goes to sleep only if it has not moved
-// since the pass began (checked under the lock poll_notify wakes under).
+// passes or a signal comes, then looks again. Two numbers close the race
+// between a pass and its sleep. A poller is counted in g_poll_pollers
+// before its first pass; a notifier that sees no poller has nothing to do
+// (a poller counted later passes after the change, which its pass sees),
+// and one that sees a poller bumps the generation and wakes. A poller
+// sleeps only if the generation has not moved since its pass began,
+// checked under the lock the notifier wakes under.
 Spinlock g_poll_lock{"poll"};
-uint64_t g_poll_generation; // atomic: bumped by every poll_notify
-unsigned g_poll_sleepers;   // atomic: threads between their check and their wake-up
-TOLL_COUNTER(g_poll_sleeps, "sys.poll.sleeps");
+uint64_t g_poll_generation; // atomic: bumped by every poll_notify that saw a poller
+
+// Counts the current thread among the pollers for its lifetime.
+struct Polling {
+    Polling() { __atomic_add_fetch(&g_poll_pollers, 1, __ATOMIC_SEQ_CST); }
+    ~Polling() { __atomic_sub_fetch(&g_poll_pollers, 1, __ATOMIC_SEQ_CST); }
+    Polling(const Polling&) = delete;
+    Polling& operator=(const Polling&) = delete;
+};
 
 // What descriptor @p fd of the current process reports: its k_poll* bits,
 // or -1 when it is not open.
@@ -114,12 +123,8 @@ bool poll_sleep(uint64_t seen, uint64_t deadline)
     if (deadline && proc::ticks() >= deadline)
         return false;
     SpinGuard g(g_poll_lock);
-    __atomic_add_fetch(&g_poll_sleepers, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&g_poll_generation, __ATOMIC_SEQ_CST) == seen) {
-        g_poll_sleeps.add();
+    if (__atomic_load_n(&g_poll_generation, __ATOMIC_SEQ_CST) == seen)
         proc::sleep_on(&g_poll_generation, g_poll_lock, deadline);
-    }
-    __atomic_sub_fetch(&g_poll_sleepers, 1, __ATOMIC_SEQ_CST);
     return true;
 }
 
@@ -153,6 +158,7 @@ long do_poll(uintptr_t fds, uintptr_t count, int64_t timeout_ns)
     constexpr int k_always = k_pollerr | k_pollhup | k_pollnval;
     uint64_t deadline = timeout_ns > 0 ? deadline_of(timeout_ns) : 0;
     bool last = timeout_ns == 0;
+    Polling counted;
     for (;;) {
         uint64_t seen = __atomic_load_n(&g_poll_generation, __ATOMIC_SEQ_CST);
         long ready = 0;
@@ -202,6 +208,7 @@ long do_select(uintptr_t n, uintptr_t readfds, uintptr_t writefds, uintptr_t exc
                                k_pollout | k_pollwrnorm | k_pollerr, k_pollpri};
     uint64_t deadline = timeout_ns > 0 ? deadline_of(timeout_ns) : 0;
     bool last = timeout_ns == 0;
+    Polling counted;
     for (;;) {
         uint64_t seen = __atomic_load_n(&g_poll_generation, __ATOMIC_SEQ_CST);
         unsigned long got[3][k_words] = {};
@@ -695,14 +702,11 @@ long sys_setuid(const SyscallArgs& a)
     return static_cast<uint32_t>(a.a[0]) == 0 ? 0 : -k_eperm;
 }
 
-void poll_notify()
+unsigned g_poll_pollers;
+
+void poll_notify_slow()
 {
-    // The add and the load pair with poll_sleep's (sequentially consistent
-    // both): either the sleeper sees the new generation and does not sleep,
-    // or this sees the sleeper and wakes it under the lock it sleeps under.
     __atomic_add_fetch(&g_poll_generation, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&g_poll_sleepers, __ATOMIC_SEQ_CST) == 0)
-        return;
     SpinGuard g(g_poll_lock);
     proc::wakeup(&g_poll_generation);
 }

@@ -220,6 +220,7 @@ long sys_socketcall(const SyscallArgs&);
 // Toll's own (sys_toll.cpp), numbered above Linux's range.
 long sys_counter_get(const SyscallArgs&);
 long sys_counter_list(const SyscallArgs&);
+long sys_profile(const SyscallArgs&);
 /// Toll's call 1004: how many TLB entries the caller's present mappings would
 /// need (one per page, contiguous run or block), from a walk of its tables.
 long sys_tlb_reach(const SyscallArgs&);

@@ -196,7 +196,7 @@ bool proc_entry(const Node* dir, size_t index, char* name, size_t size, uint8_t*
 Result<size_t> proc_generate(const Node* node, char** text);
 
 /// The files of /proc/net, which the network stack (kernel/net/) writes.
-enum class NetProcFile : uint8_t { snmp, dev };
+enum class NetProcFile : uint8_t { snmp, dev, arp };
 
 /// Writes /proc/net file @p file's text into @p out (at most @p capacity
 /// bytes, NUL included). Returns the length the whole text needs, so that

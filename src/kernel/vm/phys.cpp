@@ -163,6 +163,10 @@ Optional<PhysAddr> PhysAllocator::free_block_containing(const Range& r, PhysAddr
             *order = h->order;
             return head;
         }
+        // A free block that ends before pa: a bigger one holding pa would
+        // start at or below head and hold this one too, and free blocks
+        // never overlap. None holds pa.
+        break;
     }
     return {};
 }
