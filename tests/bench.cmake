@@ -47,6 +47,18 @@ add_test(NAME bench.budgets_refuse_isolation_excess
 set_tests_properties(bench.budgets_refuse_isolation_excess PROPERTIES TIMEOUT 30 LABELS bench
   PASS_REGULAR_EXPRESSION "lat_syscall.getppid = 221 instr in configuration 4/4, 41 more than in 3/1, above its budget of 30 more"
   FAIL_REGULAR_EXPRESSION "configuration 3/1-pti, 30 more")
+# Every row of budgets.toml can fail: each, one over its bound while all the
+# others sit on theirs, is refused by name (and all on their bounds pass).
+add_test(NAME bench.every_budget_fails
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/bench/every_budget_fails.py)
+set_tests_properties(bench.every_budget_fails PROPERTIES TIMEOUT 60 LABELS bench)
+# The kernel's counting profiler names the functions of a path: the null
+# system call's table must hold its handler and the dispatcher, and the
+# instructions it attributes to the kernel must be most of the measured path.
+add_test(NAME bench.profile_names_functions
+  COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/bench/profile_names_functions.py
+          ${TOLL_BENCH} --out ${CMAKE_BINARY_DIR}/bench-profile)
+set_tests_properties(bench.profile_names_functions PROPERTIES TIMEOUT 120 LABELS bench)
 # bench.budgets' results.csv is also the fresh run book.numbers.fresh compares the book with.
 set_tests_properties(bench.budgets PROPERTIES FIXTURES_SETUP bench_results)
 

@@ -118,6 +118,18 @@ class Results:
                     key = (f"walks {row['configuration']}", row["metric"])
                     self.values[key] = float(row["walks_per_op"])
 
+        # The kernel profiler's tables (tools/bench --profile):
+        # profile-<bench>[-<tag>]:total, the path's measured length.
+        generated = os.path.dirname(bench_csv)
+        for name in sorted(os.listdir(generated)) if os.path.isdir(generated) else []:
+            if name.startswith("profile-") and name.endswith(".csv") and "-calls" not in name:
+                path = os.path.join(generated, name)
+                self.files.append(path)
+                with open(path, newline="") as f:
+                    for row in csv.DictReader(f):
+                        if row["function"] == "total":
+                            self.values[(name[:-4], "total")] = float(row["instr"])
+
     def _suite(self, bench_csv):
         if not os.path.exists(bench_csv) or not os.path.exists(CONFIGS_TOML):
             return

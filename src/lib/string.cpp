@@ -1,13 +1,20 @@
 // The C memory and string functions. memcpy and memset move a machine word at
 // a time when the pointers allow it (fork copies whole pages with memcpy, so
-// this is on the measured paths); the rest go byte by byte.
+// this is on the measured paths); the rest go byte by byte. In the kernel
+// the two are weak: an arch may define faster ones (src/arch/i386/string.S).
 #include "lib/string.h"
+
+#ifdef TOLL_HOST_TEST
+#define TOLL_ARCH_MAY_REPLACE
+#else
+#define TOLL_ARCH_MAY_REPLACE __attribute__((weak))
+#endif
 
 extern "C" {
 
 typedef size_t __attribute__((may_alias)) Word;
 
-void* TOLL_C_NAME(memcpy)(void* dst, const void* src, size_t n)
+TOLL_ARCH_MAY_REPLACE void* TOLL_C_NAME(memcpy)(void* dst, const void* src, size_t n)
 {
     auto* d = static_cast<unsigned char*>(dst);
     auto* s = static_cast<const unsigned char*>(src);
@@ -42,7 +49,7 @@ void* TOLL_C_NAME(memmove)(void* dst, const void* src, size_t n)
     return dst;
 }
 
-void* TOLL_C_NAME(memset)(void* dst, int value, size_t n)
+TOLL_ARCH_MAY_REPLACE void* TOLL_C_NAME(memset)(void* dst, int value, size_t n)
 {
     auto* d = static_cast<unsigned char*>(dst);
     if ((reinterpret_cast<size_t>(d) & (sizeof(Word) - 1)) == 0) {

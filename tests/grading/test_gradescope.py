@@ -78,7 +78,9 @@ FORGE = r"""#ifdef TOLL_HOST_TEST
 """
 
 
-def forge_results(top, failures, env):
+def forge_upload(top):
+    """Writes the forging upload into @p top's submission folder; returns
+    the marker file its own scripts would make if anything ran them."""
     sub = os.path.join(top, "submission")
     shutil.rmtree(sub)
     os.makedirs(os.path.join(sub, "tools"))
@@ -95,8 +97,10 @@ def forge_results(top, failures, env):
         with open(path, "w") as f:
             f.write(f"#!/bin/sh\ntouch {marker}\n")
         os.chmod(path, 0o755)
-    os.unlink(os.path.join(top, "results", "results.json"))
-    status = subprocess.run([os.path.join(top, "source", "run_autograder")], env=env).returncode
+    return marker
+
+
+def check_forged(top, failures, marker, status):
     if status:
         failures.append(f"run_autograder exited {status} on the forging upload")
     try:
@@ -134,6 +138,13 @@ def main(argv):
     subprocess.run([sys.executable, os.path.join(ROOT, "tools", "grade"), "--package",
                     "gradescope", "--lab", "demo", "--out", zip_path], check=True)
     unpack(zip_path, os.path.join(top, "source"))
+    # The hostile upload gets an autograder root of its own, so that both
+    # grade at once.
+    forge_top = os.path.join(args.work, "forging", "autograder")
+    for sub in ("submission", "results"):
+        os.makedirs(os.path.join(forge_top, sub))
+    os.chmod(os.path.dirname(forge_top), 0o755)
+    unpack(zip_path, os.path.join(forge_top, "source"))
     source = os.path.join(top, "source")
     for name in ("setup.sh", "run_autograder"):
         mode = os.stat(os.path.join(source, name)).st_mode
@@ -161,7 +172,18 @@ def main(argv):
     fallback = os.geteuid() == 0
     if fallback:
         env["TOLL_GRADE_SANDBOX"] = "user"
+    # A hostile upload: its region (on the starter's stub, so it earns less
+    # than full marks) rewrites results.json to full marks and the package's
+    # run_autograder from the host tests, and it carries run_autograder,
+    # setup.sh and tools/grade of its own, which must never run. Graded
+    # beside the honest upload (the reference is built once, under a lock).
+    marker = forge_upload(forge_top)
+    forge_env = dict(env, TOLL_AUTOGRADER_ROOT=forge_top,
+                     TOLL_GRADE_WORK=os.path.join(args.work, "forging", "scratch"))
+    forging = subprocess.Popen([os.path.join(forge_top, "source", "run_autograder")],
+                               env=forge_env)
     status = subprocess.run([os.path.join(source, "run_autograder")], env=env).returncode
+    forged_status = forging.wait()
     if status:
         failures.append(f"run_autograder exited {status}")
     with open(os.path.join(top, "results", "results.json")) as f:
@@ -171,11 +193,7 @@ def main(argv):
     if fallback and "dedicated unprivileged user" not in protection:
         failures.append(f"the fallback sandbox was not in force: {protection!r}")
 
-    # A hostile upload: its region (on the starter's stub, so it earns less
-    # than full marks) rewrites results.json to full marks and the package's
-    # run_autograder from the host tests, and it carries run_autograder,
-    # setup.sh and tools/grade of its own, which must never run.
-    forge_results(top, failures, env)
+    check_forged(forge_top, failures, marker, forged_status)
 
     # A grader that cannot start writes a result with no score.
     os.unlink(os.path.join(top, "results", "results.json"))

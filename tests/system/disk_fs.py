@@ -96,6 +96,21 @@ def workload(work: str, run_args: list[str]) -> None:
         if got != pattern(n, size):
             sys.exit(f"disk_fs: {path} on the image is not what the guest wrote "
                      f"({len(got)} bytes, expected {size})")
+    # The page-cache part: a MAP_SHARED write, a child's, and a write()
+    # seen through the mapping, made durable by msync (at the page size's
+    # offset, 4 KB or 16 KB).
+    got = subprocess.run(["debugfs", "-R", "cat /data/cached", image], capture_output=True).stdout
+    want = bytearray(pattern(5, 64 * 1024))
+    ok = False
+    for page in (4096, 16384):
+        w = bytearray(want)
+        w[page + 100:page + 112] = b"shared write"
+        w[page + 200] = ord("C")
+        w[page + 300:page + 308] = b"by write"
+        ok = ok or got == bytes(w)
+    if not ok:
+        sys.exit("disk_fs: /data/cached lacks what the guest wrote through MAP_SHARED")
+    print("disk_fs: what the guest wrote through a shared mapping is on the image")
     for gone in ["/data/small", "/data/log", "/many/moved"]:
         if "File not found" not in sh(["debugfs", "-R", f"stat {gone}", image]).stderr:
             sys.exit(f"disk_fs: {gone} should be gone from the image")

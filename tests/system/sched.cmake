@@ -18,16 +18,14 @@ endforeach()
 
 # ut_sched -spread N: N unpinned spinning children between them run on more
 # than one CPU (the program checks it and prints how many it saw).
-foreach(n 2 4)
-  toll_system_test(arm64.qemu.sched.cpus${n}.user_processes_spread --arch arm64 --cpus ${n}
-                   --cmdline "smp.user=1 run=/bin/ut_sched -spread ${n}"
-                   --expect-output "user processes on every CPU (smp.user=1)"
-                   --expect-output "spinning children ran on")
+foreach(arch i386 arm64)
+  foreach(n 2 4)
+    toll_system_test(${arch}.qemu.sched.cpus${n}.user_processes_spread --arch ${arch} --cpus ${n}
+                     --cmdline "smp.user=1 run=/bin/ut_sched -spread ${n}"
+                     --expect-output "user processes on every CPU (smp.user=1)"
+                     --expect-output "spinning children ran on")
+  endforeach()
 endforeach()
-# i386 keeps user threads on the boot CPU and says why it ignores smp.user=1.
-toll_system_test(i386.qemu.sched.cpus2.user_smp_refused --arch i386 --cpus 2
-                 --cmdline "smp.user=1 run=/bin/ut_sched"
-                 --expect-output "sched: smp.user=1 ignored")
 
 # A cross-CPU wake-up measured twice at 2 CPUs gives the same instruction count.
 add_test(NAME system.arm64.qemu.sched.cpus2.determinism

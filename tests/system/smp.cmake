@@ -53,6 +53,16 @@ foreach(n 2 4)
                       --cmdline "test=kern.cpu.ipi_*")
   set_tests_properties(system.i386.qemu.smp.cpus${n}.determinism PROPERTIES TIMEOUT 120)
 endforeach()
+# After munmap or mprotect returns, no thread on another CPU still uses the
+# old translation (ut_shootdown: the TLB shootdown), and user mode reads
+# neither the kernel nor any CPU's trampoline block from any CPU
+# (ut_isolation), with user threads on all 4 CPUs, under each layout.
+foreach(split 3/1 3/1-pti 4/4)
+  string(REPLACE "/" "_" tag ${split})
+  toll_system_test(i386.qemu.smp.cpus4.${tag}.shootdown_isolation --arch i386 --cpus 4
+                   --cmdline "vm.split=${split} run=/bin/ut_shootdown,/bin/ut_isolation"
+                   --timeout 90)
+endforeach()
 foreach(split 3/1 3/1-pti)
   string(REPLACE "/" "" tag ${split})
   toll_system_test(i386.qemu.smp.cpus4.online_split_${tag} --arch i386 --cpus 4
@@ -101,3 +111,18 @@ foreach(arch i386 arm64)
                      --cmdline "run=/bin/ut_threads,/bin/ut_futex,/bin/ut_clone" --timeout 90)
   endforeach()
 endforeach()
+
+# Translations across CPUs (src/user/stress/ut_smp_vm.c), at 4 CPUs on both
+# granules: once munmap or mprotect returns (of a page, of a page cut out of
+# a contiguous run or an L2 block), no CPU still uses the old translation;
+# workers on three CPUs read and write a range while it is promoted, demoted,
+# protected and unmapped, and every byte is checked; and with 2 ASID bits
+# the generation rolls over with processes coming and going while the range's
+# address space runs on the other CPUs: at most one flush per CPU per
+# rollover, and (arm64.asid_check=1 at 4 KB; the lock-free path at 16 KB) no
+# two CPUs running different spaces under one ASID. The long run is
+# `make stress`.
+toll_system_test(arm64.qemu.smp.cpus4.vm --arch arm64 --cpus 4 --timeout 90
+                 --cmdline "arm64.asid_bits=2 arm64.asid_check=1 run=/bin/ut_smp_vm,/bin/ut_forkexec")
+toll_system_test(arm64.qemu.16k.smp.cpus4.vm --arch arm64 --granule 16K --cpus 4 --timeout 90
+                 --cmdline "arm64.asid_bits=2 run=/bin/ut_smp_vm,/bin/ut_forkexec")

@@ -1,5 +1,7 @@
 #!/usr/bin/python3
-"""make stress: the long run of ut_stress at 2 and 4 CPUs on both architectures.
+"""make stress: the long run of ut_stress at 2 and 4 CPUs on both architectures,
+and of ut_smp_vm (superpages promoted, demoted, protected and unmapped under
+workers on the other CPUs) at 4 CPUs on both arm64 granules.
 
     stress_long.py [--build DIR] [--iters N] [--only NAME]
 
@@ -28,6 +30,13 @@ def configs(iters):
             yield (f"{arch} cpus={cpus}",
                    ["--arch", arch, "--cpus", str(cpus), "--cmdline",
                     f"smp.user=1 run=/bin/ut_stress iters={iters}"])
+    # ut_smp_vm's long run: iters ranges of many changes each, and ASIDs
+    # squeezed to 2 bits so that the generation rolls over throughout.
+    vm_iters = max(1, iters // 150)
+    for granule in ("4K", "16K"):
+        yield (f"arm64 {granule} cpus=4 ut_smp_vm",
+               ["--arch", "arm64", "--granule", granule, "--cpus", "4", "--cmdline",
+                f"arm64.asid_bits=2 run=/bin/ut_smp_vm rounds=16 iters={vm_iters} ops=40"])
 
 
 def main(argv):
@@ -45,8 +54,8 @@ def main(argv):
         proc = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "run"), "--build",
                                args.build, "--timeout", "3600", *run_args],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        summary = [line for line in proc.stdout.splitlines()
-                   if re.match(r"# (\d+ CPUs|\d+ forks|worker)|not ok|PANIC|tools/run", line)]
+        wanted = r"# (\d+ CPUs|\d+ forks|worker|stress:|asid:)|not ok|PANIC|tools/run"
+        summary = [line for line in proc.stdout.splitlines() if re.match(wanted, line)]
         print(f"== {name} ({time.time() - start:.0f} s)")
         for line in summary:
             print("   " + line)

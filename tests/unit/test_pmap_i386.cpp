@@ -170,10 +170,37 @@ uint32_t empty_user_directory_phys()
     return 0x00EEE000; // only ever loaded into the (stubbed) trampoline
 }
 
+void shootdown_leave(toll::arch::Pmap*)
+{
+} // one CPU: nobody else has it loaded
+
+} // namespace toll::i386
+
+// The kernel's shootdown (shootdown.cpp) on one CPU: invlpg each page of the
+// range when the space is loaded, except under 4/4, whose kernel directory
+// holds no user entries; every call is recorded.
+std::vector<std::pair<uintptr_t, uintptr_t>> g_shootdowns;
+
+namespace toll::arch {
+
+void pmap_tlb_shootdown(Pmap* pmap, uintptr_t start, uintptr_t end)
+{
+    if (start >= end)
+        return;
+    g_shootdowns.emplace_back(start, end);
+    if (pmap == pmap_current() && toll::i386::layout() != toll::i386::Layout::split_4_4)
+        for (uintptr_t va = start; va < end; va += k_page_size)
+            toll::i386::invalidate_page(static_cast<uint32_t>(va));
+}
+
+} // namespace toll::arch
+
+namespace toll::i386 {
+
 } // namespace toll::i386
 
 extern "C" {
-toll::i386::TrampolineVars trampoline_vars{};
+toll::i386::TrampolineCpu trampoline_cpus[TRAMPOLINE_CPUS]{};
 uint32_t i386_layout = 0; // 3/1 unless a test says otherwise
 }
 

@@ -21,6 +21,8 @@ sets it). The modules, lowest first:
                  (tools/addrspace-tables, tools/bench --book, tools/book)
     walks_tables the page walks per operation and the cost model (tools/walks-tables,
                  tools/bench --book)
+    kprofile     the kernel's counting profiler read: instructions by function
+                 (tools/bench --profile)
 
 Every function has type hints; `tools/lint python` (the ctest lint.python)
 runs mypy (mypy.ini) and flake8 (.flake8) over the library and the programs.

@@ -34,28 +34,84 @@ void set_user_table(arch::PhysAddr l1_phys, unsigned asid, bool flush)
 {
     g_table_loads.add();
     // TTBR0_EL1: the table's address, the ASID in bits [63:48].
-    constexpr unsigned k_ttbr_asid_shift = 48;
     asm volatile("dsb ishst\n"
                  "msr ttbr0_el1, %0\n"
-                 "isb" ::"r"(l1_phys | uint64_t(asid) << k_ttbr_asid_shift)
+                 "isb" ::"r"(l1_phys | uint64_t(asid) << k_tlbi_asid_shift)
                  : "memory");
     if (flush)
-        invalidate_all();
+        invalidate_local_all();
 }
 
 void invalidate_page(uint64_t va)
 {
     g_tlbi_page.add();
-    // TLBI VAAE1: by address, any ASID; the operand holds VA[55:12] in bits
-    // [43:0] whatever the granule (with a 16 KB granule its low 2 bits are ignored).
-    constexpr unsigned k_tlbi_va_shift = 12;
-    // The inner-shareable form reaches every CPU's TLB: a CPU that ran
-    // this address space earlier may hold the entry too.
+    // TLBI VAAE1IS: by address, any ASID, on every CPU of the inner
+    // shareable domain.
     asm volatile("dsb ishst\n"
                  "tlbi vaae1is, %0\n"
                  "dsb ish\n"
                  "isb" ::"r"(va >> k_tlbi_va_shift)
                  : "memory");
+}
+
+void tlbi_page_nosync(unsigned asid, uint64_t va, bool leaf_only)
+{
+    g_tlbi_page.add();
+    uint64_t operand = (va >> k_tlbi_va_shift) & k_tlbi_va_mask;
+    if (asid == k_tlbi_any_asid) {
+        if (leaf_only)
+            asm volatile("tlbi vaale1is, %0" ::"r"(operand) : "memory");
+        else
+            asm volatile("tlbi vaae1is, %0" ::"r"(operand) : "memory");
+        return;
+    }
+    operand |= uint64_t(asid) << k_tlbi_asid_shift;
+    // TLBI VALE1IS: the last-level entry (page, run or block) of one ASID;
+    // TLBI VAE1IS: that and the walk-cache entries above it (a table entry
+    // that became a block or went).
+    if (leaf_only)
+        asm volatile("tlbi vale1is, %0" ::"r"(operand) : "memory");
+    else
+        asm volatile("tlbi vae1is, %0" ::"r"(operand) : "memory");
+}
+
+void tlbi_begin()
+{
+    // The descriptor stores before any TLBI: a CPU that walks again after
+    // the invalidation must see them (DSB ISHST orders them first).
+    asm volatile("dsb ishst" ::: "memory");
+}
+
+void tlbi_sync()
+{
+    // DSB ISH waits until every CPU of the domain has completed the
+    // broadcast invalidations before it; the ISB makes this CPU's later
+    // instructions use the result.
+    asm volatile("dsb ish\n"
+                 "isb" ::
+                     : "memory");
+}
+
+void invalidate_asid_everywhere(unsigned asid)
+{
+    // TLBI ASIDE1IS: every non-global entry of one ASID, on every CPU.
+    asm volatile("dsb ishst\n"
+                 "tlbi aside1is, %0\n"
+                 "dsb ish\n"
+                 "isb" ::"r"(uint64_t(asid) << k_tlbi_asid_shift)
+                 : "memory");
+}
+
+void invalidate_local_all()
+{
+    g_tlbi_all.add();
+    // TLBI VMALLE1 (not broadcast): every stage 1 entry of this EL1&0
+    // regime on this CPU only; DSB NSH waits for this CPU alone.
+    asm volatile("dsb nshst\n"
+                 "tlbi vmalle1\n"
+                 "dsb nsh\n"
+                 "isb" ::
+                     : "memory");
 }
 
 void invalidate_all()

@@ -42,6 +42,9 @@ constexpr uint64_t k_pxn = 1ull << 53, k_uxn = 1ull << 54;
 // Bits [58:55] are reserved for software; Toll marks PROT_NONE pages here
 // (in a descriptor that is not valid, so the hardware ignores it).
 constexpr uint64_t k_soft_none = 1ull << 55;
+// And an entry being removed or broken: made invalid, its address kept, until
+// the TLB invalidation of the whole range is done (pmap.cpp).
+constexpr uint64_t k_soft_gone = 1ull << 56;
 /// The output address of a descriptor: bits [47:page shift] (D8.3.1; the
 /// bits below a 16 KB page's address are RES0).
 constexpr uint64_t k_desc_address = 0x0000FFFFFFFFFFFFull & ~(k_page_size - 1);
@@ -89,14 +92,46 @@ arch::PhysAddr empty_user_table_phys();
 void mmu_init();
 
 /// Loads TTBR0_EL1 with @p l1_phys and ASID @p asid (vm.pmap.ttbr0_loads),
-/// and flushes the whole TLB if @p flush (asid.cpp decides).
+/// and empties this CPU's TLB if @p flush (asid.cpp decides).
 void set_user_table(arch::PhysAddr l1_phys, unsigned asid, bool flush);
 
-/// Invalidates the TLB entries for the page at @p va (every ASID)
-/// (vm.pmap.tlbi.page).
+// The TLBI operand (Arm ARM C5.5, "TLB maintenance instructions"): VA[55:12]
+// in bits [43:0] whatever the granule (with a 16 KB granule its low 2 bits
+// are ignored), the ASID in bits [63:48].
+constexpr unsigned k_tlbi_va_shift = 12;
+constexpr uint64_t k_tlbi_va_mask = (1ull << 44) - 1;
+constexpr unsigned k_tlbi_asid_shift = 48;
+/// For tlbi_page_nosync: by address, whatever the ASID (ASIDs off).
+constexpr unsigned k_tlbi_any_asid = ~0u - 1;
+
+/// Invalidates the TLB entries for the page at @p va (every ASID) on every
+/// CPU, and waits for it (vm.pmap.tlbi.page).
 void invalidate_page(uint64_t va);
 
-/// Invalidates every TLB entry of the EL1&0 regime (vm.pmap.tlbi.all).
+/// Orders the descriptor stores made so far before the TLBIs that follow
+/// (DSB ISHST): the start of a batch of tlbi_page_nosync calls.
+void tlbi_begin();
+
+/// Issues one broadcast TLBI for the page at @p va under ASID @p asid
+/// (k_tlbi_any_asid: any) on every CPU: the last-level entry only if
+/// @p leaf_only (VALE1IS), walk-cache entries too if not (VAE1IS). Does not
+/// wait: tlbi_sync() does, once for a batch (vm.pmap.tlbi.page).
+void tlbi_page_nosync(unsigned asid, uint64_t va, bool leaf_only);
+
+/// Waits until every CPU has completed the TLBIs issued before (DSB ISH).
+void tlbi_sync();
+
+/// Invalidates every entry of ASID @p asid on every CPU (TLBI ASIDE1IS), and
+/// waits for it.
+void invalidate_asid_everywhere(unsigned asid);
+
+/// Invalidates every TLB entry of the EL1&0 regime on this CPU only (TLBI
+/// VMALLE1: a rollover's flush, or a switch with ASIDs off)
+/// (vm.pmap.tlbi.all).
+void invalidate_local_all();
+
+/// Invalidates every TLB entry of the EL1&0 regime on every CPU
+/// (vm.pmap.tlbi.all).
 void invalidate_all();
 
 } // namespace toll::arm64

@@ -111,24 +111,49 @@ unsigned prot_of(uint64_t leaf)
 
 } // namespace
 
-// TLB maintenance by address is needed only for the live address space.
-// Another pmap's entries may sit in the TLB under its ASID: it gives the
-// ASID up instead, and is given a new one when it next runs.
-void flush(Pmap* pmap, uint64_t va)
+// TLB maintenance by address, on every CPU at once: the broadcast forms
+// (TLBI VALE1IS, VAE1IS) under the pmap's ASID reach every TLB that may hold
+// its entries, whichever CPUs run it or ran it, so no CPU needs to be
+// interrupted and none is tracked. A pmap that never ran has nothing cached.
+void flush(Pmap* pmap, uint64_t va, bool leaf_only)
 {
-    if (pmap == loaded())
-        invalidate_page(va);
-    else
-        asid::forget(pmap->asid_context);
+    flush_range(pmap, va, k_page_size, leaf_only);
 }
 
-void flush_range(Pmap* pmap, uint64_t va, uint64_t length)
+void flush_range(Pmap* pmap, uint64_t va, uint64_t length, bool leaf_only)
 {
-    if (pmap == loaded())
-        invalidate_range(va, length);
-    else
-        asid::forget(pmap->asid_context);
+    unsigned tag = asid::tlb_tag(pmap->asid_context);
+    if (tag != asid::k_tag_none)
+        invalidate_range(tag, va, length, leaf_only);
 }
+
+namespace {
+
+// The TLB invalidation an operation over a range owes, paid once at its end
+// as one shootdown over the span of what changed (the span rather than a
+// list: the pages between are invalidated needlessly, which costs less than
+// a barrier per piece, and above the threshold it is one TLBI ASIDE1IS).
+class Shootdown {
+  public:
+    explicit Shootdown(Pmap* pmap) : m_pmap(pmap) {}
+    void add(uint64_t va, uint64_t length)
+    {
+        m_lo = m_hi == 0 || va < m_lo ? va : m_lo;
+        m_hi = va + length > m_hi ? va + length : m_hi;
+    }
+    void finish()
+    {
+        if (m_hi > m_lo)
+            flush_range(m_pmap, m_lo, m_hi - m_lo, true);
+        m_lo = m_hi = 0;
+    }
+
+  private:
+    Pmap* m_pmap;
+    uint64_t m_lo = 0, m_hi = 0;
+};
+
+} // namespace
 
 uint64_t* l2_slot(Pmap* pmap, uint64_t va, bool create)
 {
@@ -221,6 +246,38 @@ void for_each_mapping(Pmap* pmap, uint64_t start, uint64_t end, Visit visit)
     }
 }
 
+// Calls @p visit for each entry of [start, end) that the first pass of a
+// removal marked k_soft_gone: visit(va, slot, size) with the level-2 slot
+// of a block (size k_l2_block) or the slot of one page.
+template <typename Visit>
+void for_each_gone(Pmap* pmap, uint64_t start, uint64_t end, Visit visit)
+{
+    for (uint64_t va = start; va < end && va >= start;) {
+        uint64_t next_block = (va + k_l2_block) & ~(k_l2_block - 1);
+        uint64_t* l2e = l2_slot(pmap, va);
+        if (!l2e) {
+            constexpr uint64_t k_l1_span = 1ull << k_l1_shift;
+            va = (va & ~(k_l1_span - 1)) + k_l1_span;
+            continue;
+        }
+        if (*l2e & k_soft_gone) {
+            visit(va, l2e, k_l2_block);
+            va = next_block;
+            continue;
+        }
+        if (!is_table(*l2e)) {
+            va = next_block;
+            continue;
+        }
+        uint64_t* l3 = table(*l2e);
+        uint64_t stop = next_block < end ? next_block : end;
+        for (; va < stop; va += k_page_size)
+            if (l3[l3_index(va)] & k_soft_gone)
+                visit(va, &l3[l3_index(va)], k_page_size);
+        va = stop;
+    }
+}
+
 } // namespace
 } // namespace arm64_pmap
 
@@ -261,11 +318,32 @@ void pmap_destroy(Pmap* pmap)
 {
     if (pmap == loaded())
         pmap_activate(nullptr);
+    // Another CPU may still have it loaded, running only kernel threads
+    // since (they keep whatever table was there): forget it there too, so
+    // that a new pmap made at the same address is loaded in full when that
+    // CPU switches to it, not taken for this one. Until then the CPU's TTBR0
+    // names freed tables under an ASID nobody else gets in this generation,
+    // and its kernel threads never touch user addresses.
+    for (Pmap*& other : g_loaded) {
+        Pmap* expected = pmap;
+        __atomic_compare_exchange_n(&other, &expected, nullptr, false, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED);
+    }
     for (unsigned i = 0; i < k_user_l1_entries; ++i) {
         if (!(pmap->entries[i] & k_desc_valid))
             continue;
         uint64_t* l2 = table(pmap->entries[i]);
         for (unsigned j = 0; j < k_entries; ++j) {
+            // Eight empty slots (and their shadows) a test: a program's
+            // level-3 tables are a handful among 512.
+            const uint64_t* at = l2 + j;
+            if (j + 8 <= k_entries &&
+                !(at[0] | at[1] | at[2] | at[3] | at[4] | at[5] | at[6] | at[7] | at[k_entries] |
+                  at[k_entries + 1] | at[k_entries + 2] | at[k_entries + 3] | at[k_entries + 4] |
+                  at[k_entries + 5] | at[k_entries + 6] | at[k_entries + 7])) {
+                j += 7;
+                continue;
+            }
             if (is_table(l2[j]))
                 free_table(l2[j] & k_desc_address);
             if (l2[k_entries + j])
@@ -293,8 +371,9 @@ Errno enter_page(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot)
         demote_run(pmap, table(*l2_slot(pmap, va)), va);
     uint64_t old = *pte;
     uint64_t fresh = (pa & k_desc_address) | pte_bits(prot);
-    // Instructions must be visible before the entry that maps them.
-    if (prot & k_prot_exec)
+    // Instructions must be visible before the entry that maps them, unless
+    // the caller knows they are (a page-cache page synced once already).
+    if ((prot & k_prot_exec) && !(prot & k_prot_icache_clean))
         sync_icache_range(phys_to_virt(pa), k_page_size);
     if ((old & k_desc_valid) && (old & k_desc_address) != (pa & k_desc_address)) {
         arch::InterruptsOff off; // a new output address: break before make
@@ -336,7 +415,7 @@ Errno enter_block(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot)
     if (is_table(*l2e)) {
         arch::InterruptsOff off; // table to block: break before make
         store_entry(l2e, 0);
-        flush_range(pmap, va, k_l2_block);
+        flush_range(pmap, va, k_l2_block, false); // the walk cache held the table entry
     }
     store_entry(l2e, (pa & k_desc_address) | block_bits(pte_bits(prot)));
     saved_l3(table_of(l2e), va) = keep;
@@ -384,24 +463,36 @@ Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot, unsigned 
 
 Errno pmap_remove(Pmap* pmap, uintptr_t start, uintptr_t end, PmapPageSink sink, void* context)
 {
+    arch::InterruptsOff off;
     // Blocks keep their level-3 table aside, so on arm64 demotion never
     // needs memory and this never fails.
     split_at(pmap, start);
     split_at(pmap, end);
+    // Two passes around one shootdown: first every entry is made invalid
+    // but keeps its address (marked k_soft_gone), so that the TLB
+    // invalidation for the whole range is paid once; then, with no CPU
+    // able to reach the pages any more, the entries are cleared and the
+    // pages handed to the sink. A thread on another CPU that touches the
+    // range meanwhile takes a translation fault and waits for the space.
+    Shootdown shootdown(pmap);
     for_each_mapping(pmap, start, end, [&](uint64_t va, uint64_t* slot, uint64_t size) {
+        unsigned entries = size == k_l2_block ? 1 : unsigned(size / k_page_size);
+        for (unsigned i = 0; i < entries; ++i)
+            store_entry(&slot[i], (slot[i] & ~k_desc_valid) | k_soft_gone);
+        shootdown.add(va, size);
+    });
+    shootdown.finish();
+    for_each_gone(pmap, start, end, [&](uint64_t va, uint64_t* slot, uint64_t size) {
         PhysAddr pa = *slot & k_desc_address;
+        unsigned entries = size == k_l2_block ? 1 : unsigned(size / k_page_size);
+        for (unsigned i = 0; i < entries; ++i)
+            store_entry(&slot[i], 0);
         if (size == k_l2_block) {
-            store_entry(slot, 0);
-            flush(pmap, va);
             uint64_t& saved = saved_l3(table_of(slot), va);
             if (saved) {
                 free_table(saved);
                 saved = 0;
             }
-        } else {
-            for (unsigned i = 0; i < size / k_page_size; ++i)
-                store_entry(&slot[i], 0);
-            flush_range(pmap, va, size);
         }
         if (sink)
             for (uint64_t off = 0; off < size; off += k_page_size)
@@ -412,11 +503,14 @@ Errno pmap_remove(Pmap* pmap, uintptr_t start, uintptr_t end, PmapPageSink sink,
 
 Errno pmap_protect(Pmap* pmap, uintptr_t start, uintptr_t end, unsigned prot)
 {
+    arch::InterruptsOff off; // a run is broken from the first pass to the second
     // Blocks keep their level-3 table aside, so on arm64 demotion never
     // needs memory and this never fails.
     split_at(pmap, start);
     split_at(pmap, end);
     uint64_t bits = pte_bits(prot);
+    Shootdown shootdown(pmap);
+    bool broke_runs = false;
     for_each_mapping(pmap, start, end, [&](uint64_t va, uint64_t* slot, uint64_t size) {
         if (size != k_page_size && prot == k_prot_none) {
             // PROT_NONE entries are invalid, and an invalid entry cannot be
@@ -430,7 +524,7 @@ Errno pmap_protect(Pmap* pmap, uintptr_t start, uintptr_t end, unsigned prot)
             size_t pages = size / k_page_size;
             for (size_t i = 0; i < pages; ++i)
                 store_entry(&slot[i], (slot[i] & k_desc_address) | k_soft_none);
-            flush_range(pmap, va, size);
+            shootdown.add(va, size);
             return;
         }
         uint64_t old = *slot;
@@ -456,20 +550,26 @@ Errno pmap_protect(Pmap* pmap, uintptr_t start, uintptr_t end, unsigned prot)
             // attributes under the contiguous bit, which the Arm ARM calls a
             // misprogramming of the Contiguous bit (a TLB conflict abort or
             // a wrong translation may follow). Linux breaks the whole run
-            // first, and so does Toll: break, invalidate, make.
-            arch::InterruptsOff off;
+            // first, and so does Toll: break here (each entry invalid, its
+            // address kept, marked k_soft_gone), invalidate once for the
+            // whole range below, then make.
             for (unsigned i = 0; i < k_run_pages; ++i)
-                store_entry(&slot[i], 0);
-            flush_range(pmap, va, size);
-            for (unsigned i = 0; i < k_run_pages; ++i)
-                store_entry(&slot[i], (fresh & ~k_desc_address) | (pa + i * k_page_size));
+                store_entry(&slot[i], (slot[i] & ~k_desc_valid) | k_soft_gone);
+            broke_runs = true;
         } else {
             // One entry (a page or a block): its rights may change in place.
             store_entry(slot, fresh);
-            if (old & k_desc_valid)
-                flush(pmap, va);
         }
+        if (old & k_desc_valid)
+            shootdown.add(va, size);
     });
+    // One shootdown for everything that changed; only then are the broken
+    // runs made again, with the new rights.
+    shootdown.finish();
+    if (broke_runs)
+        for_each_gone(pmap, start, end, [&](uint64_t, uint64_t* slot, uint64_t) {
+            store_entry(slot, (*slot & k_desc_address) | bits | k_contiguous);
+        });
     return k_ok;
 }
 
@@ -520,10 +620,19 @@ uintptr_t pmap_next_mapped(Pmap* pmap, uintptr_t va, uintptr_t end)
         if (is_block(*l2e))
             return va;
         if (is_table(*l2e)) {
+            // By pointer, eight slots a test where they are empty: a sparse
+            // stack table is mostly zeros. (mapped() tests bits, so the OR of
+            // eight entries is mapped when any one is.)
             const uint64_t* l3 = table(*l2e);
-            for (; va < stop && va < next_table; va += k_page_size)
-                if (mapped(l3[l3_index(va)]))
-                    return va;
+            uintptr_t limit = stop < next_table ? stop : next_table;
+            const uint64_t* slot = l3 + l3_index(va);
+            const uint64_t* last = slot + (limit - va + k_page_size - 1) / k_page_size;
+            while (last - slot >= 8 && !mapped(slot[0] | slot[1] | slot[2] | slot[3] | slot[4] |
+                                               slot[5] | slot[6] | slot[7]))
+                slot += 8;
+            for (; slot < last; ++slot)
+                if (mapped(*slot))
+                    return (va & ~(k_l2_block - 1)) + uintptr_t(slot - l3) * k_page_size;
         }
         va = next_table;
     }
@@ -532,6 +641,7 @@ uintptr_t pmap_next_mapped(Pmap* pmap, uintptr_t va, uintptr_t end)
 
 void pmap_activate(Pmap* pmap)
 {
+    arch::InterruptsOff off; // this CPU's loaded table, on this CPU
     if (pmap == loaded())
         return; // same address space: no table load, no TLB flush
     loaded() = pmap;
@@ -539,6 +649,17 @@ void pmap_activate(Pmap* pmap)
         asid::activate(virt_to_phys(pmap), pmap->asid_context);
     else
         asid::activate_none();
+}
+
+void pmap_tlb_shootdown(Pmap* pmap, uintptr_t start, uintptr_t end)
+{
+    if (end > start)
+        flush_range(pmap, start, end - start, false);
+}
+
+size_t pmap_shootdown_ceiling()
+{
+    return shootdown_ceiling();
 }
 
 Pmap* pmap_current()

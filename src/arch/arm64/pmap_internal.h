@@ -88,12 +88,14 @@ inline uint64_t* table_of(uint64_t* l2e)
 /// @p create; nullptr if there is none (or no memory for it).
 uint64_t* l2_slot(Pmap* pmap, uint64_t va, bool create = false);
 
-/// Invalidates the TLB entry of @p va if @p pmap is live; otherwise makes
-/// @p pmap give up its ASID (it gets a fresh one when it next runs).
-void flush(Pmap* pmap, uint64_t va);
+/// Invalidates on every CPU the TLB entries of @p pmap for the page at
+/// @p va, and waits for it: the last-level entry only if @p leaf_only, the
+/// walk-cache entries above it too if not (a table entry changed). Nothing
+/// if @p pmap never ran.
+void flush(Pmap* pmap, uint64_t va, bool leaf_only = true);
 
-/// The same over [@p va, @p va + @p length).
-void flush_range(Pmap* pmap, uint64_t va, uint64_t length);
+/// The same over [@p va, @p va + @p length), as one shootdown.
+void flush_range(Pmap* pmap, uint64_t va, uint64_t length, bool leaf_only = true);
 
 // pmap_superpage.cpp
 

@@ -91,7 +91,7 @@ bool promote_block(Pmap* pmap, uint64_t* l2e, uint64_t base)
     PhysAddr l3_pa = *l2e & k_desc_address;
     arch::InterruptsOff off;
     store_entry(l2e, 0);
-    flush_range(pmap, base, k_l2_block);
+    flush_range(pmap, base, k_l2_block, false);
     store_entry(l2e, pa | block_bits(bits));
     saved_l3(table_of(l2e), base) = l3_pa;
     g_l2_promotions.add();
@@ -136,7 +136,7 @@ void demote_block(Pmap* pmap, uint64_t* l2e, uint64_t va)
         arch::InterruptsOff off;
         store_entry(l2e, 0);
         // One TLBI by any address of a block removes the block's entry.
-        flush(pmap, base);
+        flush(pmap, base, false);
         store_entry(l2e, l3 | k_desc_table);
     }
     saved = 0;

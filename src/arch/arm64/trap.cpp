@@ -8,6 +8,7 @@
 #include "kernel/kern/console.h"
 #include "kernel/kern/cpu.h"
 #include "kernel/kern/panic.h"
+#include "kernel/kern/profile.h"
 #include "kernel/proc/fault.h"
 #include "kernel/proc/process.h"
 #include "kernel/vm/vmspace.h"
@@ -176,6 +177,19 @@ void dump_frame(const arch::TrapFrame& f)
 }
 
 } // namespace toll::arm64
+
+namespace toll::arch {
+// The counting profiler (kern/profile.h) steps the kernel with i386's trap
+// flag; arm64's software step of EL1 is not written yet.
+bool profile_can_step()
+{
+    return false;
+}
+
+void profile_step_stop()
+{
+}
+} // namespace toll::arch
 
 /// Called by vectors.S with the frame it built and the vector number.
 extern "C" void arm64_trap(toll::arch::TrapFrame* frame, uint64_t vector)

@@ -21,8 +21,10 @@
 #define PERCPU_SEL 0x40
 /* EFLAGS.VM (Intel SDM Vol. 3, 2.3; vm86/emulate.h, k_vm86_flag_vm). */
 #define EFLAGS_VM 0x20000
+/* offsetof(toll::Cpu, port_word) (kernel/kern/cpu.h), read as %fs:CPU_PORT_WORD. */
+#define CPU_PORT_WORD 8
 /* offsetof(toll::Counter, value) (kernel/kern/counters.h). */
-#define COUNTER_VALUE 4
+#define COUNTER_VALUE 8
 /* Trap vectors (trap.h): the page fault (Intel SDM Vol. 3, 6.15) and the
    system-call gate, int $0x80. */
 #define VEC_PAGE_FAULT 14
@@ -30,9 +32,11 @@
 
 #ifndef __ASSEMBLER__
 #include "arch/i386/cpu.h"
+#include "arch/i386/layout.h"
 #include "arch/i386/trap.h"
 #include "arch/i386/vm86/emulate.h"
 #include "kernel/kern/counters.h"
+#include "kernel/kern/cpu.h"
 #include "machine/context.h"
 #include <stddef.h>
 
@@ -47,6 +51,8 @@ static_assert(toll::i386::k_kernel_ds == KERNEL_DS);
 static_assert(toll::i386::k_percpu_sel == PERCPU_SEL);
 static_assert(toll::i386::k_vm86_flag_vm == EFLAGS_VM);
 static_assert(offsetof(toll::Counter, value) == COUNTER_VALUE);
+static_assert(offsetof(toll::Cpu, port_word) == CPU_PORT_WORD);
+static_assert(TRAMPOLINE_CPUS == toll::k_max_cpus);
 static_assert(toll::i386::k_vec_page_fault == VEC_PAGE_FAULT);
 static_assert(toll::i386::k_vec_syscall == VEC_SYSCALL);
 #endif

@@ -5,6 +5,7 @@
 #include "arch/i386/cpu.h"
 #include "arch/i386/fpu/fpu.h"
 #include "arch/i386/layout.h"
+#include "arch/i386/mmu.h"
 #include "arch/i386/pic.h"
 #include "arch/i386/trampoline.h"
 #include "arch/i386/trap.h"
@@ -67,8 +68,9 @@ void cpu_init(Cpu& boot)
     i386::idt_init();
     i386::double_fault_init(boot.id);
     if (i386::layout_isolated())
-        i386::tss_set_kernel_stack(reinterpret_cast<uint32_t>(trampoline_stack_top));
+        i386::tss_set_kernel_stack(i386::trampoline_stack_top(boot.id));
     i386::uaccess_init();
+    i386::shootdown_init();
     i386::pic_init();
     i386::pit_init(k_clock_hz); // runs on for pit_wait_us even when the APIC times
     // The local APIC's timer is the clock where there is one (every CPU has
@@ -151,16 +153,13 @@ void context_switch(ThreadContext& from, ThreadContext& to)
 {
     // Under 3/1 a trap from user mode lands on the thread's kernel stack
     // directly; under the isolated layouts it lands on the trampoline stack
-    // (TSS.esp0, fixed) and the entry code moves it to kstack_top. The
-    // stack top is the core's (proc::Thread), read from the thread of @p to.
-    // The trampoline's variables are one set for every CPU: only the boot
-    // CPU, the one that runs user threads under these layouts, may write them
-    // (a kernel thread on another CPU never enters from user mode).
+    // (this CPU's, TSS.esp0, fixed) and the entry code moves it to this
+    // CPU's kstack_top. The stack top is the core's (proc::Thread), read
+    // from the thread of @p to.
     uintptr_t stack_top = proc::thread_of(to).kstack_top;
-    if (i386::layout_isolated()) {
-        if (arch::cpu_local_word<offsetof(Cpu, id)>() == 0)
-            trampoline_vars.kstack_top = stack_top;
-    } else
+    if (i386::layout_isolated())
+        i386::trampoline_of(arch::cpu_local_word<offsetof(Cpu, id)>()).kstack_top = stack_top;
+    else
         i386::tss_set_kernel_stack(stack_top);
     i386::gdt_set_user_tls(to.tls);
     // The user's gs selector comes back from its trap frame; until then hold

@@ -8,13 +8,19 @@
 # movsb): a quarter of the repetitions of a byte copy, and QEMU's
 # deterministic mode counts each repetition as an instruction.
 
+#include "arch/i386/asm_offsets.h"
 #include "arch/i386/layout.h"
+
+/* A variable of this CPU's block as an offset from the top of its
+   trampoline stack, where %esp is during the copy. */
+#define VAR(tv) ((tv) - TC_STACK_TOP)
 
     .section .trampoline.text, "ax"
 # bool i386_fast_copy(void* to, const void* from, size_t length)
-# The 4/4 fast path: interrupts are off and one side of the copy is the
-# trampoline's copy buffer, mapped in both spaces. Runs on the trampoline
-# stack (the thread's kernel stack is not mapped under the user's CR3), loads
+# The 4/4 fast path: one side of the copy is this CPU's copy buffer, mapped
+# in both spaces. Runs on this CPU's
+# trampoline stack (the thread's kernel stack is not mapped under the user's
+# CR3), found through the kernel's per-CPU segment before the switch; loads
 # the user's CR3, copies, and loads the kernel's back. A page fault on the
 # copy comes back through fast_copy_fault and the routine returns false.
     .globl i386_fast_copy
@@ -24,13 +30,15 @@ i386_fast_copy:
     movl 12(%esp), %edi
     movl 16(%esp), %esi
     movl 20(%esp), %ecx
-    movl %esp, trampoline_vars + TV_SAVED_ESP
-    movl $trampoline_stack_top, %esp
-# LAB 4x4 BEGIN: load the user's CR3, copy %ecx bytes from %esi to %edi, four at a time with the instruction labelled fast_copy_access and the remaining 0-3 with the one labelled fast_copy_access_bytes, reload the kernel's CR3
+    movl %fs:CPU_PORT_WORD, %eax
+    addl $TC_STACK_TOP - TC_EXIT_SP, %eax # the top of this CPU's trampoline stack
+    movl %esp, VAR(TV_SAVED_ESP)(%eax)
+    movl %eax, %esp
+# LAB 4x4 BEGIN: load the user's CR3 (VAR(TV_USER_CR3) from %esp), copy %ecx bytes from %esi to %edi, four at a time with the instruction labelled fast_copy_access and the remaining 0-3 with the one labelled fast_copy_access_bytes, reload the kernel's CR3 (VAR(TV_KERNEL_CR3))
     movl %ecx, %edx
     shrl $2, %ecx                       # whole words
     andl $3, %edx                       # and the bytes after them
-    movl trampoline_vars + TV_USER_CR3, %eax
+    movl VAR(TV_USER_CR3)(%esp), %eax
     movl %eax, %cr3
     .globl fast_copy_access
 fast_copy_access:
@@ -39,7 +47,7 @@ fast_copy_access:
     .globl fast_copy_access_bytes
 fast_copy_access_bytes:
     rep movsb
-    movl trampoline_vars + TV_KERNEL_CR3, %eax
+    movl VAR(TV_KERNEL_CR3)(%esp), %eax
     movl %eax, %cr3
 # LAB 4x4 STUB
 #     .globl fast_copy_access
@@ -47,16 +55,18 @@ fast_copy_access_bytes:
 #     .globl fast_copy_access_bytes
 # fast_copy_access_bytes:
 # LAB 4x4 END
-    movl trampoline_vars + TV_SAVED_ESP, %esp
+    movl VAR(TV_SAVED_ESP)(%esp), %esp
     movl $1, %eax
     popl %edi
     popl %esi
     ret
     .globl fast_copy_fault
 fast_copy_fault:
-    movl trampoline_vars + TV_KERNEL_CR3, %eax
+    # %esp is back at the top of this CPU's trampoline stack (the fault's
+    # iret restored it).
+    movl VAR(TV_KERNEL_CR3)(%esp), %eax
     movl %eax, %cr3
-    movl trampoline_vars + TV_SAVED_ESP, %esp
+    movl VAR(TV_SAVED_ESP)(%esp), %esp
     xorl %eax, %eax
     popl %edi
     popl %esi

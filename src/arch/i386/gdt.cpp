@@ -61,6 +61,8 @@ Tss& tss_of(unsigned cpu_id)
 void gdt_init(Cpu& cpu)
 {
     SegmentDescriptor* table = g_gdt[cpu.id];
+    // Where this CPU's exit to user mode builds its iret frame (trap_entry.S).
+    cpu.port_word = trampoline_stack_top(cpu.id) - (TC_STACK_TOP - TC_EXIT_SP);
     Tss& tss = g_cpu_tss[cpu.id];
     table[k_gdt_kernel_code] =
         make(0, 0xFFFFF, k_present | k_code_or_data | k_code_readable, k_gran_4k_32bit);

@@ -12,24 +12,33 @@
 
 /* The trampoline slot: the last 4 MB of every address space, mapped in the
    kernel's page directory and in every user one, under every layout. It holds
-   the GDT, IDT, TSSs, the trap entry and exit code, the per-CPU trampoline
-   stack and copy buffer (see trampoline.h). */
+   the GDT, IDT, TSSs, the trap entry and exit code, and each CPU's trampoline
+   block (see trampoline.h). */
 #define TRAMPOLINE_BASE 0xFFC00000
-/* Per-CPU kernel windows for the 4/4 copy slow path (two pages) live here. */
+/* The kernel windows of the 4/4 copy slow path, one page per CPU (by Cpu::id). */
 #define KERNEL_WINDOW_BASE 0xFF800000
-/* Offsets into the trampoline's variable block (trampoline.h TrampolineVars). */
-#define TV_LAYOUT 0
-#define TV_KERNEL_CR3 4
-#define TV_USER_CR3 8
-#define TV_KSTACK_TOP 12
-#define TV_SAVED_ESP 16
-/* vm.split values (TV_LAYOUT). */
+/* Each CPU's trampoline block (trampoline.h TrampolineCpu): its variables at
+   the bottom, its stack above them up to TC_STACK_TOP, its copy buffer from
+   there to the end. Blocks are aligned to their size, so that an address on
+   a CPU's trampoline stack gives its block by masking, and there is one per
+   CPU Toll brings up (k_max_cpus, checked in trampoline.h). */
+#define TRAMPOLINE_CPU_SIZE 8192
+#define TRAMPOLINE_CPUS 8
+#define TC_STACK_TOP 4096
+#define TRAMPOLINE_COPY_BUFFER 4096
+/* Offsets of the variables in a CPU's block (trampoline.h TrampolineCpu). */
+#define TV_KERNEL_CR3 0
+#define TV_USER_CR3 4
+#define TV_KSTACK_TOP 8
+#define TV_SAVED_ESP 12
+/* Where the exit to user mode puts the user's %eax and the five words iret
+   pops, below the top of the CPU's trampoline stack; Cpu::port_word holds
+   its address (offset CPU_PORT_WORD in asm_offsets.h). */
+#define TC_EXIT_SP (TC_STACK_TOP - 24)
+/* vm.split values (trampoline_layout). */
 #define LAYOUT_3_1 0
 #define LAYOUT_3_1_PTI 1
 #define LAYOUT_4_4 2
-/* Size of the trampoline stack and copy buffer. */
-#define TRAMPOLINE_STACK_SIZE 4096
-#define TRAMPOLINE_COPY_BUFFER 4096
 
 /* Where the boot CPU copies the real-mode start code for the others
    (smp_boot.S): a page below 1 MB, as a STARTUP IPI needs (Intel SDM Vol. 3,

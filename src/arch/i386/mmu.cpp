@@ -19,11 +19,23 @@ extern "C" uint32_t boot_page_directory[];
 // is written once the trampoline is mapped. 4/4 is the default, as in FreeBSD.
 extern "C" uint32_t i386_layout = LAYOUT_4_4;
 
-// Counted by trap_entry.S too (COUNTER_VALUE in asm_offsets.h), hence C names.
+// Counted by trap_entry.S too (COUNTER_VALUE in asm_offsets.h), hence a C name.
 extern "C" {
 TOLL_COUNTER(i386_cr3_loads, "cpu.cr3_loads");
-TOLL_COUNTER(i386_tlb_full_flushes, "cpu.tlb.full_flushes");
 }
+
+namespace {
+// i386 has no PCID outside IA-32e mode, so every CR3 load flushes every
+// non-global TLB entry: the full flushes are the CR3 loads, worked out when
+// read rather than counted a second time on every trap (two instructions
+// each way on the isolated layouts' system call).
+uint64_t full_flushes()
+{
+    return i386_cr3_loads.value;
+}
+TOLL_IN_SECTION(toll_counters)
+constinit toll::Counter g_tlb_full_flushes{"cpu.tlb.full_flushes", 0, full_flushes};
+} // namespace
 
 namespace toll::i386 {
 namespace {
@@ -69,7 +81,6 @@ void load_cr3(uint32_t pd_phys)
 {
     walks_at_cr3_load();
     i386_cr3_loads.add();
-    i386_tlb_full_flushes.add();
     asm volatile("movl %0, %%cr3" : : "r"(pd_phys) : "memory");
 }
 
@@ -149,9 +160,11 @@ void direct_map_init(uint64_t phys_top)
     boot_page_directory[pd_index(KERNEL_WINDOW_BASE)] =
         (reinterpret_cast<uint32_t>(g_window_pt) - KERNEL_BASE) | k_pte_present | k_pte_write;
     load_cr3(kernel_page_directory_phys());
-    trampoline_vars.layout = i386_layout;
-    trampoline_vars.kernel_cr3 = kernel_page_directory_phys();
-    trampoline_vars.user_cr3 = kernel_page_directory_phys();
+    trampoline_layout = i386_layout;
+    for (TrampolineCpu& t : trampoline_cpus) {
+        t.kernel_cr3 = kernel_page_directory_phys();
+        t.user_cr3 = empty_user_directory_phys();
+    }
 }
 
 } // namespace toll::i386

@@ -60,4 +60,14 @@ namespace toll::arch {
 struct Pmap;
 /// The directory user mode runs on for @p pmap (the user one when isolated).
 uint32_t pmap_user_directory_phys(Pmap* pmap);
+/// The space CPU @p cpu_id has loaded (pmap_activate's), nullptr for none.
+Pmap* pmap_loaded_on(unsigned cpu_id);
 } // namespace toll::arch
+
+namespace toll::i386 {
+/// Reads vm.tlb.ceiling= and registers the shootdown's IPI handler (shootdown.cpp).
+void shootdown_init();
+/// Makes every other CPU that still has @p pmap loaded (lazily, running a
+/// kernel thread) load none, and waits: called before the space's tables go.
+void shootdown_leave(arch::Pmap* pmap);
+} // namespace toll::i386

@@ -7,6 +7,7 @@
 #include "arch/i386/trampoline.h"
 #include "kernel/arch/kmem.h"
 #include "kernel/kern/counters.h"
+#include "kernel/kern/cpu.h"
 #include "kernel/kern/panic.h"
 #include "kernel/vm/phys.h"
 #include "lib/string.h"
@@ -30,7 +31,14 @@ using namespace toll::i386;
 
 TOLL_GAUGE(g_page_tables, "vm.pmap.page_tables"); // in use now
 
-Pmap* g_current;
+// The space each CPU has loaded ("active"), by Cpu::id: written only by that
+// CPU (pmap_activate), read by any (the TLB shootdown's targets).
+Pmap* g_loaded[k_max_cpus];
+
+unsigned this_cpu_id()
+{
+    return static_cast<unsigned>(arch::cpu_local_word<offsetof(Cpu, id)>());
+}
 
 uint32_t* table(uint32_t phys)
 {
@@ -106,14 +114,6 @@ uint32_t pte_bits(unsigned prot)
     return bits;
 }
 
-void flush(Pmap* pmap, uint32_t va)
-{
-    // Under 4/4 the kernel's directory holds no user entries, and every return
-    // to user mode reloads CR3 (flushing them): nothing to invalidate here.
-    if (pmap == g_current && layout() != Layout::split_4_4)
-        invalidate_page(va);
-}
-
 unsigned pmap_order()
 {
     return layout_isolated() ? 1 : 0;
@@ -141,11 +141,23 @@ Pmap* pmap_create()
 
 void pmap_destroy(Pmap* pmap)
 {
-    if (pmap == g_current)
+    if (pmap == g_loaded[this_cpu_id()])
         pmap_activate(nullptr);
-    uint32_t* dir = primary(pmap);
-    for (unsigned i = 0; i < user_pde_count(); ++i) {
-        uint32_t pde = dir[i];
+    // Another CPU may still have it loaded, lazily, under a kernel thread:
+    // it must leave before the directory is freed (and perhaps reused for
+    // another space, which that CPU would then take for the one it has).
+    shootdown_leave(pmap);
+    const uint32_t* dir = primary(pmap);
+    // Eight slots a test: a directory is mostly empty (a program's tables
+    // are a handful among 768 or 1023 slots).
+    const uint32_t* end = dir + user_pde_count();
+    for (const uint32_t* slot = dir; slot < end;) {
+        if (end - slot >= 8 &&
+            !(slot[0] | slot[1] | slot[2] | slot[3] | slot[4] | slot[5] | slot[6] | slot[7])) {
+            slot += 8;
+            continue;
+        }
+        uint32_t pde = *slot++;
         if ((pde & k_pte_present) && !(pde & k_pde_large)) {
             vm::phys_allocator().free(pde & k_pte_frame, 0);
             g_page_tables.lower();
@@ -175,7 +187,7 @@ Errno pmap_enter(Pmap* pmap, uintptr_t va, PhysAddr pa, unsigned prot, unsigned 
     bool was_present = mapped(*pte);
     *pte = static_cast<uint32_t>(pa) | pte_bits(prot);
     if (was_present)
-        flush(pmap, static_cast<uint32_t>(va));
+        pmap_tlb_shootdown(pmap, va, va + k_page_size);
     return k_ok;
 }
 
@@ -193,24 +205,67 @@ void for_each_mapped(Pmap* pmap, uintptr_t start, uintptr_t end, Visit visit)
 
 } // namespace
 
+namespace {
+
+// The pages pmap_remove has unmapped but not yet handed to its sink: a page
+// may go only once no CPU can still reach it (after the shootdown). Up to
+// k_remove_batch are kept here, on the stack; the rest of a larger range
+// stay in their PTEs, marked not present (PROT_NONE's software bit, so that
+// they still count as mapped for the second walk) until the shootdown is over.
+constexpr unsigned k_remove_batch = 32;
+struct Removed {
+    uint32_t va, pa;
+};
+
+} // namespace
+
 Errno pmap_remove(Pmap* pmap, uintptr_t start, uintptr_t end, PmapPageSink sink, void* context)
 {
+    Removed batch[k_remove_batch];
+    unsigned n = 0;
+    uintptr_t lo = end, hi = start, rest = end; // rest: where the marked pages begin
     for_each_mapped(pmap, start, end, [&](uintptr_t va, uint32_t* pte) {
-        PhysAddr pa = *pte & k_pte_frame;
-        *pte = 0;
-        flush(pmap, static_cast<uint32_t>(va));
-        if (sink)
-            sink(context, va, pa);
+        if (va < lo)
+            lo = va;
+        hi = va + k_page_size;
+        if (n < k_remove_batch) {
+            batch[n++] = Removed{static_cast<uint32_t>(va), *pte & k_pte_frame};
+            *pte = 0;
+        } else {
+            if (rest == end)
+                rest = va;
+            *pte = (*pte & k_pte_frame) | k_pte_soft_none;
+        }
     });
+    // One shootdown for the whole range the pages span.
+    pmap_tlb_shootdown(pmap, lo, hi);
+    for (unsigned i = 0; i < n; ++i)
+        if (sink)
+            sink(context, batch[i].va, batch[i].pa);
+    if (rest < end)
+        for_each_mapped(pmap, rest, end, [&](uintptr_t va, uint32_t* pte) {
+            PhysAddr pa = *pte & k_pte_frame;
+            *pte = 0;
+            if (sink)
+                sink(context, va, pa);
+        });
     return k_ok;
 }
 
 Errno pmap_protect(Pmap* pmap, uintptr_t start, uintptr_t end, unsigned prot)
 {
+    uint32_t bits = pte_bits(prot);
+    uintptr_t lo = end, hi = start; // the span of the entries that changed
     for_each_mapped(pmap, start, end, [&](uintptr_t va, uint32_t* pte) {
-        *pte = (*pte & k_pte_frame) | pte_bits(prot);
-        flush(pmap, static_cast<uint32_t>(va));
+        uint32_t now = (*pte & k_pte_frame) | bits;
+        if ((*pte & ~(k_pte_accessed | k_pte_dirty)) == now)
+            return; // the rights it has already: no store, no invalidation
+        *pte = now;
+        if (va < lo)
+            lo = va;
+        hi = va + k_page_size;
     });
+    pmap_tlb_shootdown(pmap, lo, hi);
     return k_ok;
 }
 
@@ -251,12 +306,16 @@ uintptr_t pmap_next_mapped(Pmap* pmap, uintptr_t va, uintptr_t end)
         uint32_t pde = dir[pdi];
         if ((pde & k_pte_present) && !(pde & k_pde_large)) {
             // Scan the slots of [va, min(end, next_table)) by pointer, four
-            // at a time where possible: a sparse stack table is mostly zeros.
+            // (then four) at a time where possible: a sparse stack table is mostly zeros.
             const uint32_t* pt = table(pde & k_pte_frame);
             const uint32_t* slot = pt + pt_index(static_cast<uint32_t>(va));
             uintptr_t stop = end < next_table ? end : next_table;
             const uint32_t* last = slot + (stop - va + k_page_size - 1) / k_page_size;
             constexpr uint32_t k_any = k_pte_present | k_pte_soft_none;
+            while (last - slot >= 8 && !((slot[0] | slot[1] | slot[2] | slot[3] | slot[4] |
+                                          slot[5] | slot[6] | slot[7]) &
+                                         k_any))
+                slot += 8;
             while (last - slot >= 4 && !((slot[0] | slot[1] | slot[2] | slot[3]) & k_any))
                 slot += 4;
             for (; slot < last; ++slot)
@@ -270,9 +329,16 @@ uintptr_t pmap_next_mapped(Pmap* pmap, uintptr_t va, uintptr_t end)
 
 void pmap_activate(Pmap* pmap)
 {
-    if (pmap == g_current)
+    unsigned id = this_cpu_id();
+    Pmap*& loaded = g_loaded[id];
+    if (pmap == loaded)
         return; // same address space: no CR3 load, no TLB flush
-    g_current = pmap;
+    // Published before this CPU can cache a translation of it (the CR3 load
+    // below or, under 4/4, on the way to user mode, both serializing): a
+    // shootdown that reads the old value changed the tables before this
+    // CPU walks them.
+    __atomic_store_n(&loaded, pmap, __ATOMIC_RELEASE);
+    TrampolineCpu& t = trampoline_of(id);
     switch (layout()) {
     case Layout::split_3_1:
         load_cr3(pmap ? pd_phys(pmap) : kernel_page_directory_phys());
@@ -281,13 +347,13 @@ void pmap_activate(Pmap* pmap)
         // The kernel runs on the process's full directory; the exit path
         // loads the user one.
         load_cr3(pmap ? pd_phys(pmap) : kernel_page_directory_phys());
-        trampoline_vars.kernel_cr3 = pmap ? pd_phys(pmap) : kernel_page_directory_phys();
-        trampoline_vars.user_cr3 = pmap ? user_pd_phys(pmap) : empty_user_directory_phys();
+        t.kernel_cr3 = pmap ? pd_phys(pmap) : kernel_page_directory_phys();
+        t.user_cr3 = pmap ? user_pd_phys(pmap) : empty_user_directory_phys();
         break;
     case Layout::split_4_4:
         // The kernel never leaves its own directory: switching processes
         // costs no CR3 load at all, only the exit path's.
-        trampoline_vars.user_cr3 = pmap ? user_pd_phys(pmap) : empty_user_directory_phys();
+        t.user_cr3 = pmap ? user_pd_phys(pmap) : empty_user_directory_phys();
         break;
     }
 }
@@ -297,9 +363,14 @@ uint32_t pmap_user_directory_phys(Pmap* pmap)
     return layout_isolated() ? user_pd_phys(pmap) : pd_phys(pmap);
 }
 
+Pmap* pmap_loaded_on(unsigned cpu_id)
+{
+    return __atomic_load_n(&g_loaded[cpu_id], __ATOMIC_ACQUIRE);
+}
+
 Pmap* pmap_current()
 {
-    return g_current;
+    return g_loaded[this_cpu_id()];
 }
 
 uintptr_t user_space_limit()

@@ -90,10 +90,10 @@ extern "C" [[noreturn]] void i386_ap_main(toll::Cpu* cpu)
     gdt_init(*cpu);                         // from here this_cpu() is this Cpu
     idt_load();
     double_fault_init(cpu->id, i386_ap_start_block.double_fault_stack_top);
-    // Under the isolated layouts a trap from user mode lands on the
-    // trampoline stack (one, shared): user threads stay on the boot CPU.
+    // Under the isolated layouts a trap from user mode lands on this CPU's
+    // own trampoline stack.
     if (layout_isolated())
-        tss_set_kernel_stack(reinterpret_cast<uint32_t>(trampoline_stack_top));
+        tss_set_kernel_stack(trampoline_stack_top(cpu->id));
     apic_init_cpu();
     apic_timer_start(arch::clock_hz());
     kprintf("cpu%u: online, apic id %u\n", cpu->id, apic_id());
@@ -107,10 +107,10 @@ namespace toll::arch {
 
 bool user_threads_on_every_cpu()
 {
-    // Not yet: the isolated layouts enter on one shared trampoline stack,
-    // and the loaded page directory (pmap.cpp) and the FPU owner (fpu.cpp)
-    // are recorded once, not per CPU; invlpg reaches only this CPU.
-    return false;
+    // Each CPU has its own trampoline block (trampoline.h), loaded page
+    // directory (pmap.cpp) and FPU owner (fpu.cpp), and a change to a
+    // space's tables reaches every CPU that has it loaded (shootdown.cpp).
+    return true;
 }
 
 void cpus_start()

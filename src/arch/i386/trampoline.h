@@ -7,18 +7,26 @@
 
 namespace toll::i386 {
 
-/// What the entry and exit code reads (offsets TV_* in layout.h).
-struct TrampolineVars {
-    uint32_t layout;     ///< LAYOUT_3_1, LAYOUT_3_1_PTI or LAYOUT_4_4
-    uint32_t kernel_cr3; ///< loaded on entry from user mode (isolated layouts)
-    uint32_t user_cr3;   ///< loaded on exit to user mode (isolated layouts)
-    uint32_t kstack_top; ///< where the entry code moves the trap frame
-    uint32_t saved_esp;  ///< the kernel stack pointer during a fast copy
+/// One CPU's part of the trampoline (offsets TV_* and TC_* in layout.h):
+/// what its entry and exit code reads, its trampoline stack and its copy
+/// buffer. Every CPU's block is mapped in every address space (supervisor
+/// only), as Linux's cpu_entry_area is; a CPU reaches its own through its
+/// stack pointer on entry and through Cpu::port_word in the kernel, so no
+/// CPU's trap or fast copy can land in another's block.
+struct TrampolineCpu {
+    uint32_t kernel_cr3;              ///< loaded on entry from user mode (isolated layouts)
+    uint32_t user_cr3;                ///< loaded on exit to user mode (isolated layouts)
+    uint32_t kstack_top;              ///< where the entry code moves the trap frame
+    uint32_t saved_esp;               ///< the kernel stack pointer during a fast copy
+    uint8_t stack[TC_STACK_TOP - 16]; ///< the trampoline stack, up to TC_STACK_TOP
+    uint8_t copy_buffer[TRAMPOLINE_COPY_BUFFER]; ///< the 4/4 fast copy's kernel side
 };
-static_assert(__builtin_offsetof(TrampolineVars, kernel_cr3) == TV_KERNEL_CR3);
-static_assert(__builtin_offsetof(TrampolineVars, user_cr3) == TV_USER_CR3);
-static_assert(__builtin_offsetof(TrampolineVars, kstack_top) == TV_KSTACK_TOP);
-static_assert(__builtin_offsetof(TrampolineVars, saved_esp) == TV_SAVED_ESP);
+static_assert(__builtin_offsetof(TrampolineCpu, kernel_cr3) == TV_KERNEL_CR3);
+static_assert(__builtin_offsetof(TrampolineCpu, user_cr3) == TV_USER_CR3);
+static_assert(__builtin_offsetof(TrampolineCpu, kstack_top) == TV_KSTACK_TOP);
+static_assert(__builtin_offsetof(TrampolineCpu, saved_esp) == TV_SAVED_ESP);
+static_assert(__builtin_offsetof(TrampolineCpu, copy_buffer) == TC_STACK_TOP);
+static_assert(sizeof(TrampolineCpu) == TRAMPOLINE_CPU_SIZE);
 
 /// Places a definition in the trampoline's data (mapped in every space).
 #define TOLL_TRAMPOLINE_DATA __attribute__((section(".trampoline.data")))
@@ -58,7 +66,25 @@ const char* layout_name();
 
 } // namespace toll::i386
 
-extern "C" toll::i386::TrampolineVars trampoline_vars;
-extern "C" char trampoline_stack_top[];
-extern "C" char trampoline_copy_buffer[];
+/// Every CPU's block, by Cpu::id (trap_entry.S).
+extern "C" toll::i386::TrampolineCpu trampoline_cpus[TRAMPOLINE_CPUS];
+/// The layout again, in the trampoline, for the entry code (i386_layout's copy).
+extern "C" uint32_t trampoline_layout;
 extern "C" char __trampoline_start[], __trampoline_end[], __trampoline_phys[];
+
+namespace toll::i386 {
+
+/// The trampoline block of the CPU numbered @p cpu_id.
+inline TrampolineCpu& trampoline_of(unsigned cpu_id)
+{
+    return trampoline_cpus[cpu_id];
+}
+
+/// The top of that CPU's trampoline stack (its TSS.esp0 under the isolated layouts).
+inline uint32_t trampoline_stack_top(unsigned cpu_id)
+{
+    return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(&trampoline_cpus[cpu_id])) +
+           TC_STACK_TOP;
+}
+
+} // namespace toll::i386

@@ -16,6 +16,7 @@
 #include "kernel/kern/cpu.h"
 #include "kernel/kern/ipi.h"
 #include "kernel/kern/panic.h"
+#include "kernel/kern/profile.h"
 #include "kernel/proc/fault.h"
 #include "kernel/proc/process.h"
 #include "kernel/proc/thread.h"
@@ -98,7 +99,75 @@ proc::FaultKind fault_kind(unsigned vector)
 
 ExceptionHook g_exception_hooks[32];
 
+// Intel SDM Vol. 3, 2.3: EFLAGS.TF (bit 8), the trap flag: a debug
+// exception after every instruction. Vol. 3, 18.2.3: DR6.BS (bit 14) says a
+// debug exception was that single step.
+constexpr uint32_t k_eflags_tf = 1u << 8;
+constexpr uint32_t k_dr6_bs = 1u << 14;
+// Intel SDM Vol. 2, PUSH: opcode 50+rd, EBP is register 5.
+constexpr uint8_t k_push_ebp = 0x55;
+
+uint32_t read_dr6()
+{
+    uint32_t v;
+    asm volatile("movl %%dr6, %0" : "=r"(v));
+    return v;
+}
+
+// The counting profiler's step (kern/profile.h): a single-step trap counts
+// the kernel instruction it follows. One that follows the IRET into user
+// mode (the frame's TF clear: the program did not set it) is the last of a
+// stepped trap, and ignored. Returns whether the trap was the profiler's.
+bool profile_step(arch::TrapFrame& f)
+{
+    uint32_t dr6 = read_dr6();
+    if (!(dr6 & k_dr6_bs))
+        return false;
+    if (f.from_user()) {
+        if (f.eflags & k_eflags_tf)
+            return false; // the program's own single step: SIGTRAP
+    } else if (profile_counting()) {
+        profile_count(f.eip);
+        // A function's first instruction (push %ebp: the kernel keeps frame
+        // pointers) is a call: the return address is on top of the stack,
+        // where the frame would have held the user's ESP.
+        if (*reinterpret_cast<const uint8_t*>(f.eip) == k_push_ebp)
+            profile_count_call(f.eip, *reinterpret_cast<const uint32_t*>(&f.user_esp));
+    }
+    asm volatile(
+        "movl %0, %%dr6" ::"r"(dr6 & ~k_dr6_bs)); // Vol. 3, 18.2.3: never cleared by the CPU
+    return true;
+}
+
+// While the profiler counts, every trap's kernel code is stepped from here
+// on: TF set in EFLAGS (the gate cleared it) until the IRET reloads the
+// interrupted EFLAGS. Out of line: the common path pays one test.
+[[gnu::noinline, gnu::cold]] void profile_step_trap(const arch::TrapFrame& f)
+{
+    if (f.vector != k_vec_debug)
+        asm volatile("pushfl; orl %0, (%%esp); popfl" ::"i"(k_eflags_tf) : "memory", "cc");
+}
+
 } // namespace
+
+} // namespace toll::i386
+
+namespace toll::arch {
+// Stepping needs the trap flag to stay in the kernel's own address space:
+// in the isolated layouts the way out runs through the trampoline, where a
+// step would trap on the user's page directory.
+bool profile_can_step()
+{
+    return !i386::layout_isolated();
+}
+
+void profile_step_stop()
+{
+    asm volatile("pushfl; andl %0, (%%esp); popfl" ::"i"(~i386::k_eflags_tf) : "memory", "cc");
+}
+} // namespace toll::arch
+
+namespace toll::i386 {
 
 const char* exception_name(unsigned vector)
 {
@@ -143,6 +212,8 @@ void idt_init()
                      ? reinterpret_cast<uint32_t>(isolated_syscall_entry)
                      : trap_stub_address(k_vec_syscall),
                  true);
+    if (profile_booted())
+        set_exception_hook(k_vec_debug, profile_step);
     idt_load();
 }
 
@@ -248,6 +319,8 @@ extern "C" void i386_trap(toll::arch::TrapFrame* frame)
     using namespace toll;
     using namespace toll::i386;
     arch::TrapFrame& f = *frame;
+    if (profile_counting()) [[unlikely]]
+        profile_step_trap(f);
     g_traps_total.add();
     if (f.eflags & arch::TrapFrame::k_eflags_vm)
         vm86_intruder(f);

@@ -8,10 +8,17 @@
 # trap_return goes back with iret.
 #
 # Under the isolated layouts (3/1-pti and 4/4) a trap from user mode arrives
-# on the trampoline stack with the user's CR3 loaded: the entry loads the
+# on the CPU's trampoline stack with the user's CR3 loaded: the entry loads the
 # kernel's CR3 and moves the frame to the thread's kernel stack; the exit
 # moves it back and loads the user's CR3. Under 3/1 the CPU already switched
 # to the thread's kernel stack (TSS.esp0) and nothing else happens.
+#
+# Each CPU has its own trampoline block (trampoline.h TrampolineCpu): its
+# variables, stack and copy buffer. The code finds its own without a global:
+# on entry from user mode %esp is at a fixed place in the block (TSS.esp0
+# points there), so the variables are at fixed offsets from %esp; on the
+# way out the kernel's per-CPU segment is still loaded, and %fs:CPU_PORT_WORD
+# says where this CPU's exit frame goes.
 #
 # The isolated layouts have their own stub table (isolated_trap_stubs), whose
 # common case, a trap from 32-bit user mode, is kept short: only the seven
@@ -30,9 +37,13 @@
 # Adds one to a 64-bit kernel counter (only while the kernel's CR3 is loaded).
 # Through %ss, which in kernel mode always holds the kernel's flat data
 # segment: the counter may be bumped while %ds still holds the user's.
+# Each half's add is locked, so that another CPU's add between them is not
+# lost; the pair is not one atomic step, but each CPU's carry goes into the
+# high half with its own ADC, so the sum comes out whole (a reader between
+# the two may see the low half's wrap without its carry, once in 2^32).
 .macro count counter
-    addl $1, %ss:\counter + COUNTER_VALUE
-    adcl $0, %ss:\counter + COUNTER_VALUE + 4
+    lock addl $1, %ss:\counter + COUNTER_VALUE
+    lock adcl $0, %ss:\counter + COUNTER_VALUE + 4
 .endm
 
 # Saves the registers below the hardware frame and loads the kernel's data
@@ -59,7 +70,13 @@
 /* The words the CPU and the stub push for a trap from 32-bit user mode:
    vector, error code, eip, cs, eflags, esp, ss. */
 #define HW_FRAME (TF_SIZE - TF_VECTOR)
-#define TOP trampoline_stack_top
+/* A variable of the CPU's block as an offset from %esp on entry from 32-bit
+   user mode, when %esp is @p depth bytes below the top of its trampoline
+   stack (HW_FRAME after a trap's stub, 20 at the system-call gate), and
+   from %esp at the exit's iret (TC_EXIT_SP). */
+#define GATE_FRAME 20
+#define ENTRY_VAR(depth, tv) ((depth) - TC_STACK_TOP + (tv))
+#define EXIT_VAR(tv) ((tv) - TC_EXIT_SP)
 
 
     .section .trampoline.text, "ax"
@@ -72,29 +89,31 @@ trap_stubs:
 isolated_trap_stubs:
     trap_stub_table isolated_common
 
-# The isolated layouts' entry. From 32-bit user mode the CPU switched to the
+# The isolated layouts' entry. From 32-bit user mode the CPU switched to its
 # trampoline stack (TSS.esp0) and pushed ss, esp, eflags, cs and eip, and the
-# stub the error code and vector: HW_FRAME bytes, exactly at the top of the
+# stub the error code and vector: HW_FRAME bytes, exactly at the top of that
 # stack, so nothing else puts %esp there. Load the kernel's CR3, then push
-# those words from their fixed addresses onto the thread's kernel stack, and
-# save the registers there directly. The user's %eax waits below the frame
-# on the trampoline stack (SCRATCH) while %eax carries the CR3.
-#define SCRATCH (TOP - HW_FRAME - 4)
+# those words from their places above %esp onto the thread's kernel stack,
+# and save the registers there directly. The user's %eax waits just below
+# the frame on the trampoline stack (-4(%esp), "scratch") while %eax carries
+# the CR3 and then the old %esp.
 #
 # Both entries (a trap, and the system-call gate) start the same way: the
-# macro below, written once, moves the CPU's five words; each entry then
-# pushes its own error code and vector.
-.macro isolated_enter
-# LAB 4x4 BEGIN: on entry from user mode (32-bit), with every memory operand through %ss (the user's %ds is still loaded), keep the user's %eax at SCRATCH, load the kernel's CR3 (trampoline_vars + TV_KERNEL_CR3), switch to the top of the thread's kernel stack (trampoline_vars + TV_KSTACK_TOP) and push there the five words the CPU pushed at the top of the trampoline stack (TOP), in the same order
-    movl %eax, %ss:SCRATCH
-    movl %ss:trampoline_vars + TV_KERNEL_CR3, %eax
+# macro below, written once, moves the CPU's five words (@p depth: how many
+# bytes the CPU and the stub pushed); each entry then pushes its own error
+# code and vector, a trap's read through %eax.
+.macro isolated_enter depth
+# LAB 4x4 BEGIN: on entry from user mode (32-bit), with every memory operand through %ss (the user's %ds is still loaded), keep the user's %eax in the scratch word below %esp, load the kernel's CR3 (ENTRY_VAR(\depth, TV_KERNEL_CR3) from %esp), keep %esp in %eax, switch to the top of the thread's kernel stack (ENTRY_VAR(\depth, TV_KSTACK_TOP)) and push there the five words the CPU pushed, in the same order
+    movl %eax, %ss:-4(%esp)
+    movl %ss:ENTRY_VAR(\depth, TV_KERNEL_CR3)(%esp), %eax
     movl %eax, %cr3
-    movl %ss:trampoline_vars + TV_KSTACK_TOP, %esp
-    pushl %ss:TOP - 4                   # ss
-    pushl %ss:TOP - 8                   # esp
-    pushl %ss:TOP - 12                  # eflags
-    pushl %ss:TOP - 16                  # cs
-    pushl %ss:TOP - 20                  # eip
+    movl %esp, %eax
+    movl %ss:ENTRY_VAR(\depth, TV_KSTACK_TOP)(%eax), %esp
+    pushl %ss:\depth - 4(%eax)          # ss
+    pushl %ss:\depth - 8(%eax)          # esp
+    pushl %ss:\depth - 12(%eax)         # eflags
+    pushl %ss:\depth - 16(%eax)         # cs
+    pushl %ss:\depth - 20(%eax)         # eip
 # LAB 4x4 END
 .endm
 #
@@ -102,12 +121,22 @@ isolated_trap_stubs:
 # (possibly a null or short TLS selector), so every memory operand here goes
 # through %ss, which the CPU loaded from TSS.ss0; the same holds on the way
 # out once the user's %ds is back.
+#
+# A trap arrives here from any mode: only one at the top of some CPU's
+# trampoline stack less HW_FRAME (that is, %esp - (trampoline_cpus +
+# TC_STACK_TOP - HW_FRAME) is a multiple of TRAMPOLINE_CPU_SIZE below
+# TRAMPOLINE_CPUS blocks, one test of the bits that must be 0) is from 32-bit
+# user mode; the others go the general way.
 isolated_common:
-    cmpl $TOP - HW_FRAME, %esp
-    jne trap_common
-    isolated_enter
-    pushl %ss:TOP - 24                  # error code
-    pushl %ss:TOP - 28                  # vector
+    movl %eax, %ss:-4(%esp)
+    movl %esp, %eax
+    subl $trampoline_cpus + TC_STACK_TOP - HW_FRAME, %eax
+    testl $~(TRAMPOLINE_CPU_SIZE * TRAMPOLINE_CPUS - TRAMPOLINE_CPU_SIZE), %eax
+    movl %ss:-4(%esp), %eax
+    jnz trap_common
+    isolated_enter HW_FRAME
+    pushl %ss:4(%eax)                   # error code
+    pushl %ss:0(%eax)                   # vector
     jmp isolated_saved
 
 # The isolated layouts' system-call gate (int $0x80, DPL 3): only 32-bit user
@@ -117,14 +146,13 @@ isolated_common:
 # vector, which no stub pushed, go on the kernel stack directly.
     .globl isolated_syscall_entry
 isolated_syscall_entry:
-    isolated_enter
+    isolated_enter GATE_FRAME
     pushl $0                            # error code
     pushl $VEC_SYSCALL                  # vector
 isolated_saved:
-# LAB 4x4 BEGIN: get the user's %eax back from SCRATCH and count the CR3 load in i386_cr3_loads and i386_tlb_full_flushes
-    movl %ss:SCRATCH, %eax
+# LAB 4x4 BEGIN: get the user's %eax back from the scratch word (4 below the address %eax holds) and count the CR3 load in i386_cr3_loads (cpu.tlb.full_flushes follows it)
+    movl %ss:-4(%eax), %eax
     count i386_cr3_loads
-    count i386_tlb_full_flushes
 # LAB 4x4 END
     save_registers
     pushl %esp                          # i386_trap(TrapFrame*)
@@ -135,25 +163,25 @@ isolated_return:
     jnz to_user_general
     testl $3, TF_CS(%esp)
     jz restore_registers
-# LAB 4x4 BEGIN: on the way back to user mode (32-bit), count the CR3 load, put what iret pops (eip, cs, eflags, esp, ss: TF_EIP and up) with the user's %eax below it at the top of the trampoline stack (TOP), restore the registers, move to the trampoline stack, load the user's CR3 (trampoline_vars + TV_USER_CR3), pop %eax and iret
+# LAB 4x4 BEGIN: on the way back to user mode (32-bit), count the CR3 load, put the user's %eax and then what iret pops (eip, cs, eflags, esp, ss: TF_EIP and up) at this CPU's exit frame (%fs:CPU_PORT_WORD; %es is the kernel's), leave that address in the vector's slot, restore the registers, pop it into %esp, load the user's CR3 (EXIT_VAR(TV_USER_CR3) from %esp), pop %eax and iret
     count i386_cr3_loads
-    count i386_tlb_full_flushes
+    movl %fs:CPU_PORT_WORD, %edi        # this CPU's exit frame
+    movl %edi, TF_VECTOR(%esp)          # for popl %esp below
+    movl TF_EAX(%esp), %eax
+    stosl                               # the user's eax
     leal TF_EIP(%esp), %esi
-    movl $TOP - 20, %edi
     movsl                               # eip
     movsl                               # cs
     movsl                               # eflags
     movsl                               # esp
     movsl                               # ss
-    movl TF_EAX(%esp), %eax
-    movl %eax, TOP - 24
     popl %gs
     popl %fs
     popl %es
     popl %ds
     popal
-    movl $TOP - 24, %esp
-    movl %ss:trampoline_vars + TV_USER_CR3, %eax
+    popl %esp                           # the exit frame
+    movl %ss:EXIT_VAR(TV_USER_CR3)(%esp), %eax
     movl %eax, %cr3
     popl %eax
     iret
@@ -162,7 +190,7 @@ isolated_return:
 trap_common:
     save_registers
     # 3/1 has no trampoline work to do on any trap: test that first.
-    cmpl $LAYOUT_3_1, trampoline_vars + TV_LAYOUT
+    cmpl $LAYOUT_3_1, trampoline_layout
     je call_kernel
     testl $EFLAGS_VM, TF_EFLAGS(%esp)
     jnz from_user
@@ -182,32 +210,42 @@ trap_common:
 1:  # Any other trap in the kernel while the user's CR3 is loaded (an NMI,
     # debug trap or machine check in the fast copy, a fault restoring user
     # segments on the way out) runs the kernel on its own CR3 and puts the
-    # interrupted one back before returning.
+    # interrupted one back before returning. The user's CR3 is loaded only
+    # while %esp is on this CPU's trampoline stack (a kernel stack is not
+    # mapped there); a trap on a kernel stack has the kernel's already.
+    movl %esp, %ebx
+    subl $trampoline_cpus, %ebx
+    cmpl $TRAMPOLINE_CPU_SIZE * TRAMPOLINE_CPUS, %ebx
+    jae call_kernel
+    andl $~(TRAMPOLINE_CPU_SIZE - 1), %ebx
+    addl $trampoline_cpus, %ebx         # this CPU's block
     movl %cr3, %eax
-    cmpl trampoline_vars + TV_KERNEL_CR3, %eax
+    cmpl TV_KERNEL_CR3(%ebx), %eax
     je call_kernel
-    movl %eax, %ebx                     # callee-saved across i386_trap
-    movl trampoline_vars + TV_KERNEL_CR3, %eax
+    movl %eax, %esi                     # callee-saved across i386_trap
+    movl TV_KERNEL_CR3(%ebx), %eax
     movl %eax, %cr3
     pushl %esp
     call i386_trap
     addl $4, %esp
-    movl %ebx, %cr3
+    movl %esi, %cr3
     jmp restore_registers
 
 from_user:
     # From user mode the general way (vm86 mode; 32-bit user mode takes
-    # isolated_common's): move the whole frame, registers saved, to the
+    # isolated_common's): move the whole frame, registers saved, from this
+    # CPU's trampoline stack (its block found by masking %esp) to the
     # kernel stack.
-    movl trampoline_vars + TV_KERNEL_CR3, %eax
+    movl %esp, %ebx
+    andl $~(TRAMPOLINE_CPU_SIZE - 1), %ebx
+    movl TV_KERNEL_CR3(%ebx), %eax
     movl %eax, %cr3
     count i386_cr3_loads
-    count i386_tlb_full_flushes
     movl $TF_SIZE, %ecx
     testl $EFLAGS_VM, TF_EFLAGS(%esp)
     jz 1f
     movl $TF_VM86_SIZE, %ecx
-1:  movl trampoline_vars + TV_KSTACK_TOP, %edi
+1:  movl TV_KSTACK_TOP(%ebx), %edi
     subl %ecx, %edi
     movl %edi, %edx                     # the frame's new home
     movl %esp, %esi
@@ -222,7 +260,7 @@ call_kernel:
     addl $4, %esp
     .globl trap_return
 trap_return:
-    cmpl $LAYOUT_3_1, trampoline_vars + TV_LAYOUT
+    cmpl $LAYOUT_3_1, trampoline_layout
     je restore_registers
     # Under vm.walks=count every return to user mode goes the general way,
     # which counts the walks before the CR3 load.
@@ -236,13 +274,15 @@ trap_return:
 
 to_user_general:
     # Back to user mode the general way (vm86 mode, and every return under
-    # vm.walks=count): move the whole frame to the trampoline stack.
+    # vm.walks=count): move the whole frame to this CPU's trampoline stack.
     call i386_walks_harvest             # vm.walks=count: the exit's CR3 load
+    movl %fs:CPU_PORT_WORD, %ebx
+    addl $TC_STACK_TOP - TC_EXIT_SP, %ebx # the top of this CPU's trampoline stack
     movl $TF_SIZE, %ecx
     testl $EFLAGS_VM, TF_EFLAGS(%esp)
     jz 1f
     movl $TF_VM86_SIZE, %ecx
-1:  movl $trampoline_stack_top, %edi
+1:  movl %ebx, %edi
     subl %ecx, %edi
     movl %edi, %edx
     movl %esp, %esi
@@ -250,8 +290,7 @@ to_user_general:
     rep movsl
     movl %edx, %esp
     count i386_cr3_loads
-    count i386_tlb_full_flushes
-    movl trampoline_vars + TV_USER_CR3, %eax
+    movl TV_USER_CR3 - TC_STACK_TOP(%ebx), %eax
     movl %eax, %cr3
 
 restore_registers:
@@ -263,19 +302,14 @@ restore_registers:
     addl $8, %esp              # vector and error code
     iret
 
-# The trampoline's data: its variables, stack and copy buffer (the GDT, IDT
-# and TSSs are placed here by gdt.cpp and trap.cpp).
+# The trampoline's data: the layout and every CPU's block (the GDT, IDT and
+# TSSs are placed here by gdt.cpp and trap.cpp).
     .section .trampoline.data, "aw"
-    .balign 64
-    .globl trampoline_vars
-trampoline_vars:
-    .skip 64
-    .balign 16
-    .globl trampoline_stack_bottom
-trampoline_stack_bottom:
-    .skip TRAMPOLINE_STACK_SIZE
-    .globl trampoline_stack_top
-trampoline_stack_top:
-    .globl trampoline_copy_buffer
-trampoline_copy_buffer:
-    .skip TRAMPOLINE_COPY_BUFFER
+    .balign 4
+    .globl trampoline_layout
+trampoline_layout:
+    .long 0
+    .balign TRAMPOLINE_CPU_SIZE
+    .globl trampoline_cpus
+trampoline_cpus:
+    .skip TRAMPOLINE_CPU_SIZE * TRAMPOLINE_CPUS

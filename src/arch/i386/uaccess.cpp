@@ -13,6 +13,7 @@
 #include "arch/i386/trampoline.h"
 #include "arch/i386/trap.h"
 #include "arch/i386/walks.h"
+#include "kernel/arch/cpu.h"
 #include "kernel/kern/counters.h"
 #include "kernel/kern/param.h"
 #include "kernel/proc/process.h"
@@ -24,7 +25,7 @@ extern "C" long i386_copy_string_user(char* to, const char* from, size_t size);
 extern "C" bool i386_fast_copy(void* to, const void* from, size_t length);
 extern "C" char i386_copy_user_access_1[], i386_copy_user_access_2[], i386_copy_user_fault[];
 extern "C" char i386_copy_string_access[], i386_copy_string_fault[];
-extern "C" toll::Counter i386_cr3_loads, i386_tlb_full_flushes;
+extern "C" toll::Counter i386_cr3_loads;
 
 namespace toll::i386 {
 namespace {
@@ -72,15 +73,25 @@ bool fixup_user_access(arch::TrapFrame& f)
 
 namespace {
 
-// Slot 0 of the kernel window for one slow copy: map() points it at a user
-// page, and the destructor clears the entry, so that no kernel mapping of a
-// user page outlives the copy (the page may be freed and reused once the
-// copy is over). The TLB entry is not flushed there: every map() invalidates
-// before use, and the entry is not global, so the next CR3 load drops it.
+// This CPU's slot of the kernel window for one slow copy: map() points it at
+// a user page, and the destructor clears the entry, so that no kernel mapping
+// of a user page outlives the copy (the page may be freed and reused once the
+// copy is over). Each CPU has its own slot and page of the window (by
+// Cpu::id), so copies on two CPUs never share one; a thread is not preempted
+// in the kernel, so a step runs on the CPU whose slot map() filled (a fault
+// in a later map() may sleep and resume elsewhere: the guard remembers every
+// slot it used). The TLB entry is not flushed at the end: every map()
+// invalidates before use, only this CPU uses this page, and the entry is not
+// global, so the next CR3 load drops it.
 class [[nodiscard]] KernelWindow {
   public:
     KernelWindow() = default;
-    ~KernelWindow() { *g_slot = 0; }
+    ~KernelWindow()
+    {
+        for (unsigned i = 0; i < k_max_cpus; ++i)
+            if (m_used & (1u << i))
+                *kernel_window_pte(i) = 0;
+    }
     KernelWindow(const KernelWindow&) = delete;
     KernelWindow& operator=(const KernelWindow&) = delete;
 
@@ -88,16 +99,11 @@ class [[nodiscard]] KernelWindow {
     /// allows) and returns the kernel address of @p address there; or why
     /// the page cannot be had (k_efault, k_enomem). (Out of line, as are all
     /// the window's steps, so that the fast path's code is not touched.)
-    [[gnu::noinline]] static Result<uint8_t*> map(uintptr_t address, bool write);
+    [[gnu::noinline]] Result<uint8_t*> map(uintptr_t address, bool write);
 
   private:
-    // No state: the guard costs the fast path no register, and clearing a
-    // clear entry is harmless. The entry's address is a link-time constant,
-    // looked up once.
-    static uint32_t* const g_slot;
+    unsigned m_used = 0; ///< the CPUs whose slot this copy filled
 };
-
-uint32_t* const KernelWindow::g_slot = kernel_window_pte(0);
 
 Result<uint8_t*> KernelWindow::map(uintptr_t address, bool write)
 {
@@ -114,10 +120,14 @@ Result<uint8_t*> KernelWindow::map(uintptr_t address, bool write)
         if (!m)
             return k_efault;
     }
-    *kernel_window_pte(0) = static_cast<uint32_t>(m.value().pa) | k_pte_present | k_pte_write;
-    invalidate_page(KERNEL_WINDOW_BASE);
+    // From here to the step's end nothing sleeps: this CPU's slot.
+    auto id = static_cast<unsigned>(arch::cpu_local_word<offsetof(Cpu, id)>());
+    uintptr_t window = KERNEL_WINDOW_BASE + id * arch::k_page_size;
+    *kernel_window_pte(id) = static_cast<uint32_t>(m.value().pa) | k_pte_present | k_pte_write;
+    m_used |= 1u << id;
+    invalidate_page(window);
     g_window_maps.add();
-    return reinterpret_cast<uint8_t*>(KERNEL_WINDOW_BASE) + (address - page);
+    return reinterpret_cast<uint8_t*>(window) + (address - page);
 }
 
 // The 4/4 slow path's one walk: maps each user page of [user, user+length)
@@ -163,10 +173,15 @@ bool fast_copy(void* to, const void* from, size_t length)
     bool ok = i386_fast_copy(to, from, length);
     walks_at_cr3_load();
     i386_cr3_loads.add(2);
-    i386_tlb_full_flushes.add(2);
     if (!ok)
         g_fast_faults.add();
     return ok;
+}
+
+// This CPU's copy buffer, in its trampoline block.
+uint8_t* copy_buffer()
+{
+    return trampoline_of(arch::cpu_local_word<offsetof(Cpu, id)>()).copy_buffer;
 }
 
 bool four_four()
@@ -196,10 +211,16 @@ Errno copy_from_user(void* to, uintptr_t from, size_t length)
         return k_ok;
     if (!has_user_space())
         return k_efault;
-    if (length <= g_fast_max.value &&
-        fast_copy(trampoline_copy_buffer, reinterpret_cast<const void*>(from), length)) {
-        memcpy(to, trampoline_copy_buffer, length);
-        return k_ok;
+    if (length <= g_fast_max.value) {
+        // This CPU's buffer, until the last read of it: a thread is not
+        // preempted in the kernel and nothing here sleeps, so no other thread
+        // uses the buffer meanwhile and this one stays on this CPU (an
+        // interrupt may come, on the trampoline stack, and never touches it).
+        uint8_t* buffer = copy_buffer();
+        if (fast_copy(buffer, reinterpret_cast<const void*>(from), length)) {
+            memcpy(to, buffer, length);
+            return k_ok;
+        }
     }
     return slow_copy(static_cast<uint8_t*>(to), from, length, false);
 }
@@ -213,8 +234,9 @@ Errno copy_to_user(uintptr_t to, const void* from, size_t length)
     if (!has_user_space())
         return k_efault;
     if (length <= g_fast_max.value) {
-        memcpy(trampoline_copy_buffer, from, length);
-        if (fast_copy(reinterpret_cast<void*>(to), trampoline_copy_buffer, length))
+        uint8_t* buffer = copy_buffer();
+        memcpy(buffer, from, length);
+        if (fast_copy(reinterpret_cast<void*>(to), buffer, length))
             return k_ok;
     }
     return slow_copy(static_cast<uint8_t*>(const_cast<void*>(from)), to, length, true);

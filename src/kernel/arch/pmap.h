@@ -18,6 +18,11 @@ enum Prot : unsigned {
     k_prot_read = 1,
     k_prot_write = 2,
     k_prot_exec = 4,
+    /// Not a right but a hint to pmap_enter: the caller knows the page's
+    /// instructions are visible to instruction fetch already (it was synced
+    /// since it was last written), so an executable mapping of it needs no
+    /// instruction-cache sync. A port whose caches are coherent ignores it.
+    k_prot_icache_clean = 8,
 };
 
 /// One address space's page tables (defined by the architecture).
@@ -123,6 +128,23 @@ size_t pmap_tlb_entries(Pmap* pmap, uintptr_t start, uintptr_t end);
 /// missing page table at a time, so walking a sparse 8 MB stack costs a few
 /// table probes rather than one lookup per page.
 uintptr_t pmap_next_mapped(Pmap* pmap, uintptr_t va, uintptr_t end);
+
+/// Makes every CPU stop using the translations of [@p start, @p end) (page
+/// aligned) in @p pmap, and returns only once none can: a TLB shootdown.
+/// pmap_enter (replacing a mapping), pmap_remove and pmap_protect call it
+/// once per call, for the range they changed, after rewriting the tables and
+/// before handing any page to a sink; the core may call it too. A port
+/// chooses how: i386 interrupts (IPI) only the CPUs that may hold the space's
+/// translations and waits for each to acknowledge; arm64 broadcasts TLBI ...IS
+/// with DSB ISH. Above pmap_shootdown_ceiling() pages it flushes the whole
+/// space instead of page by page. Counted in vm.tlb.shootdown.ranges, .pages,
+/// .full (full flushes), .ipis (0 where the hardware broadcasts) and
+/// .wait_cycles (the initiator's wait for the others).
+void pmap_tlb_shootdown(Pmap* pmap, uintptr_t start, uintptr_t end);
+
+/// The most pages pmap_tlb_shootdown invalidates one by one; a larger range
+/// flushes the whole space (vm.tlb.ceiling=, the port's measured default).
+size_t pmap_shootdown_ceiling();
 
 /// Makes @p pmap (nullptr: none) the address space that user mode runs on
 /// from the next return to user mode. Nothing happens when it is already the

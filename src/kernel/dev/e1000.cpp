@@ -19,7 +19,8 @@
 namespace toll::dev {
 namespace {
 
-// 8254x 5.2, Table 5-1: the 82540EM's PCI vendor and device IDs.
+// 8254x chapter 4 (PCI configuration space, Device ID): the 82540EM's
+// vendor and device IDs, as QEMU's and Bochs' e1000 report them.
 constexpr uint16_t k_vendor_intel = 0x8086, k_device_82540em = 0x100E;
 
 // 8254x 13.1, Table 13-2: register offsets in the memory BAR.
@@ -59,7 +60,7 @@ constexpr uint32_t k_tctl_en = 1u << 1, k_tctl_psp = 1u << 3, k_tctl_ct = 0x0Fu 
 // 8254x 13.4.34, Table 13-77: TIPG for the 82540EM on copper: IPGT 10,
 // IPGR1 8 ([19:10]), IPGR2 6 ([29:20]).
 constexpr uint32_t k_tipg_copper = 10u | 8u << 10 | 6u << 20;
-// 8254x 13.5.4: RAH.AV (31): the receive address is valid.
+// 8254x 13.5.3: RAH.AV (31): the receive address is valid.
 constexpr uint32_t k_rah_av = 1u << 31;
 // 8254x 13.5.1: the multicast table array has 128 registers.
 constexpr unsigned k_mta_entries = 128;
@@ -274,7 +275,8 @@ void interrupt(void* arg)
     c.stats.handler_cycles += arch::cycle_counter() - start;
 }
 
-// 8254x 13.4.4: one EEPROM word through EERD; false if DONE never comes.
+// 8254x 5.3.1 and 13.4.4: one EEPROM word through EERD; false if DONE
+// never comes.
 bool eeprom_read(const Card& c, unsigned word, uint16_t& value)
 {
     wr(c, k_eerd, k_eerd_start | word << k_eerd_addr_shift);
@@ -289,7 +291,7 @@ bool eeprom_read(const Card& c, unsigned word, uint16_t& value)
 }
 
 // The Ethernet address: from the EEPROM (8254x 5.6.1), or else what the
-// card loaded into RAL0/RAH0 at reset (8254x 13.5.3).
+// card loaded into RAL0/RAH0 at reset (8254x 13.5.2, 13.5.3).
 void read_mac(Card& c)
 {
     uint16_t words[k_eeprom_mac_words];

@@ -356,6 +356,10 @@ KTEST("device.e1000.hostile_frames")
     KEXPECT(nif->transmit(*nif, frame, sizeof frame));
     bool ended = wait_for([] { return g_hostile_end; });
     e1000_set_tap(1, nullptr);
+    static const uint8_t k_done[] = {'d', 'o', 'n', 'e'};
+    memcpy(frame + 14, k_done, sizeof k_done);
+    memset(frame + 14 + sizeof k_done, 0, sizeof frame - 14 - sizeof k_done);
+    KEXPECT(nif->transmit(*nif, frame, sizeof frame)); // the peer stops sending the end
     E1000Stats after = e1000_stats(1);
     E1000HardwareStats hw = e1000_hardware_stats(1);
     Hostile h = g_hostile;

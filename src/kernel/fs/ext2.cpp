@@ -8,7 +8,6 @@
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
 #include "kernel/proc/thread.h"
-#include "kernel/sys/uaccess.h"
 #include "kernel/vm/kmalloc.h"
 #include "lib/string.h"
 
@@ -431,141 +430,9 @@ Errno inode_cut(Ext2Fs& fs, Inode& in, uint64_t size)
     return k_ok;
 }
 
-// --- file data -------------------------------------------------------------------
-
-long ext2_read(Ext2Fs& fs, uint32_t ino, uint64_t offset, uintptr_t buffer, size_t count)
+BlockDevice* ext2_device(const Ext2Fs& fs)
 {
-    FsLock lock(fs);
-    Inode in;
-    if (Errno e = inode_read(fs, ino, &in); e != k_ok)
-        return -e;
-    uint64_t size = inode_size(in);
-    if (offset >= size)
-        return 0;
-    if (count > size - offset)
-        count = static_cast<size_t>(size - offset);
-    size_t done = 0;
-    while (done < count) {
-        uint32_t lblock = static_cast<uint32_t>((offset + done) / fs.block_size);
-        uint32_t within = static_cast<uint32_t>((offset + done) % fs.block_size);
-        size_t n = fs.block_size - within < count - done ? fs.block_size - within : count - done;
-        uint32_t pblock = 0;
-        Errno e = bmap(fs, in, ino, lblock, false, &pblock);
-        if (e == k_ok && pblock == 0) {
-            static const uint8_t k_zeros[256] = {};
-            for (size_t z = 0; z < n && e == k_ok; z += sizeof k_zeros)
-                e = sys::copyout(buffer + done + z, k_zeros,
-                                 n - z < sizeof k_zeros ? n - z : sizeof k_zeros);
-        } else if (e == k_ok) {
-            Buffer* b = fs_bread(fs, pblock, &e);
-            if (b) {
-                e = sys::copyout(buffer + done, b->data + within, n);
-                brelse(b);
-            }
-        }
-        if (e != k_ok)
-            return done ? static_cast<long>(done) : -e;
-        done += n;
-    }
-    // atime: Toll does not write it on reads (as Linux's noatime), so that
-    // reading never dirties the disk.
-    return static_cast<long>(done);
-}
-
-long ext2_write(Ext2Fs& fs, uint32_t ino, uint64_t offset, uintptr_t buffer, size_t count)
-{
-    FsLock lock(fs);
-    Inode in;
-    if (Errno e = inode_read(fs, ino, &in); e != k_ok)
-        return -e;
-    if ((in.i_mode & k_mode_type) != k_mode_reg)
-        return -k_einval;
-    constexpr uint64_t k_max_size = 0xFFFFFFFFull; // what Toll keeps (large_file allows more)
-    if (offset >= k_max_size)
-        return -k_efbig;
-    if (count > k_max_size - offset)
-        count = static_cast<size_t>(k_max_size - offset);
-    size_t done = 0;
-    Errno e = k_ok;
-    while (done < count) {
-        if (journal_wants_commit(fs, 2)) {
-            // A long write: its blocks so far become a transaction of their
-            // own, with the inode that names them.
-            if (offset + done > inode_size(in))
-                inode_set_size(in, offset + done);
-            if ((e = inode_write(fs, ino, in)) != k_ok || (e = journal_commit(fs)) != k_ok)
-                break;
-        }
-        uint32_t lblock = static_cast<uint32_t>((offset + done) / fs.block_size);
-        uint32_t within = static_cast<uint32_t>((offset + done) % fs.block_size);
-        size_t n = fs.block_size - within < count - done ? fs.block_size - within : count - done;
-        uint32_t pblock = 0;
-        e = bmap(fs, in, ino, lblock, true, &pblock);
-        if (e != k_ok)
-            break;
-        bool whole = within == 0 && n == fs.block_size;
-        Buffer* b =
-            whole ? bget_zeroed(*fs.device, pblock, fs.block_size, &e) : fs_bread(fs, pblock, &e);
-        if (!b)
-            break;
-        e = sys::copyin(b->data + within, buffer + done, n);
-        bdirty(b);
-        brelse(b);
-        if (e != k_ok)
-            break;
-        done += n;
-    }
-    if (offset + done > inode_size(in)) {
-        inode_set_size(in, offset + done);
-        if (offset + done > 0x7FFFFFFFull &&
-            !(fs.sb.s_feature_ro_compat & k_ro_compat_large_file)) {
-            fs.sb.s_feature_ro_compat |= k_ro_compat_large_file;
-            super_dirty(fs);
-        }
-    }
-    in.i_mtime = in.i_ctime = ext2_now(fs);
-    if (Errno w = inode_write(fs, ino, in); w != k_ok && e == k_ok)
-        e = w;
-    return done ? static_cast<long>(done) : -e;
-}
-
-Errno ext2_truncate(Ext2Fs& fs, uint32_t ino, uint64_t size)
-{
-    FsLock lock(fs);
-    Inode in;
-    TRY(inode_read(fs, ino, &in));
-    if ((in.i_mode & k_mode_type) != k_mode_reg)
-        return k_einval;
-    if (size > 0xFFFFFFFFull)
-        return k_efbig;
-    if (size < inode_size(in))
-        TRY(inode_cut(fs, in, size));
-    else
-        inode_set_size(in, size);
-    in.i_mtime = in.i_ctime = ext2_now(fs);
-    return inode_write(fs, ino, in);
-}
-
-Errno ext2_stat(Ext2Fs& fs, uint32_t ino, Ext2Stat* out)
-{
-    FsLock lock(fs);
-    Inode in;
-    TRY(inode_read(fs, ino, &in));
-    out->ino = ino;
-    out->mode = in.i_mode;
-    out->links = in.i_links_count;
-    out->size = inode_size(in);
-    out->blocks = in.i_blocks;
-    out->atime = in.i_atime;
-    out->mtime = in.i_mtime;
-    out->ctime = in.i_ctime;
-    return k_ok;
-}
-
-Errno ext2_sync(Ext2Fs& fs)
-{
-    FsLock lock(fs);
-    return journal_commit(fs);
+    return fs.device;
 }
 
 bool ext2_journaled(const Ext2Fs& fs)

@@ -6,6 +6,7 @@
 #include "kernel/fs/block.h"
 #include "kernel/kern/errno.h"
 #include "kernel/kern/result.h"
+#include "kernel/vm/vmobject.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,6 +64,13 @@ long ext2_getdents(Ext2Fs& fs, uint32_t ino, uint64_t* offset, uintptr_t buffer,
 
 Errno ext2_stat(Ext2Fs& fs, uint32_t ino, Ext2Stat* out);
 
+/// What statfs reports of a file system.
+struct Ext2FsStat {
+    uint32_t block_size = 0;
+    uint64_t blocks = 0, free_blocks = 0, reserved_blocks = 0, inodes = 0, free_inodes = 0;
+};
+void ext2_statfs(Ext2Fs& fs, Ext2FsStat* out);
+
 /// An open file of inode @p ino came (+1) or went (-1): an inode unlinked
 /// while open is freed at its last close.
 void ext2_open_count(Ext2Fs& fs, uint32_t ino, int delta);
@@ -74,6 +82,17 @@ Errno ext2_sync(Ext2Fs& fs);
 /// ext2_sync, and leaves the file system clean (no recovery needed): the
 /// last call before the power goes.
 Errno ext2_shutdown(Ext2Fs& fs);
+
+/// An object (vm/vmobject.h) of @p count pages of regular file @p ino from
+/// its page @p first_page on, each read into the page cache and pinned; the
+/// pages past the end of the file are left out (0). With @p writable_shared,
+/// the pages are marked as ones a shared mapping may change: every sync
+/// writes them back, and the object's write-back (msync) is a sync.
+Result<vm::VmObject*> ext2_object(Ext2Fs& fs, uint32_t ino, uint64_t first_page, size_t count,
+                                  bool writable_shared);
+
+/// The disk @p fs is on.
+BlockDevice* ext2_device(const Ext2Fs& fs);
 
 /// True if @p fs has an ext3 journal (and writes through it).
 bool ext2_journaled(const Ext2Fs& fs);

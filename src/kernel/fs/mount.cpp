@@ -5,9 +5,11 @@
 #include "kernel/arch/disk.h"
 #include "kernel/fs/ext2.h"
 #include "kernel/kern/console.h"
+#include "kernel/proc/process.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
 #include "kernel/vm/kmalloc.h"
+#include "lib/format.h"
 #include "lib/string.h"
 
 namespace toll::fs {
@@ -18,7 +20,6 @@ constexpr size_t k_path_max = 512;
 // Linux, include/uapi/asm-generic/fcntl.h: O_EXCL.
 constexpr int k_o_excl = 0200;
 constexpr int k_s_ifreg = 0100000, k_s_ifdir = 040000;
-constexpr uint16_t k_default_mode = 0644;
 
 struct MountFile {
     uint32_t ino;
@@ -88,6 +89,16 @@ Errno user_path(uintptr_t user, char* out, const char** in)
         return n.error();
     if (out[0] == '\0')
         return k_enoent;
+    if (out[0] != '/' && mount_cwd_on_disk()) {
+        char* joined = static_cast<char*>(vm::kmalloc(k_path_max));
+        if (!joined)
+            return k_enomem;
+        Errno e = mount_absolute(out, joined, k_path_max);
+        if (e == k_ok)
+            memcpy(out, joined, k_path_max);
+        vm::kfree(joined);
+        TRY(e);
+    }
     if (!mount_owns(out))
         return k_erofs; // the rest of the tree is the read-only ramdisk
     *in = inner(out);
@@ -147,8 +158,10 @@ void mount_init()
 
 void mount_sync()
 {
-    if (g_fs)
+    if (g_fs) {
+        (void)ext2_sync(*g_fs); // the pages shared mappings changed, too
         (void)ext2_shutdown(*g_fs);
+    }
 }
 
 bool mount_owns(const char* path)
@@ -157,12 +170,14 @@ bool mount_owns(const char* path)
     return g_fs && strncmp(path, k_mount_point, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-Result<sys::FileRef> mount_open(const char* path, int flags)
+Result<sys::FileRef> mount_open(const char* path, int flags, uint32_t mode)
 {
     const char* in = inner(path);
     int access = flags & sys::k_o_accmode;
+    proc::Process* p = proc::current_process();
+    auto perms = static_cast<uint16_t>(mode & ~(p ? p->umask : 0u) & 07777);
     Result<uint32_t> ino = (flags & sys::k_o_creat)
-                               ? ext2_create(*g_fs, in, k_default_mode, (flags & k_o_excl) != 0)
+                               ? ext2_create(*g_fs, in, perms, (flags & k_o_excl) != 0)
                                : ext2_lookup(*g_fs, in, true);
     if (!ino)
         return ino.error();
@@ -352,6 +367,104 @@ long mnt_ftruncate(const SyscallArgs& a)
     return 0;
 }
 
+Result<vm::VmObject*> mount_map_fd(int fd, uint64_t first_page, size_t count, bool shared,
+                                   bool writable)
+{
+    File* f = fd_get(fd);
+    if (!f)
+        return k_ebadf;
+    if (!g_fs || (f->ops != &k_file_ops && f->ops != &k_dir_ops))
+        return k_enodev;
+    if (f->ops == &k_dir_ops)
+        return k_enodev; // as Linux: a directory has no mmap
+    int access = f->flags & k_o_accmode;
+    if (access == k_o_wronly || (shared && writable && access != k_o_rdwr))
+        return k_eacces;
+    return ext2_object(*g_fs, ino_of(*f), first_page, count, shared && writable);
+}
+
+Result<vm::VmObject*> mount_exec_object(const char* path, uint64_t* size)
+{
+    Result<uint32_t> ino = ext2_lookup(*g_fs, inner(path), true);
+    if (!ino)
+        return ino.error();
+    Ext2Stat st;
+    TRY(ext2_stat(*g_fs, ino.value(), &st));
+    if ((st.mode & 0170000) != k_s_ifreg || !(st.mode & 0111))
+        return k_eacces;
+    *size = st.size;
+    size_t pages = static_cast<size_t>((st.size + arch::k_page_size - 1) / arch::k_page_size);
+    return ext2_object(*g_fs, ino.value(), 0, pages, false);
+}
+
+namespace {
+// Made-up device number of the disk (the tree's are 1 to 3, sys_stat.cpp).
+constexpr uint64_t k_dev_disk = 4;
+// Linux, include/uapi/linux/magic.h: EXT2_SUPER_MAGIC (ext3's too).
+constexpr uint64_t k_ext2_magic = 0xEF53;
+constexpr uint64_t k_ext2_name_max = 255;
+
+Errno stat_ino(uint32_t ino, FileStat* out)
+{
+    Ext2Stat st;
+    TRY(ext2_stat(*g_fs, ino, &st));
+    *out = FileStat{};
+    out->dev = k_dev_disk;
+    out->ino = st.ino;
+    out->mode = st.mode;
+    out->nlink = st.links;
+    out->size = static_cast<int64_t>(st.size);
+    out->blksize = arch::k_page_size; // what the page cache moves
+    out->blocks = st.blocks;
+    out->atime.seconds = st.atime;
+    out->mtime.seconds = st.mtime;
+    out->ctime.seconds = st.ctime;
+    return k_ok;
+}
+} // namespace
+
+Errno mount_stat_path(const char* path, bool follow, FileStat* out)
+{
+    Result<uint32_t> ino = ext2_lookup(*g_fs, inner(path), follow);
+    if (!ino)
+        return ino.error();
+    return stat_ino(ino.value(), out);
+}
+
+Errno mount_stat_fd(int fd, FileStat* out)
+{
+    File* f = nullptr;
+    TRY(mounted_fd(static_cast<uintptr_t>(fd), &f));
+    return stat_ino(ino_of(*f), out);
+}
+
+void mount_statfs(FsStat* out)
+{
+    Ext2FsStat st;
+    ext2_statfs(*g_fs, &st);
+    *out = FsStat{};
+    out->type = k_ext2_magic;
+    out->bsize = out->frsize = st.block_size;
+    out->blocks = st.blocks;
+    out->bfree = st.free_blocks;
+    out->bavail = st.free_blocks > st.reserved_blocks ? st.free_blocks - st.reserved_blocks : 0;
+    out->files = st.inodes;
+    out->ffree = st.free_inodes;
+    out->namelen = k_ext2_name_max;
+}
+
+size_t mount_describe(char* out, size_t size)
+{
+    if (!g_fs || size == 0)
+        return 0;
+    BlockDevice* d = nullptr;
+    for (size_t i = 0; (d = block_device(i)); ++i)
+        if (d == ext2_device(*g_fs))
+            break;
+    return lib::snformat(out, size, "/dev/%s %s %s rw 0 0\n", d ? d->name : "disk", k_mount_point,
+                         ext2_journaled(*g_fs) ? "ext3" : "ext2");
+}
+
 bool mount_claims_path(uintptr_t user)
 {
     if (!g_fs)
@@ -359,7 +472,119 @@ bool mount_claims_path(uintptr_t user)
     char path[k_path_max];
     if (Result<size_t> n = copyinstr(path, user, k_path_max); !n)
         return false; // the file tree's own call gives the error
-    return mount_owns(path);
+    return mount_owns(path) || (path[0] && path[0] != '/' && mount_cwd_on_disk());
+}
+
+bool mount_cwd_on_disk()
+{
+    proc::Process* p = proc::current_process();
+    return g_fs && p && p->disk_cwd[0];
+}
+
+Errno mount_absolute(const char* path, char* out, size_t size)
+{
+    const char* cwd = path[0] == '/' ? "" : proc::current_process()->disk_cwd;
+    size_t n = lib::snformat(out, size, "%s%s%s", cwd, *cwd ? "/" : "", path);
+    return n + 1 > size ? k_enametoolong : k_ok;
+}
+
+Result<sys::FileRef> mount_open_at_cwd(const char* path, int flags, uint32_t mode)
+{
+    char* joined = static_cast<char*>(vm::kmalloc(k_path_max));
+    if (!joined)
+        return k_enomem;
+    Errno e = mount_absolute(path, joined, k_path_max);
+    Result<sys::FileRef> f = e == k_ok ? mount_open(joined, flags, mode) : Result<FileRef>(e);
+    vm::kfree(joined);
+    return f;
+}
+
+namespace {
+// Rewrites absolute path @p path in place without "." and ".." components
+// and repeated slashes; ".." of /mnt stays at /mnt (the disk's root is its
+// own parent: the tree above is not reachable through the disk).
+void normalize(char* path)
+{
+    size_t root = sizeof k_mount_point - 1, out = root;
+    const char* in = path + root;
+    while (*in) {
+        while (*in == '/')
+            ++in;
+        const char* end = in;
+        while (*end && *end != '/')
+            ++end;
+        size_t n = static_cast<size_t>(end - in);
+        if (n == 1 && in[0] == '.') {
+        } else if (n == 2 && in[0] == '.' && in[1] == '.') {
+            while (out > root && path[out - 1] != '/')
+                --out;
+            if (out > root)
+                --out;
+        } else if (n) {
+            path[out++] = '/';
+            memmove(path + out, in, n);
+            out += n;
+        }
+        in = end;
+    }
+    path[out] = '\0';
+}
+} // namespace
+
+long mnt_chdir(const SyscallArgs& a)
+{
+    char* path = static_cast<char*>(vm::kmalloc(k_path_max));
+    if (!path)
+        return -k_enomem;
+    const char* in = nullptr;
+    Errno e = user_path(a.a[0], path, &in);
+    Result<uint32_t> ino = e == k_ok ? ext2_lookup(*g_fs, in, true) : Result<uint32_t>(e);
+    Ext2Stat st;
+    if (ino)
+        e = ext2_stat(*g_fs, ino.value(), &st);
+    else
+        e = ino.error();
+    if (e == k_ok && (st.mode & 0170000) != k_s_ifdir)
+        e = k_enotdir;
+    proc::Process* p = proc::current_process();
+    if (e == k_ok) {
+        normalize(path);
+        if (strlen(path) + 1 > sizeof p->disk_cwd)
+            e = k_enametoolong;
+        else
+            memcpy(p->disk_cwd, path, strlen(path) + 1);
+    }
+    vm::kfree(path);
+    return -e;
+}
+
+long mnt_faccessat2(const SyscallArgs& a)
+{
+    constexpr uintptr_t k_x_ok = 1, k_at_symlink_nofollow = 0x100;
+    bool follow = !(a.a[3] & k_at_symlink_nofollow);
+    return one_path(a.a[1], [&](const char* p) {
+        Result<uint32_t> ino = ext2_lookup(*g_fs, p, follow);
+        if (!ino)
+            return ino.error();
+        Ext2Stat st;
+        TRY(ext2_stat(*g_fs, ino.value(), &st));
+        // As for the tree: Toll's one user is root, who may read and
+        // write anything and execute what has an x bit (or a directory).
+        if ((a.a[2] & k_x_ok) && (st.mode & 0170000) != k_s_ifdir && !(st.mode & 0111))
+            return k_eacces;
+        return k_ok;
+    });
+}
+
+long mnt_getcwd(const SyscallArgs& a)
+{
+    const char* cwd = proc::current_process()->disk_cwd;
+    size_t n = strlen(cwd) + 1;
+    if (n > a.a[1])
+        return -k_erange;
+    if (Errno e = copyout(a.a[0], cwd, n); e != k_ok)
+        return -e;
+    return static_cast<long>(n);
 }
 
 bool mount_claims_fd(uintptr_t fd)

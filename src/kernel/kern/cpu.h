@@ -63,7 +63,10 @@ struct Cpu {
     /// Points to this Cpu: i386 reads the per-CPU pointer as %fs:0, the
     /// first word of the segment. Must stay first.
     Cpu* self = nullptr;
-    unsigned id = 0;     ///< 0 for the boot CPU, then 1, 2, ... in start-up order
+    unsigned id = 0; ///< 0 for the boot CPU, then 1, 2, ... in start-up order
+    /// One word the port keeps for its entry code, which reads it at a fixed
+    /// offset (i386: where this CPU's exit to user mode builds its iret frame).
+    uintptr_t port_word = 0;
     uint64_t hw_id = 0;  ///< the hardware's name for it: local APIC id or MPIDR affinity
     bool online = false; ///< running kernel code (set by the CPU itself)
     proc::Thread* current = nullptr; ///< the thread running on this CPU

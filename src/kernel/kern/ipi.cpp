@@ -14,7 +14,24 @@ TOLL_CPU_COUNTER(g_ipi_sent, "ipi.sent", CpuEvent::ipi_sent);
 TOLL_CPU_COUNTER(g_ipi_received, "ipi.received", CpuEvent::ipi_received);
 // How long ipi_stop_others waits for each CPU to take its stop, in spins.
 constexpr uint64_t k_stop_wait_spins = 10'000'000;
+void (*g_tlb_handler)();
 } // namespace
+
+void ipi_set_tlb_handler(void (*handler)())
+{
+    g_tlb_handler = handler;
+}
+
+void ipi_poll()
+{
+    Cpu& cpu = this_cpu();
+    constexpr auto tlb = static_cast<unsigned>(IpiReason::tlb);
+    if (!(__atomic_load_n(&cpu.ipi_pending, __ATOMIC_RELAXED) & tlb))
+        return;
+    __atomic_and_fetch(&cpu.ipi_pending, ~tlb, __ATOMIC_ACQUIRE);
+    if (g_tlb_handler)
+        g_tlb_handler();
+}
 
 void ipi_send(unsigned cpu_id, IpiReason why)
 {
@@ -40,6 +57,8 @@ void ipi_received()
         arch::halt();
     if ((pending & static_cast<unsigned>(IpiReason::reschedule)) && cpu.current)
         cpu.current->need_resched = true;
+    if ((pending & static_cast<unsigned>(IpiReason::tlb)) && g_tlb_handler)
+        g_tlb_handler();
     if (pending & static_cast<unsigned>(IpiReason::call)) {
         auto fn = __atomic_exchange_n(&cpu.ipi_call_fn, nullptr, __ATOMIC_RELAXED);
         if (fn)

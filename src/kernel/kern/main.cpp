@@ -163,7 +163,7 @@ void kernel_main(BootInfo& info)
 
     char glob[64];
     bool testing = param_get("test", glob, sizeof glob);
-    static char command[256];
+    static char command[512]; // as long as the whole command line can be
     bool running = param_get("run", command, sizeof command);
     if (testing)
         ktest::run_matching(glob);

@@ -3,6 +3,7 @@
 #include "kernel/arch/cpu.h"
 #include "kernel/kern/backtrace.h"
 #include "kernel/kern/cpu.h"
+#include "kernel/kern/ipi.h"
 #include "kernel/kern/lock_order.h"
 #include "kernel/kern/panic.h"
 #include "kernel/kern/param.h"
@@ -242,6 +243,9 @@ void Spinlock::spin(uintptr_t where)
         // Wait with plain loads, so the line stays shared until it is free.
         while (__atomic_load_n(&m_locked, __ATOMIC_RELAXED)) {
             arch::cpu_relax();
+            // The holder may be waiting, interrupts off, for this CPU to
+            // take a TLB shootdown: take it here (kernel/kern/ipi.h).
+            ipi_poll();
             if (++spins == watchdog_spins())
                 watchdog(where, spins);
         }

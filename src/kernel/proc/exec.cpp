@@ -1,15 +1,21 @@
 // execve and the first process: load a static ELF program from the ramdisk
-// into a fresh address space and build the stack the C library expects
-// (argc, argv, envp, the auxiliary vector; System V ABI, "Process Initialization").
+// or the mounted disk into a fresh address space and build the stack the C
+// library expects (argc, argv, envp, the auxiliary vector; System V ABI,
+// "Process Initialization"). A program of the disk has its read-only
+// segments (text, read-only data) mapped from its page-cache pages, not
+// copied: a second exec of it reads nothing, copies nothing, and on arm64
+// syncs no instruction cache (the pages are known clean).
 #include "kernel/arch/context.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/arch/signal.h"
+#include "kernel/fs/mount.h"
 #include "kernel/kern/counters.h"
 #include "kernel/proc/initrd.h"
 #include "kernel/proc/process.h"
 #include "kernel/sys/file.h"
 #include "kernel/vm/kmalloc.h"
 #include "kernel/vm/phys.h"
+#include "kernel/vm/vmobject.h"
 #include "lib/checked.h"
 #include "lib/format.h"
 #include "lib/string.h"
@@ -18,6 +24,8 @@ namespace toll::proc {
 namespace {
 
 TOLL_COUNTER(g_execs, "proc.execs");
+TOLL_COUNTER(g_exec_pages_mapped, "proc.exec.file_pages_mapped");
+TOLL_COUNTER(g_exec_bytes_copied, "proc.exec.bytes_copied");
 
 // ELF header fields (System V gABI, chapter 4), for both classes.
 struct Elf32Header {
@@ -76,6 +84,42 @@ struct ArgBlock {
     size_t argc = 0, envc = 0;
 };
 
+// The program's bytes: contiguous (the ramdisk's), or a disk file's pages.
+struct ExecFile {
+    const uint8_t* data = nullptr;  ///< the ramdisk's bytes, or nullptr
+    vm::VmObject* object = nullptr; ///< the disk's pages, or nullptr
+    size_t size = 0;
+
+    // Copies [offset, offset+n) of the file to @p to; false past the end.
+    bool read(uint64_t offset, void* to, size_t n) const
+    {
+        if (!range_within<uint64_t>(offset, n, size))
+            return false;
+        auto* out = static_cast<uint8_t*>(to);
+        while (n) {
+            size_t chunk = n;
+            const uint8_t* from = piece(offset, &chunk);
+            memcpy(out, from, chunk);
+            out += chunk;
+            offset += chunk;
+            n -= chunk;
+        }
+        return true;
+    }
+
+    // Where byte @p offset is in memory; *n is cut to what lies contiguous there.
+    const uint8_t* piece(uint64_t offset, size_t* n) const
+    {
+        if (data)
+            return data + offset;
+        size_t within = static_cast<size_t>(offset % arch::k_page_size);
+        if (*n > arch::k_page_size - within)
+            *n = arch::k_page_size - within;
+        arch::PhysAddr pa = object->pages[offset / arch::k_page_size];
+        return static_cast<const uint8_t*>(arch::phys_to_virt(pa)) + within;
+    }
+};
+
 struct Segment {
     uint64_t offset, vaddr, filesz, memsz;
     uint32_t flags;
@@ -93,11 +137,12 @@ struct Image {
 // before it is compared, so a field near the top of its type cannot wrap a
 // bound check into passing (checked_add, lib/checked.h).
 template <typename Header, typename Phdr>
-Errno parse(const RamdiskFile& file, Image& image)
+Errno parse(const ExecFile& file, Image& image)
 {
-    if (file.size < sizeof(Header))
+    Header header;
+    if (!file.read(0, &header, sizeof header))
         return k_enoexec;
-    auto* h = reinterpret_cast<const Header*>(file.data);
+    const Header* h = &header;
     uint64_t table_size = uint64_t(h->phnum) * sizeof(Phdr);
     if (h->type != k_et_exec || h->phentsize != sizeof(Phdr) ||
         !range_within<uint64_t>(h->phoff, table_size, file.size))
@@ -107,19 +152,21 @@ Errno parse(const RamdiskFile& file, Image& image)
     image.phent = sizeof(Phdr);
     // Segments must end below the stack, with room to round up to a page.
     const uint64_t top = arch::user_space_limit() - vm::k_user_stack_size - arch::k_page_size;
-    auto* ph = reinterpret_cast<const Phdr*>(file.data + h->phoff);
     for (size_t i = 0; i < h->phnum; ++i) {
-        if (ph[i].type != k_pt_load)
+        Phdr p;
+        if (!file.read(h->phoff + i * sizeof(Phdr), &p, sizeof p))
+            return k_enoexec;
+        const Phdr* ph = &p;
+        if (ph->type != k_pt_load)
             continue;
-        uint64_t offset = ph[i].offset, filesz = ph[i].filesz, vaddr = ph[i].vaddr,
-                 memsz = ph[i].memsz;
+        uint64_t offset = ph->offset, filesz = ph->filesz, vaddr = ph->vaddr, memsz = ph->memsz;
         if (image.count == sizeof image.segments / sizeof image.segments[0] ||
             !range_within<uint64_t>(offset, filesz, file.size) || filesz > memsz ||
             !range_within<uint64_t>(vaddr, memsz, top))
             return k_enoexec;
         if (vaddr < vm::k_user_space_floor)
             return k_eperm; // below mmap_min_addr, as Linux refuses it
-        image.segments[image.count++] = {offset, vaddr, filesz, memsz, ph[i].flags};
+        image.segments[image.count++] = {offset, vaddr, filesz, memsz, ph->flags};
         if (h->phoff >= offset && h->phoff - offset < filesz)
             image.phdr = static_cast<uintptr_t>(vaddr + (h->phoff - offset));
     }
@@ -175,14 +222,67 @@ bool write_user(vm::VmSpace* space, uintptr_t to, const void* from, size_t lengt
     return true;
 }
 
-Errno load_segments(vm::VmSpace* space, const RamdiskFile& file, const Image& image)
+// Copies file bytes [offset, offset+length) to user address @p to of @p space.
+bool copy_segment(vm::VmSpace* space, uintptr_t to, const ExecFile& file, uint64_t offset,
+                  size_t length)
 {
-    constexpr uintptr_t k_mask = arch::k_page_size - 1;
+    g_exec_bytes_copied.add(length);
+    while (length) {
+        size_t n = length;
+        const uint8_t* from = file.piece(offset, &n);
+        if (!write_user(space, to, from, n))
+            return false;
+        to += n;
+        offset += n;
+        length -= n;
+    }
+    return true;
+}
+
+constexpr uintptr_t k_page_mask = arch::k_page_size - 1;
+
+// Whether segment @p i can be mapped from the file's pages: a read-only
+// segment of a disk file, at the same offset within its page in the file
+// as in memory, with no zero-filled tail, sharing no page with any other
+// segment (a shared page takes both segments' bytes and rights, so it is
+// the program's own copy).
+bool mappable(const ExecFile& file, const Image& image, size_t i)
+{
+    const Segment& s = image.segments[i];
+    if (!file.object || (s.flags & k_pf_w) || s.filesz != s.memsz || s.filesz == 0 ||
+        (s.offset & k_page_mask) != (s.vaddr & k_page_mask))
+        return false;
+    uint64_t start = s.vaddr & ~uint64_t(k_page_mask),
+             end = (s.vaddr + s.memsz + k_page_mask) & ~uint64_t(k_page_mask);
+    for (size_t j = 0; j < image.count; ++j) {
+        const Segment& o = image.segments[j];
+        uint64_t o_start = o.vaddr & ~uint64_t(k_page_mask),
+                 o_end = (o.vaddr + o.memsz + k_page_mask) & ~uint64_t(k_page_mask);
+        if (j != i && o_start < end && start < o_end)
+            return false;
+    }
+    uint64_t last_page = (s.offset + s.filesz - 1) / arch::k_page_size;
+    return last_page < file.object->count;
+}
+
+Errno load_segments(vm::VmSpace* space, const ExecFile& file, const Image& image)
+{
+    constexpr uintptr_t k_mask = k_page_mask;
     uintptr_t highest = 0;
     for (size_t i = 0; i < image.count; ++i) {
         const Segment& s = image.segments[i];
         uintptr_t start = static_cast<uintptr_t>(s.vaddr) & ~k_mask;
         uintptr_t end = static_cast<uintptr_t>(s.vaddr + s.memsz + k_mask) & ~k_mask;
+        if (mappable(file, image, i)) {
+            // The file's pages themselves, entered at the first touch of each.
+            TRY(vm::vmspace_map_object(space, start, end - start, prot_of(s.flags), false,
+                                       file.object,
+                                       static_cast<size_t>(s.offset / arch::k_page_size)));
+            g_exec_pages_mapped.add((end - start) / arch::k_page_size);
+            if (end > highest)
+                highest = end;
+            continue;
+        }
         // A page shared with the previous segment keeps its contents and gets
         // the union of both segments' rights.
         for (vm::Region* r = space->regions.first(); r; r = r->next)
@@ -193,8 +293,8 @@ Errno load_segments(vm::VmSpace* space, const RamdiskFile& file, const Image& im
             }
         if (end > start)
             TRY(vm::vmspace_map(space, start, end - start, prot_of(s.flags)));
-        if (!write_user(space, static_cast<uintptr_t>(s.vaddr), file.data + s.offset,
-                        static_cast<size_t>(s.filesz)))
+        if (!copy_segment(space, static_cast<uintptr_t>(s.vaddr), file, s.offset,
+                          static_cast<size_t>(s.filesz)))
             return k_enomem;
         if (end > highest)
             highest = end;
@@ -294,13 +394,25 @@ Errno map_trampoline(vm::VmSpace* space)
     return k_ok;
 }
 
-// Loads @p path into a new address space. On success *out_space, *pc and *sp
-// describe the new program.
-Errno load(const char* path, const ArgBlock& args, vm::VmSpace** out_space, uintptr_t* pc,
-           uintptr_t* sp)
+// The program at @p path: the ramdisk's bytes, or (under /mnt) an object of
+// the disk file's pages, which the caller drops. Any regular file with an
+// execute bit (Linux: EACCES otherwise).
+Errno open_program(const char* path, ExecFile* file, sys::NodeRef* hold)
 {
-    // Any regular file of the tree with an execute bit (Linux: EACCES
-    // otherwise); the node is held until the program is loaded.
+    char full[256];
+    bool relative_on_disk = path[0] && path[0] != '/' && fs::mount_cwd_on_disk();
+    if (relative_on_disk)
+        TRY(fs::mount_absolute(path, full, sizeof full));
+    if (relative_on_disk || fs::mount_owns(path)) {
+        uint64_t size = 0;
+        Result<vm::VmObject*> object = fs::mount_exec_object(relative_on_disk ? full : path, &size);
+        if (!object)
+            return object.error();
+        file->object = object.value();
+        file->size = static_cast<size_t>(size);
+        return k_ok;
+    }
+    // The node is held until the program is loaded.
     Result<sys::NodeRef> node = sys::vfs_lookup(nullptr, path, sys::k_follow);
     if (!node)
         return node.error();
@@ -308,30 +420,40 @@ Errno load(const char* path, const ArgBlock& args, vm::VmSpace** out_space, uint
     if ((n->mode & sys::k_s_ifmt) != sys::k_s_ifreg || !(n->mode & 0111) ||
         n->proc != sys::ProcKind::none)
         return k_eacces;
-    RamdiskFile bytes{};
-    bytes.data = sys::node_bytes(n);
-    bytes.size = static_cast<size_t>(n->size);
-    const RamdiskFile* file = &bytes;
-    if (file->size < 16 || memcmp(file->data,
-                                  "\x7f"
-                                  "ELF",
-                                  4) != 0)
+    file->data = sys::node_bytes(n);
+    file->size = static_cast<size_t>(n->size);
+    *hold = node.release_value();
+    return k_ok;
+}
+
+// Loads @p file into a new address space. On success *out_space, *pc and
+// *sp describe the new program.
+Errno load_file(const ExecFile& file, const ArgBlock& args, vm::VmSpace** out_space, uintptr_t* pc,
+                uintptr_t* sp)
+{
+    uint8_t ident[20];
+    if (!file.read(0, ident, sizeof ident) || memcmp(ident,
+                                                     "\x7f"
+                                                     "ELF",
+                                                     4) != 0)
         return k_enoexec;
     Image image;
-    unsigned cls = file->data[4];
+    unsigned cls = ident[4];
     if (cls != arch::elf_class())
         return k_enoexec;
-    Errno e = cls == 1 ? parse<Elf32Header, Elf32Phdr>(*file, image)
-                       : parse<Elf64Header, Elf64Phdr>(*file, image);
+    Errno e = cls == 1 ? parse<Elf32Header, Elf32Phdr>(file, image)
+                       : parse<Elf64Header, Elf64Phdr>(file, image);
     if (e != k_ok)
         return e;
-    if (reinterpret_cast<const Elf32Header*>(file->data)->machine != arch::elf_machine())
+    uint16_t machine =
+        static_cast<uint16_t>(ident[18] | (ident[19] << 8)); // e_machine, little-endian
+    if (machine != arch::elf_machine())
         return k_enoexec;
     vm::VmSpace* space = vm::vmspace_create();
     if (!space)
         return k_enomem;
     uintptr_t limit = arch::user_space_limit();
-    if ((e = load_segments(space, *file, image)) != k_ok ||
+    if ((e = load_segments(space, file, image)) != k_ok ||
         (e = vm::vmspace_map(space, limit - vm::k_user_stack_size, vm::k_user_stack_size,
                              arch::k_prot_read | arch::k_prot_write)) != k_ok ||
         (e = map_trampoline(space)) != k_ok) {
@@ -346,6 +468,18 @@ Errno load(const char* path, const ArgBlock& args, vm::VmSpace** out_space, uint
     *pc = image.entry;
     *out_space = space;
     return k_ok;
+}
+
+Errno load(const char* path, const ArgBlock& args, vm::VmSpace** out_space, uintptr_t* pc,
+           uintptr_t* sp)
+{
+    ExecFile file;
+    sys::NodeRef hold;
+    TRY(open_program(path, &file, &hold));
+    Errno e = load_file(file, args, out_space, pc, sp);
+    if (file.object)
+        vm::vmobject_drop(file.object); // the regions hold what they map
+    return e;
 }
 
 const char* basename(const char* path)
@@ -382,7 +516,7 @@ void set_name(Process* p, const char* path, const char* const* argv)
 Errno load_program(const char* path, const char* const* argv, const char* const* envp,
                    vm::VmSpace** space, uintptr_t* pc, uintptr_t* sp)
 {
-    ArgBlock* block = make<ArgBlock>();
+    ArgBlock* block = make_unzeroed<ArgBlock>(); // 64 KB, written before it is read
     if (!block)
         return k_enomem;
     auto gather = [&](const char* const* from, const char** to, size_t& count) {

@@ -46,9 +46,10 @@ struct Process {
     bool execed = false;               ///< it ran execve since fork (setpgid refuses its parent)
     char name[16] = {};                ///< the program's name, for the console
     sys::NodeRef cwd;                  ///< its working directory (empty: the root)
-    uint32_t umask = 022;              ///< umask(2): permission bits a create leaves out
-    char exe[128] = {};                ///< the program's path, for /proc/PID/exe
-    char cmdline[128] = {};            ///< its arguments, each NUL-ended (/proc/PID/cmdline)
+    char disk_cwd[256] = {}; ///< the working directory when on the disk (fs/mount.h), else ""
+    uint32_t umask = 022;    ///< umask(2): permission bits a create leaves out
+    char exe[128] = {};      ///< the program's path, for /proc/PID/exe
+    char cmdline[128] = {};  ///< its arguments, each NUL-ended (/proc/PID/cmdline)
     size_t cmdline_length = 0;
 };
 
@@ -215,11 +216,15 @@ inline void return_to_user_checks(arch::TrapFrame& frame)
         return_to_user_work(*t->process, *t, frame);
 }
 
-/// The way out of every trap, on every port: the checks above when the trap
-/// came from user mode, then the scheduler's preemption point. A port calls
+/// The way out of every trap, on every port: when exit_pending says there is
+/// anything to do, the checks above (if the trap came from user mode), then
+/// the scheduler's preemption point. A port calls
 /// it last in its trap handler (and its system-call path).
 inline void trap_exit(arch::TrapFrame& frame, bool from_user)
 {
+    // Nothing pending (no exit work, no reschedule): one test, and out.
+    if (!exit_pending(*current())) [[likely]]
+        return;
     if (from_user)
         return_to_user_checks(frame);
     if (sched_preempt_wanted()) [[unlikely]]

@@ -5,6 +5,7 @@
 // sched.h.
 #pragma once
 #include "kernel/arch/context.h"
+#include "kernel/arch/physmem.h"
 #include "kernel/kern/cpu.h"
 #include "kernel/kern/errno.h"
 #include "kernel/proc/signal.h"
@@ -50,16 +51,19 @@ struct Thread {
     uintptr_t kstack_top = 0;
     arch::TrapFrame* frame = nullptr; ///< A user thread's trap frame, at the top of its stack.
     uint8_t exit_work = 0;            ///< k_exit_* bits: work for the way back to user mode
-    uintptr_t syscall_saved = 0;      ///< k_exit_restart: the register the result overwrote
+    /// Set by the clock when others wait: switch at the next chance. Beside
+    /// exit_work, so that the way out of a trap tests both in one word
+    /// (exit_pending).
+    bool need_resched = false;
+    uintptr_t syscall_saved = 0; ///< k_exit_restart: the register the result overwrote
     ThreadState state = ThreadState::runnable; ///< Where the scheduler has it.
     const void* wait_channel = nullptr;        ///< What it sleeps on (sleep_on); nullptr otherwise.
     uint64_t wake_tick = 0;                    ///< For timed sleeps; 0 when none.
     Thread* next = nullptr;                    ///< Run-queue link.
     Process* process = nullptr;                ///< nullptr for a kernel thread.
     bool preemptible = false;                  ///< A kernel thread that runs with interrupts on.
-    bool need_resched = false; ///< Set by the clock when others wait: switch at the next chance.
-    uint64_t switches_in = 0;  ///< How often it was switched to.
-    MutexesHeld mutexes;       ///< The sleeping locks it holds (proc/mutex.h).
+    uint64_t switches_in = 0;                  ///< How often it was switched to.
+    MutexesHeld mutexes;                       ///< The sleeping locks it holds (proc/mutex.h).
     // Scheduling (sched.cpp), under the run-queue lock of CPU @c cpu.
     uint32_t affinity = ~0u;       ///< CPUs it may run on, bit n for CPU n
     unsigned cpu = 0;              ///< the CPU it runs on, is queued on or last ran on
@@ -80,8 +84,25 @@ struct Thread {
     bool must_exit = false;        ///< its process ends or execs: it exits on its way to user mode
 };
 
+/// Sets @p bits in @p t's exit_work. Another CPU may set bits of a thread's
+/// exit_work (a signal sent to it) while the thread clears its own, so both
+/// are atomic read-modify-writes: a plain `|=` racing a plain `&=` loses one.
+inline void exit_work_set(Thread& t, uint8_t bits)
+{
+    __atomic_or_fetch(&t.exit_work, bits, __ATOMIC_SEQ_CST);
+}
+
+/// Clears @p bits in @p t's exit_work (exit_work_set says why atomically).
+inline void exit_work_clear(Thread& t, uint8_t bits)
+{
+    __atomic_and_fetch(&t.exit_work, static_cast<uint8_t>(~bits), __ATOMIC_SEQ_CST);
+}
+
 /// Size of every kernel stack.
 constexpr size_t k_kstack_size = 16384;
+/// The page order of a thread's kernel stack (thread_alloc): 2^order pages.
+constexpr unsigned k_kstack_order = arch::k_page_shift < 14 ? 14 - arch::k_page_shift : 0;
+static_assert(arch::k_page_size << k_kstack_order == k_kstack_size);
 
 /// The lowest address of @p t's kernel stack.
 inline uintptr_t kstack_base(const Thread& t)
@@ -179,6 +200,20 @@ void sched_preempt_point(bool from_user);
 inline bool sched_preempt_wanted()
 {
     return current()->need_resched;
+}
+
+/// Whether the way out of a trap has anything to do for @p t: its exit_work
+/// bits and its need_resched, read as one 16-bit word (Linux's exit-to-user
+/// loop tests its thread-info flags the same way). Zero, the usual case,
+/// costs the return one load and one branch.
+inline uint16_t exit_pending(const Thread& t)
+{
+    static_assert(offsetof(Thread, need_resched) == offsetof(Thread, exit_work) + 1 &&
+                      sizeof(bool) == 1 && offsetof(Thread, exit_work) % 2 == 0,
+                  "exit_work and need_resched make one aligned 16-bit word");
+    uint16_t word;
+    __builtin_memcpy(&word, &t.exit_work, sizeof word);
+    return word;
 }
 
 /// Clock ticks since boot.

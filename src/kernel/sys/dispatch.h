@@ -22,10 +22,9 @@ struct SyscallEntry {
 /// Toll's own calls that every port has (numbers: toll/abi.h, which user
 /// programs include too). A port adds its own list for calls of its own.
 inline constexpr SyscallEntry k_toll_calls[] = {
-    {TOLL_SYS_counter_get, sys_counter_get},
-    {TOLL_SYS_counter_list, sys_counter_list},
-    {TOLL_SYS_tlb_reach, sys_tlb_reach},
-    {TOLL_SYS_fail_alloc, sys_fail_alloc},
+    {TOLL_SYS_counter_get, sys_counter_get}, {TOLL_SYS_counter_list, sys_counter_list},
+    {TOLL_SYS_tlb_reach, sys_tlb_reach},     {TOLL_SYS_fail_alloc, sys_fail_alloc},
+    {TOLL_SYS_profile, sys_profile},
 };
 
 /// A number inside the table that no list names: counted, -ENOSYS.

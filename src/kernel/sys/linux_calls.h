@@ -86,6 +86,7 @@ inline constexpr LinuxCall k_linux_calls[] = {
     {"mmap", k_none, 222, nullptr}, // arm64's offset is in bytes
     {"munmap", 91, 215, sys_munmap},
     {"mprotect", 125, 226, sys_mprotect},
+    {"msync", 144, 227, sys_msync},
     // Descriptors
     {"read", 3, 63, sys_read},
     {"write", 4, 64, sys_write},

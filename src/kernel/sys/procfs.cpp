@@ -5,6 +5,7 @@
 // mount); /proc/net the network stack's counters (snmp, dev: netstat's) and
 // its neighbour table (arp).
 #include "kernel/arch/cpu.h"
+#include "kernel/fs/mount.h"
 #include "kernel/kern/spinlock.h"
 #include "kernel/proc/process.h"
 #include "kernel/proc/thread.h"
@@ -198,9 +199,13 @@ void generate(Text& t, const Node* n, const Snapshot* p)
               proc::current_process() ? proc::current_process()->pid : 0);
         break;
     }
-    case k_mounts:
+    case k_mounts: {
+        char disk[96];
         t.add("tmpfs / tmpfs rw 0 0\nproc /proc proc rw 0 0\n");
+        if (fs::mount_describe(disk, sizeof disk))
+            t.add("%s", disk);
         break;
+    }
     case k_version:
         t.add("Toll version 1 (a teaching kernel)\n");
         break;

@@ -468,7 +468,9 @@ long truncate_fd(uintptr_t fd, int64_t length)
 Result<FileRef> vfs_open(Node* base, const char* path, int flags, uint32_t mode)
 {
     if (path[0] == '/' && fs::mount_owns(path))
-        return fs::mount_open(path, flags); // the disk's (relative paths stay the tree's)
+        return fs::mount_open(path, flags, mode); // the disk's
+    if (!base && path[0] && path[0] != '/' && fs::mount_cwd_on_disk())
+        return fs::mount_open_at_cwd(path, flags, mode);
     int follow = (flags & k_o_nofollow) ? 0 : k_follow;
     if (!(flags & k_o_creat)) {
         Result<NodeRef> n =
@@ -557,6 +559,8 @@ long sys_faccessat2(const SyscallArgs& a)
         return -k_einval;
     if (a.a[3] & ~(k_at_symlink_nofollow | k_at_eaccess | k_at_empty_path))
         return -k_einval;
+    if (fs::mount_claims_path(a.a[1]))
+        return fs::mnt_faccessat2(a);
     UserPath path(a.a[1]);
     if (path.error() != k_ok)
         return -path.error();
@@ -736,6 +740,8 @@ long sys_utimensat_time64(const SyscallArgs& a)
 
 long sys_getcwd(const SyscallArgs& a)
 {
+    if (fs::mount_cwd_on_disk())
+        return fs::mnt_getcwd(a);
     proc::Process* p = proc::current_process();
     char* path = static_cast<char*>(vm::kmalloc(k_path_max));
     if (!path)
@@ -756,6 +762,8 @@ long sys_getcwd(const SyscallArgs& a)
 
 long sys_chdir(const SyscallArgs& a)
 {
+    if (fs::mount_claims_path(a.a[0]))
+        return fs::mnt_chdir(a);
     UserPath path(a.a[0]);
     if (path.error() != k_ok)
         return -path.error();
@@ -763,6 +771,7 @@ long sys_chdir(const SyscallArgs& a)
     if (!n)
         return -n.error();
     proc::current_process()->cwd = n.release_value();
+    proc::current_process()->disk_cwd[0] = '\0'; // back in the tree
     return 0;
 }
 
@@ -774,6 +783,7 @@ long sys_fchdir(const SyscallArgs& a)
     if (!is_dir(n.value().get()))
         return -k_enotdir;
     proc::current_process()->cwd = n.release_value();
+    proc::current_process()->disk_cwd[0] = '\0';
     return 0;
 }
 

@@ -128,7 +128,7 @@ long sys_vfork(const SyscallArgs& a)
 
 long sys_execve(const SyscallArgs& a)
 {
-    ExecArgs* ea = make<ExecArgs>();
+    ExecArgs* ea = make_unzeroed<ExecArgs>(); // 64 KB, written before it is read
     if (!ea)
         return -k_enomem;
     Result<size_t> path = copyinstr(ea->path, a.a[0], sizeof ea->path);

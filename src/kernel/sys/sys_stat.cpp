@@ -1,6 +1,7 @@
 // The stat family: what a node (or an open file that is no node) reports,
 // statx (one layout on every port), and statfs's numbers. The ports lay
 // out their own struct stat and struct statfs from FileStat and FsStat.
+#include "kernel/fs/mount.h"
 #include "kernel/proc/process.h"
 #include "kernel/sys/file.h"
 #include "kernel/sys/syscalls.h"
@@ -77,6 +78,8 @@ Errno stat_fd(uintptr_t fd, FileStat* out)
         fill(n, out);
         return k_ok;
     }
+    if (fs::mount_claims_fd(fd))
+        return fs::mount_stat_fd(static_cast<int>(fd), out);
     // A pipe, or a device opened at boot: its type and a made-up number.
     *out = FileStat{};
     out->dev = k_dev_other;
@@ -115,6 +118,17 @@ Errno stat_at(uintptr_t dirfd, uintptr_t user_path, uintptr_t flags, FileStat* o
     } else if (e == k_ok) {
         // AT_EMPTY_PATH with AT_FDCWD: the working directory.
         const char* what = *path || !(flags & k_at_empty_path) ? path : ".";
+        bool on_disk =
+            what[0] == '/' ? fs::mount_owns(what) : !base && fs::mount_cwd_on_disk() && *path;
+        if (on_disk) {
+            char* full = static_cast<char*>(vm::kmalloc(k_path_max));
+            e = full ? fs::mount_absolute(what, full, k_path_max) : k_enomem;
+            if (e == k_ok)
+                e = fs::mount_stat_path(full, !(flags & k_at_symlink_nofollow), out);
+            vm::kfree(full);
+            vm::kfree(path);
+            return e;
+        }
         Result<NodeRef> n = vfs_lookup(base, what, (flags & k_at_symlink_nofollow) ? 0 : k_follow);
         if (n)
             fill(n.value().get(), out);
@@ -157,6 +171,10 @@ Errno statfs_of(uintptr_t user_path, long fd, FsStat* out)
         File* f = fd_get(static_cast<int>(fd));
         if (!f)
             return k_ebadf;
+        if (fs::mount_claims_fd(static_cast<uintptr_t>(fd))) {
+            fs::mount_statfs(out);
+            return k_ok;
+        }
         Node* n = file_node(*f);
         proc = n && n->proc != ProcKind::none;
     } else {
@@ -166,6 +184,15 @@ Errno statfs_of(uintptr_t user_path, long fd, FsStat* out)
         Errno e = k_ok;
         if (Result<size_t> n = copyinstr(path, user_path, k_path_max); !n)
             e = n.error();
+        if (e == k_ok && path[0] == '/' && fs::mount_owns(path)) {
+            FileStat st;
+            e = fs::mount_stat_path(path, true, &st);
+            vm::kfree(path);
+            if (e != k_ok)
+                return e;
+            fs::mount_statfs(out);
+            return k_ok;
+        }
         if (e == k_ok) {
             Result<NodeRef> n = vfs_lookup(nullptr, path, k_follow);
             if (n)

@@ -1,8 +1,9 @@
 // Toll's own system calls: reading the event counters from user space, and
-// the TLB reach of the caller's address space, and steering the memory
-// fault injector.
+// the TLB reach of the caller's address space, steering the memory fault
+// injector, and switching the sampling profiler.
 #include "kernel/arch/pmap.h"
 #include "kernel/kern/counters.h"
+#include "kernel/kern/profile.h"
 #include "kernel/proc/process.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
@@ -61,6 +62,11 @@ long sys_fail_alloc(const SyscallArgs& a)
 {
     Errno e = vm::fail_alloc_set(static_cast<uint32_t>(a.a[0]), static_cast<uint32_t>(a.a[1]));
     return e == k_ok ? 0 : -e;
+}
+
+long sys_profile(const SyscallArgs& a)
+{
+    return profile_control(a.a[0] != 0);
 }
 
 } // namespace toll::sys

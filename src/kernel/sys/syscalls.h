@@ -193,6 +193,7 @@ long sys_brk(const SyscallArgs&);
 long sys_mmap_pages(const SyscallArgs&); ///< mmap2: the offset is in pages
 long sys_munmap(const SyscallArgs&);
 long sys_mprotect(const SyscallArgs&);
+long sys_msync(const SyscallArgs&);
 
 // Sockets (kernel/net/socket.cpp: the network stack's, declared here for the
 // tables).
@@ -219,6 +220,7 @@ long sys_socketcall(const SyscallArgs&);
 // Toll's own (sys_toll.cpp), numbered above Linux's range.
 long sys_counter_get(const SyscallArgs&);
 long sys_counter_list(const SyscallArgs&);
+long sys_profile(const SyscallArgs&);
 /// Toll's call 1004: how many TLB entries the caller's present mappings would
 /// need (one per page, contiguous run or block), from a walk of its tables.
 long sys_tlb_reach(const SyscallArgs&);

@@ -24,6 +24,7 @@ using arch::virt_to_phys;
 // pmap.h: the page tables.
 using arch::k_max_page_sizes;
 using arch::k_prot_exec;
+using arch::k_prot_icache_clean;
 using arch::k_prot_none;
 using arch::k_prot_read;
 using arch::k_prot_write;

@@ -5,6 +5,7 @@
 #include "kernel/vm/pageref.h"
 #include "kernel/vm/phys.h"
 #include "kernel/vm/reserv.h"
+#include "kernel/vm/vmobject.h"
 #include "kernel/vm/vmspace_internal.h"
 #include "lib/string.h"
 
@@ -15,6 +16,7 @@ TOLL_COUNTER(g_faults_zero_fill, "vm.faults.zero_fill");
 TOLL_COUNTER(g_faults_refused, "vm.faults.refused");
 TOLL_COUNTER(g_cow_copies, "vm.cow.copies");
 TOLL_COUNTER(g_cow_reuses, "vm.cow.reuses");
+TOLL_COUNTER(g_faults_file, "vm.faults.file");
 
 // A write to the page at @p page of region @p r, mapped read-only to @p pa
 // because fork shares it: the last sharer takes the page back writable in
@@ -69,6 +71,37 @@ uintptr_t reservation_end(VmSpace* space, const Region* r)
     return r->next && r->next->start < limit ? r->next->start : limit;
 }
 
+// A fault on the page at @p page of file mapping @p r, not present: enters
+// the object's page, which is in memory (the object holds it). A shared
+// mapping maps it with the region's rights; a private one read-only, so
+// that a write copies it (at once, for a write fault). Its instruction
+// cache is synced when it is mapped executable unless it is known clean.
+Errno fill_from_object(VmSpace* space, uintptr_t page, Region* r, bool write)
+{
+    size_t index = r->object_page + (page - r->start) / k_page_size;
+    if (index >= r->object->count || !r->object->pages[index]) {
+        g_faults_refused.add();
+        return k_efault; // past the end of the file
+    }
+    PhysAddr pa = r->object->pages[index];
+    if (!pageref_share(pa))
+        return k_enomem;
+    unsigned prot = r->shared ? r->prot : r->prot & ~unsigned(k_prot_write);
+    bool clean = page_icache_clean(pa);
+    if (Errno e = pmap_enter(space->pmap, page, pa, clean ? prot | k_prot_icache_clean : prot);
+        e != k_ok) {
+        pageref_release(pa); // the object still holds it
+        return e;
+    }
+    if ((prot & k_prot_exec) && !(r->shared && (r->prot & k_prot_write)))
+        page_set_icache_clean(pa, true);
+    ++space->resident_pages;
+    g_faults_file.add();
+    if (write && !r->shared)
+        return break_cow(space, page, pa, r);
+    return k_ok;
+}
+
 // vmspace_fault's work; its caller records a failure.
 Errno fault_in(VmSpace* space, uintptr_t address, bool write)
 {
@@ -85,6 +118,8 @@ Errno fault_in(VmSpace* space, uintptr_t address, bool write)
             return pmap_protect(space->pmap, page, page + k_page_size, r->prot);
         return break_cow(space, page, m.value().pa & ~PhysAddr(k_page_size - 1), r);
     }
+    if (r->object)
+        return fill_from_object(space, page, r, write);
     return zero_fill(space, page, r->prot, r, reservation_end(space, r));
 }
 

@@ -6,6 +6,7 @@
 #include "kernel/vm/pageref.h"
 #include "kernel/vm/phys.h"
 #include "kernel/vm/reserv.h"
+#include "kernel/vm/vmobject.h"
 #include "kernel/vm/vmspace_internal.h"
 #include "lib/string.h"
 
@@ -72,9 +73,13 @@ bool fork_page(VmSpace* parent, VmSpace* child, uintptr_t va, unsigned prot, boo
     if (!m)
         return true;
     PhysAddr from = m.value().pa & ~PhysAddr(k_page_size - 1);
+    // The very page the parent maps executable: its instructions were made
+    // visible when that mapping was made (Linux's fork does no cache
+    // maintenance either), so the child's mapping syncs nothing again.
+    unsigned clean = (m.value().prot & k_prot_exec) ? unsigned(k_prot_icache_clean) : 0u;
     if (shared_region) {
         PageShares ref{from, 1};
-        if (!ref.count() || pmap_enter(child->pmap, va, from, prot) != k_ok)
+        if (!ref.count() || pmap_enter(child->pmap, va, from, prot | clean) != k_ok)
             return false;
         ref.keep();
         ++child->resident_pages;
@@ -84,7 +89,7 @@ bool fork_page(VmSpace* parent, VmSpace* child, uintptr_t va, unsigned prot, boo
         PageShares ref{from, 1};
         if (ref.count()) {
             unsigned shared = prot & ~unsigned(k_prot_write);
-            if (pmap_enter(child->pmap, va, from, shared) != k_ok)
+            if (pmap_enter(child->pmap, va, from, shared | clean) != k_ok)
                 return false;
             if ((prot & k_prot_write) &&
                 pmap_protect(parent->pmap, va, va + k_page_size, shared) != k_ok) {
@@ -163,6 +168,10 @@ VmSpace* vmspace_fork(VmSpace* parent)
         copy->end = r->end;
         copy->prot = r->prot;
         copy->shared = r->shared;
+        if ((copy->object = r->object)) {
+            vmobject_hold(copy->object);
+            copy->object_page = r->object_page;
+        }
         child->regions.insert(copy);
         uintptr_t from_va = r->start > shared_to ? r->start : shared_to;
         for (uintptr_t va = pmap_next_mapped(parent->pmap, from_va, r->end); va < r->end;

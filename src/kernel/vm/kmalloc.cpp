@@ -98,7 +98,7 @@ void unlink_partial(Slab* s)
     s->next = s->prev = nullptr;
 }
 
-void* alloc_large(size_t size)
+void* alloc_large(size_t size, bool zero)
 {
     size_t need = size + k_large_header;
     if (need < size)
@@ -113,7 +113,8 @@ void* alloc_large(size_t size)
         g_heap_objects.raise();
     }
     auto* h = static_cast<Large*>(phys_to_virt(pa.value()));
-    memset(h, 0, k_page_size << order);
+    if (zero) // the bytes asked for; the rest of the last 2^order block is never handed out
+        memset(h, 0, k_large_header + size);
     *h = {k_large_magic, order};
     return reinterpret_cast<uint8_t*>(h) + k_large_header;
 }
@@ -160,7 +161,21 @@ void free_page(void* page)
     phys_allocator().free(virt_to_phys(page), 0);
 }
 
-void* kmalloc(size_t size)
+void* alloc_pages_unzeroed(unsigned order)
+{
+    if (fail_alloc_now())
+        return nullptr;
+    Result<PhysAddr> pa = phys_allocator().alloc(order);
+    return pa ? phys_to_virt(pa.value()) : nullptr;
+}
+
+void free_pages(void* pages, unsigned order)
+{
+    phys_allocator().free(virt_to_phys(pages), order);
+}
+
+namespace {
+void* allocate(size_t size, bool zero)
 {
     g_kmalloc_calls.add();
     if (fail_alloc_now()) {
@@ -171,7 +186,7 @@ void* kmalloc(size_t size)
     while (c < k_classes && k_class_sizes[c] < size)
         ++c;
     if (c == k_classes) {
-        void* p = alloc_large(size);
+        void* p = alloc_large(size, zero);
         if (!p)
             g_kmalloc_failures.add();
         return p;
@@ -196,8 +211,20 @@ void* kmalloc(size_t size)
             unlink_partial(s);
         g_heap_objects.raise();
     }
-    memset(block, 0, k_class_sizes[c]); // ours alone now: no lock needed
+    if (zero)
+        memset(block, 0, k_class_sizes[c]); // ours alone now: no lock needed
     return block;
+}
+} // namespace
+
+void* kmalloc(size_t size)
+{
+    return allocate(size, true);
+}
+
+void* kmalloc_unzeroed(size_t size)
+{
+    return allocate(size, false);
 }
 
 void kfree(void* p)

@@ -10,6 +10,11 @@ namespace toll::vm {
 /// Returns nullptr when memory is short (or fail.alloc= injected a failure).
 [[nodiscard]] void* kmalloc(size_t size);
 
+/// kmalloc without the zeroing, for a big object that is written before it
+/// is read (exec's argument buffers: zeroing 64 KB would cost more than the
+/// rest of exec).
+[[nodiscard]] void* kmalloc_unzeroed(size_t size);
+
 /// Frees memory from kmalloc. nullptr is ignored.
 void kfree(void* p);
 
@@ -28,6 +33,15 @@ void kmalloc_reset_for_tests();
 /// Frees a page from alloc_page().
 void free_page(void* page);
 
+/// Allocates 2^@p order physical pages, contiguous, left as they were (not
+/// zeroed: for memory whose every byte is written before it is read, such as
+/// a kernel stack), returning their kernel address; nullptr when memory is
+/// short (or the fault injector says so, as for kmalloc).
+[[nodiscard]] void* alloc_pages_unzeroed(unsigned order);
+
+/// Frees pages from alloc_pages_unzeroed(@p order).
+void free_pages(void* pages, unsigned order);
+
 } // namespace toll::vm
 
 namespace toll {
@@ -39,7 +53,22 @@ T* make(Args&&... args)
     return p ? new (p) T(static_cast<Args&&>(args)...) : nullptr;
 }
 
-/// Destroys and frees an object from make().
+/// make() on memory that is not zeroed first: the members without an
+/// initializer hold whatever was there (kmalloc_unzeroed).
+template <typename T, typename... Args>
+T* make_unzeroed(Args&&... args)
+{
+    void* p = vm::kmalloc_unzeroed(sizeof(T));
+    if (!p)
+        return nullptr;
+    // Default-initialized (`new T`, not `new T()`, which would zero it all).
+    if constexpr (sizeof...(Args) == 0)
+        return new (p) T;
+    else
+        return new (p) T(static_cast<Args&&>(args)...);
+}
+
+/// Destroys and frees an object from make() or make_unzeroed().
 template <typename T>
 void destroy(T* p)
 {

@@ -5,6 +5,7 @@
 // keep with the address spaces' locks.
 #include "kernel/vm/pageref.h"
 #include "kernel/vm/phys.h"
+#include "kernel/vm/vmobject.h"
 #include "lib/string.h"
 
 namespace toll::vm {
@@ -13,7 +14,9 @@ namespace {
 constexpr unsigned k_max_count = 0xffff;
 
 uint16_t* g_counts;
+uint8_t* g_flags; // per page: k_flag_*
 PhysAddr g_lo, g_hi;
+constexpr uint8_t k_flag_icache_clean = 1, k_flag_writable_shared = 2;
 
 uint16_t* slot(PhysAddr pa)
 {
@@ -33,8 +36,17 @@ Errno pageref_init(PhysAddr lo, PhysAddr hi)
     if (order > PhysAllocator::k_max_order)
         return k_enomem; // more than the largest block the allocator has
     PhysAddr table = TRY(phys_allocator().alloc(order));
+    uint64_t flag_bytes = (hi - lo) / k_page_size;
+    unsigned flag_order = PhysAllocator::order_for(flag_bytes);
+    Result<PhysAddr> flags = phys_allocator().alloc(flag_order);
+    if (!flags) {
+        phys_allocator().free(table, order);
+        return flags.error();
+    }
     g_counts = static_cast<uint16_t*>(phys_to_virt(table));
     memset(g_counts, 0, k_page_size << order);
+    g_flags = static_cast<uint8_t*>(phys_to_virt(flags.value()));
+    memset(g_flags, 0, k_page_size << flag_order);
     g_lo = lo;
     g_hi = hi;
     return k_ok;
@@ -85,6 +97,41 @@ unsigned pageref_release(PhysAddr pa)
         next = n <= 1 ? 0 : uint16_t(n - 1);
     } while (!__atomic_compare_exchange_n(c, &n, next, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
     return next;
+}
+
+bool page_icache_clean(PhysAddr pa)
+{
+    if (!g_flags || pa < g_lo || pa >= g_hi)
+        return false;
+    uint8_t f = __atomic_load_n(&g_flags[(pa - g_lo) / k_page_size], __ATOMIC_ACQUIRE);
+    return f == k_flag_icache_clean;
+}
+
+namespace {
+void change_flags(PhysAddr pa, uint8_t set, uint8_t clear)
+{
+    if (!g_flags || pa < g_lo || pa >= g_hi)
+        return;
+    uint8_t* f = &g_flags[(pa - g_lo) / k_page_size];
+    __atomic_fetch_and(f, uint8_t(~clear), __ATOMIC_ACQ_REL);
+    __atomic_fetch_or(f, set, __ATOMIC_ACQ_REL);
+}
+} // namespace
+
+void page_set_icache_clean(PhysAddr pa, bool clean)
+{
+    if (clean)
+        change_flags(pa, k_flag_icache_clean, 0);
+    else
+        change_flags(pa, 0, k_flag_icache_clean);
+}
+
+void page_set_writable_shared(PhysAddr pa, bool writable)
+{
+    if (writable)
+        change_flags(pa, k_flag_writable_shared, k_flag_icache_clean);
+    else
+        change_flags(pa, 0, k_flag_writable_shared | k_flag_icache_clean);
 }
 
 } // namespace toll::vm

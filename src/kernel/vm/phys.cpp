@@ -163,6 +163,10 @@ Optional<PhysAddr> PhysAllocator::free_block_containing(const Range& r, PhysAddr
             *order = h->order;
             return head;
         }
+        // A free block that ends before pa: a bigger one holding pa would
+        // start at or below head and hold this one too, and free blocks
+        // never overlap. None holds pa.
+        break;
     }
     return {};
 }
@@ -352,12 +356,14 @@ Result<PhysAddr> PhysAllocator::alloc(unsigned order, bool may_reclaim)
         // Out of blocks this big: let the reclaim hook (superpage
         // reservations) give pages back, one reservation at a time, until
         // they coalesce into one or it has nothing left to give.
-        if (!may_reclaim || !m_reclaim) {
+        if (!may_reclaim || (!m_reclaim && !m_cache_reclaim)) {
             g_failures.add();
             return k_enomem;
         }
         g_phys_lock.unlock(); // the hook frees pages: free() takes the lock
-        size_t reclaimed = m_reclaim();
+        size_t reclaimed = m_reclaim ? m_reclaim() : 0;
+        if (reclaimed == 0 && m_cache_reclaim)
+            reclaimed = m_cache_reclaim();
         g_phys_lock.lock();
         if (reclaimed == 0) {
             g_failures.add();

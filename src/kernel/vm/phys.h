@@ -124,6 +124,10 @@ class PhysAllocator {
     /// default) for none.
     void set_reclaim_hook(size_t (*reclaim)()) { m_reclaim = reclaim; }
 
+    /// Sets a second hook, asked when the first gives nothing back: a cache
+    /// of pages that can be dropped (the page cache's clean pages).
+    void set_cache_reclaim_hook(size_t (*reclaim)()) { m_cache_reclaim = reclaim; }
+
     /// The number of pages now free.
     size_t free_pages() const { return m_free_pages; }
 
@@ -201,6 +205,7 @@ class PhysAllocator {
     size_t m_free_pages = 0;
     size_t m_total_pages = 0;
     size_t (*m_reclaim)() = nullptr;
+    size_t (*m_cache_reclaim)() = nullptr;
 };
 
 /// The kernel's one physical allocator, fed by the boot code from the memory map.

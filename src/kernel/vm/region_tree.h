@@ -8,15 +8,19 @@
 
 namespace toll::vm {
 
+struct VmObject;
+
 /// A contiguous, page-aligned range of user addresses with the same rights.
 /// Regions of one space never overlap.
 struct Region {
     uintptr_t start;
     uintptr_t end; ///< exclusive
     unsigned prot;
-    bool shared = false;    ///< MAP_SHARED: fork maps the same pages, never copy-on-write
-    Region* next = nullptr; ///< the next region up (sorted list)
-    Region* prev = nullptr; ///< the next region down
+    bool shared = false;        ///< MAP_SHARED: fork maps the same pages, never copy-on-write
+    VmObject* object = nullptr; ///< a file mapping's pages (vmobject.h); nullptr: anonymous
+    size_t object_page = 0;     ///< the index in object of the page at start
+    Region* next = nullptr;     ///< the next region up (sorted list)
+    Region* prev = nullptr;     ///< the next region down
 
     // Tree links and the values each node keeps about its subtree.
     Region* left = nullptr;

@@ -6,6 +6,7 @@
 #include "kernel/vm/pageref.h"
 #include "kernel/vm/phys.h"
 #include "kernel/vm/reserv.h"
+#include "kernel/vm/vmobject.h"
 #include "kernel/vm/vmspace_internal.h"
 
 namespace toll::vm {
@@ -58,6 +59,10 @@ Errno split_at(VmSpace* space, uintptr_t at)
     tail->end = r->end;
     tail->prot = r->prot;
     tail->shared = r->shared;
+    if ((tail->object = r->object)) {
+        vmobject_hold(tail->object);
+        tail->object_page = r->object_page + (at - r->start) / k_page_size;
+    }
     r->end = at;
     space->regions.end_changed(r);
     space->regions.insert(tail);
@@ -166,6 +171,8 @@ void vmspace_destroy(VmSpace* space)
         Region* next = r->next;
         // Whole regions: no superpage straddles one, so nothing to demote.
         (void)free_pages(space, r->start, r->end);
+        if (r->object)
+            vmobject_drop(r->object);
         destroy(r); // the whole set goes: no need to keep the tree balanced
         r = next;
     }
@@ -199,6 +206,8 @@ Errno vmspace_unmap(VmSpace* space, uintptr_t start, size_t length)
     for (Region* r = space->regions.first_ending_after(start); r && r->start < end;) {
         Region* next = r->next;
         space->regions.erase(r);
+        if (r->object)
+            vmobject_drop(r->object);
         destroy(r);
         r = next;
     }
@@ -228,7 +237,7 @@ Errno vmspace_grow(VmSpace* space, uintptr_t end, size_t length, unsigned prot)
     if (!range_ok(end, length))
         return k_einval;
     Region* r = end > 0 ? space->regions.find(end - 1) : nullptr;
-    if (r && r->end == end && r->prot == prot && !r->shared &&
+    if (r && r->end == end && r->prot == prot && !r->shared && !r->object &&
         !(r->next && r->next->start < end + length)) {
         r->end = end + length; // in place: one heap region, however many steps
         space->regions.end_changed(r);

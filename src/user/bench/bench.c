@@ -14,7 +14,7 @@
 
 enum {
     k_list_size = 16 * 1024, /* room for every "name value" line */
-    k_pool_size = 4096,      /* room for every counter name */
+    k_pool_size = 6144,      /* room for every counter name */
     k_baseline_rounds = 3,   /* empty spans whose cheapest sets the overhead */
 };
 
@@ -26,6 +26,9 @@ static char g_pool[k_pool_size];                /* the names, each ending in '\0
 static const char* g_names[BENCH_MAX_COUNTERS]; /* into g_pool */
 /* Events that a begin/end pair causes by itself (its counter_get calls). */
 static int64_t g_overhead[BENCH_MAX_COUNTERS];
+/* Whether the kernel samples (booted with profile.us=): each span is then
+ * profiled, the timed loop alone (tools/bench --profile). */
+static int g_profiling;
 
 void bench_fail(const char* fmt, ...)
 {
@@ -56,13 +59,33 @@ static void snapshot(uint64_t* values)
 void bench_begin(struct BenchSpan* span)
 {
     snapshot(span->before);
+    if (g_profiling)
+        profile(1);
     span->start = bench_clock();
 }
 
 void bench_end(struct BenchSpan* span)
 {
     span->end = bench_clock();
+    if (g_profiling)
+        profile(0);
     snapshot(span->after);
+}
+
+void bench_span_clear(struct BenchSpan* total)
+{
+    memset(total, 0, sizeof *total);
+    /* bench_report subtracts one snapshot's events: the sum below already
+     * has them subtracted, so give one back. */
+    for (int i = 0; i < g_count; ++i)
+        total->after[i] = (uint64_t)g_overhead[i];
+}
+
+void bench_span_add(struct BenchSpan* total, const struct BenchSpan* one)
+{
+    total->end += one->end - one->start;
+    for (int i = 0; i < g_count; ++i)
+        total->after[i] += one->after[i] - one->before[i] - (uint64_t)g_overhead[i];
 }
 
 void bench_init(const char* program)
@@ -104,6 +127,7 @@ void bench_init(const char* program)
         line = end + 1;
     }
     munmap(list, k_list_size);
+    g_profiling = profile(0) == 0;
     /* The snapshots are system calls that copy in and out, so they move
      * counters themselves; an empty span shows by how much. A timer tick can
      * land inside one empty span, so the cheapest of a few is taken. */

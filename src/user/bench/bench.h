@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 /** The most counters a snapshot holds; the kernel has a few dozen. */
-enum { BENCH_MAX_COUNTERS = 128 };
+enum { BENCH_MAX_COUNTERS = 192 };
 
 /** Counter deltas are reported in events per this many operations. */
 enum { BENCH_PER = 1000 };
@@ -54,6 +54,15 @@ void bench_begin(struct BenchSpan* span);
 
 /** Reads the clock, then snapshots the counters. Call right after the loop. */
 void bench_end(struct BenchSpan* span);
+
+/**
+ * For an operation timed one at a time between untimed preparations: an
+ * empty total (after bench_init), and the sum of finished spans added to it
+ * one by one, with each span's snapshot events taken out. bench_report() of
+ * the total then gives instructions and events per operation.
+ */
+void bench_span_clear(struct BenchSpan* total);
+void bench_span_add(struct BenchSpan* total, const struct BenchSpan* one);
 
 /** Instructions per operation of a finished span: (end - start) / @p ops, rounded. */
 uint64_t bench_per_op(const struct BenchSpan* span, uint64_t ops);

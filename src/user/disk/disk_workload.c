@@ -7,6 +7,8 @@
  *   disk_workload hostile  on a damaged image: every read of damage fails
  *                          with an error, and the kernel lives on
  *   disk_workload absent   on an image the kernel refused: /mnt is not there
+ *   disk_workload exec-child  what the copy of this program on the disk runs
+ *                          as: exits with status 42
  *   disk_workload crash N  N files, each written, fsynced, renamed into place
  *                          and fsynced again, then announced on a line
  *                          "SYNCED name size" (the crash tests cut the power
@@ -15,7 +17,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <toll/toll.h>
 #include <toll/utest.h>
 
 /* The byte at offset i of file number n: a pattern no two files share. */
@@ -86,6 +92,160 @@ static int count_entries(const char* path)
     return failed ? -1 : n;
 }
 
+static unsigned long long counter(const char* name)
+{
+    unsigned long long v = 0;
+    if (counter_get(name, &v) != 0)
+        return 0;
+    return v;
+}
+
+/* Copies the ramdisk's /bin/disk_workload to @p path with mode 0755. */
+static int copy_self(const char* path)
+{
+    int in = open("/bin/disk_workload", O_RDONLY);
+    int out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+    if (in < 0 || out < 0)
+        return -1;
+    static char buf[4096];
+    ssize_t n;
+    while ((n = read(in, buf, sizeof buf)) > 0)
+        if (write(out, buf, (size_t)n) != n)
+            return -1;
+    close(in);
+    return close(out) == 0 && n == 0 ? 0 : -1;
+}
+
+/* Runs @p path exec-child in a child; its exit status, or -1. */
+static int run_child(const char* path)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        char* const argv[] = {(char*)"disk_workload", (char*)"exec-child", NULL};
+        char* const envp[] = {NULL};
+        execve(path, argv, envp);
+        _exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+        return -1;
+    return WEXITSTATUS(status);
+}
+
+/* The page cache, file mappings and exec from the disk. */
+static void pages(void)
+{
+    /* A second read of a file comes from the cache: hits, no misses. */
+    CHECK_EQ(write_file("/mnt/data/cached", 5, 64 * 1024), 0);
+    CHECK_MSG(file_matches("/mnt/data/cached", 5, 64 * 1024), "a file reads back");
+    unsigned long long hits = counter("pagecache.hits"), misses = counter("pagecache.misses");
+    CHECK_MSG(file_matches("/mnt/data/cached", 5, 64 * 1024), "a cached file reads back");
+    CHECK_MSG(counter("pagecache.misses") == misses, "a second read misses nothing");
+    CHECK_MSG(counter("pagecache.hits") >= hits + 64 * 1024 / (unsigned long long)getpagesize(),
+              "a second read hits every page");
+
+    long page = getpagesize();
+    int fd = open("/mnt/data/cached", O_RDWR);
+    CHECK(fd >= 0);
+    /* MAP_PRIVATE: the file's bytes; a write is the process's own. */
+    unsigned char* p = mmap(NULL, 64 * 1024, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    CHECK(p != MAP_FAILED);
+    CHECK_MSG(p[0] == pattern(5, 0) && p[40000] == pattern(5, 40000), "MAP_PRIVATE maps the file");
+    p[1] = (unsigned char)~pattern(5, 1);
+    unsigned char b = 0;
+    CHECK_EQ(pread(fd, &b, 1, 1), 1);
+    CHECK_MSG(b == pattern(5, 1), "a write to MAP_PRIVATE leaves the file alone");
+    CHECK_EQ(munmap(p, 64 * 1024), 0);
+    /* MAP_SHARED: a write is the file's at once (the same page), and
+     * another process's; msync makes it durable (the host checks). */
+    p = mmap(NULL, 64 * 1024, PROT_READ | PROT_WRITE, MAP_SHARED, fd, page);
+    CHECK(p != MAP_FAILED);
+    CHECK_MSG(p[0] == pattern(5, (size_t)page), "MAP_SHARED at an offset maps the file there");
+    memcpy(p + 100, "shared write", 12);
+    char text[12];
+    CHECK_EQ(pread(fd, text, 12, page + 100), 12);
+    CHECK_MSG(memcmp(text, "shared write", 12) == 0, "read sees a MAP_SHARED write at once");
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(memcmp(p + 100, "shared write", 12) == 0 && (p[200] = 'C') == 'C' ? 0 : 1);
+    int status = -1;
+    CHECK(waitpid(pid, &status, 0) == pid && status == 0);
+    CHECK_MSG(p[200] == 'C', "a child's write to MAP_SHARED is the parent's");
+    CHECK_EQ(pwrite(fd, "by write", 8, page + 300), 8);
+    CHECK_MSG(memcmp(p + 300, "by write", 8) == 0, "a mapping sees write() at once");
+    unsigned long long writebacks = counter("pagecache.writebacks");
+    CHECK_EQ(msync(p, 64 * 1024, MS_SYNC), 0);
+    CHECK_MSG(counter("pagecache.writebacks") > writebacks, "msync writes the shared pages back");
+    CHECK_ERR(msync(p + 1, 100, MS_SYNC), EINVAL);
+    CHECK_ERR(msync(p, 100, MS_SYNC | MS_ASYNC), EINVAL);
+    CHECK_EQ(munmap(p, 64 * 1024), 0);
+    close(fd);
+    /* statfs and /proc/mounts (what df and mount read). */
+    struct statfs sf;
+    CHECK_EQ(statfs("/mnt/data", &sf), 0);
+    CHECK_MSG(sf.f_type == 0xEF53 && sf.f_bsize == 1024 && sf.f_blocks > sf.f_bfree &&
+                  sf.f_bfree > 0 && sf.f_files > sf.f_ffree,
+              "statfs reports ext2's magic and the superblock's counts");
+    int mounts = open("/proc/mounts", O_RDONLY);
+    char table[256] = {0};
+    CHECK(mounts >= 0 && read(mounts, table, sizeof table - 1) > 0);
+    CHECK_MSG(strstr(table, " /mnt ext2 rw") != NULL, "/proc/mounts lists the disk");
+    close(mounts);
+    /* Linux's refusals. */
+    fd = open("/mnt/data/cached", O_RDONLY);
+    CHECK_ERR((long)mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), EACCES);
+    CHECK(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0) != MAP_FAILED);
+    close(fd);
+    fd = open("/mnt/data/cached", O_WRONLY);
+    CHECK_ERR((long)mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0), EACCES);
+    close(fd);
+    CHECK_ERR((long)mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, 99, 0), EBADF);
+
+    /* exec of a program stored on the disk: its text mapped from the page
+     * cache (not copied); a second exec maps the cached pages again and,
+     * on arm64, syncs no instruction-cache page a first exec synced. */
+    CHECK_EQ(mkdir("/mnt/bin", 0755), 0);
+    CHECK_EQ(copy_self("/mnt/bin/dw"), 0);
+    unsigned long long mapped = counter("proc.exec.file_pages_mapped");
+    unsigned long long syncs0 = counter("vm.pmap.icache_syncs");
+    CHECK_EQ(run_child("/mnt/bin/dw"), 42);
+    unsigned long long syncs1 = counter("vm.pmap.icache_syncs");
+    CHECK_MSG(counter("proc.exec.file_pages_mapped") > mapped, "exec maps the disk's text pages");
+    misses = counter("pagecache.misses");
+    CHECK_EQ(run_child("/mnt/bin/dw"), 42);
+    unsigned long long syncs2 = counter("vm.pmap.icache_syncs");
+    CHECK_MSG(counter("pagecache.misses") == misses, "a second exec reads nothing from the disk");
+    CHECK_MSG(syncs2 - syncs1 < syncs1 - syncs0 || syncs1 == syncs0,
+              "a second exec syncs fewer instruction-cache pages");
+    CHECK_EQ(run_child("/mnt/data/cached"), 127); /* mode 0644, no execute bit: EACCES */
+    utest_line("pages: syncs %llu then %llu", syncs1 - syncs0, syncs2 - syncs1);
+
+    /* A working directory on the disk: relative paths are the disk's. */
+    char cwd[64];
+    CHECK_EQ(chdir("/mnt/data"), 0);
+    CHECK_MSG(getcwd(cwd, sizeof cwd) && strcmp(cwd, "/mnt/data") == 0, "getcwd on the disk");
+    struct stat st;
+    CHECK_EQ(stat("cached", &st), 0);
+    CHECK_MSG(S_ISREG(st.st_mode) && st.st_size == 64 * 1024, "stat of a relative path on the disk");
+    CHECK_EQ(mkdir("sub", 0755), 0);
+    CHECK_EQ(chdir("./sub/"), 0);
+    CHECK_MSG(getcwd(cwd, sizeof cwd) && strcmp(cwd, "/mnt/data/sub") == 0, "chdir goes down");
+    fd = open("here", O_WRONLY | O_CREAT, 0644);
+    CHECK(fd >= 0 && write(fd, "x", 1) == 1);
+    close(fd);
+    CHECK_EQ(access("/mnt/data/sub/here", F_OK), 0);
+    CHECK_EQ(chdir(".."), 0);
+    CHECK_MSG(getcwd(cwd, sizeof cwd) && strcmp(cwd, "/mnt/data") == 0, "chdir .. comes up");
+    CHECK_EQ(run_child("../bin/dw"), 42);
+    CHECK_EQ(unlink("sub/here"), 0);
+    CHECK_EQ(rmdir("sub"), 0);
+    CHECK_ERR(chdir("cached"), ENOTDIR);
+    CHECK_ERR(chdir("absent"), ENOENT);
+    CHECK_EQ(chdir("/"), 0);
+    CHECK_MSG(getcwd(cwd, sizeof cwd) && strcmp(cwd, "/") == 0, "chdir / is the tree again");
+    CHECK_ERR(stat("cached", &st), ENOENT);
+}
+
 static int workload(void)
 {
     char buf[128];
@@ -145,6 +305,21 @@ static int workload(void)
     CHECK_MSG(file_matches("/mnt/data/long.sym", 2, 40 * 1024), "a slow symbolic link is followed");
     CHECK_EQ(readlink("/mnt/data/long.sym", buf, sizeof buf), (ssize_t)strlen(k_long));
     CHECK_MSG(memcmp(buf, k_long, strlen(k_long)) == 0, "readlink gives the target");
+    /* stat, lstat, fstat of the disk's files. */
+    struct stat st, fst;
+    CHECK_EQ(lstat("/mnt/data/short.sym", &st), 0);
+    CHECK_MSG(S_ISLNK(st.st_mode) && st.st_size == 5, "lstat sees the symbolic link");
+    CHECK_EQ(stat("/mnt/data/short.sym", &st), 0);
+    CHECK_MSG(S_ISREG(st.st_mode) && st.st_size == 100 && st.st_nlink == 2,
+              "stat follows it to the file, with its two names");
+    fd = open("/mnt/data/small", O_RDONLY);
+    CHECK_EQ(fstat(fd, &fst), 0);
+    CHECK_MSG(fst.st_ino == st.st_ino && fst.st_dev == st.st_dev && fst.st_size == 100,
+              "fstat names the same inode");
+    close(fd);
+    CHECK_EQ(stat("/mnt/data", &st), 0);
+    CHECK_MSG(S_ISDIR(st.st_mode), "a directory of the disk stats as one");
+    CHECK_ERR(stat("/mnt/data/absent", &st), ENOENT);
     CHECK_EQ(symlink("loop.b", "/mnt/data/loop.a"), 0);
     CHECK_EQ(symlink("loop.a", "/mnt/data/loop.b"), 0);
     CHECK_ERR(open("/mnt/data/loop.a", O_RDONLY), ELOOP);
@@ -205,6 +380,7 @@ static int workload(void)
     CHECK_MSG(buf[3] == pattern(1, 3), "an unlinked open file still reads");
     close(fd);
 
+    pages();
     sync();
     utest_line("workload done");
     return utest_done();
@@ -280,6 +456,8 @@ int main(int argc, char** argv)
         return crash(atoi(argv[2]));
     if (argc > 1 && strcmp(argv[1], "hostile") == 0)
         return hostile();
+    if (argc > 1 && strcmp(argv[1], "exec-child") == 0)
+        return 42;
     if (argc > 1 && strcmp(argv[1], "absent") == 0)
         return absent();
     return workload();

@@ -4,6 +4,7 @@
 // checker; interrupt masking is recorded so that a store made with
 // interrupts on inside a break-before-make sequence shows.
 #include "pmap_world.h"
+#include "arch/arm64/asid.h"
 
 namespace pmap_world {
 
@@ -40,10 +41,22 @@ void store_entry(uint64_t* slot, uint64_t value)
     *slot = value;
 }
 
-void invalidate_range(uint64_t va, uint64_t length)
+// One shootdown: a single page counts as a TLBI by page, anything longer as
+// a range (the real one may turn it into a whole-ASID flush, which covers it).
+void invalidate_range(unsigned, uint64_t va, uint64_t length, bool)
 {
+    if (length == k_page) {
+        ++g_log.tlbi_pages;
+        g_bbm.on_tlbi(va);
+        return;
+    }
     ++g_log.tlbi_ranges;
     g_bbm.on_tlbi_range(va, length);
+}
+
+size_t shootdown_ceiling()
+{
+    return 64;
 }
 
 void sync_icache_range(const void* start, size_t length)
@@ -54,22 +67,24 @@ void sync_icache_range(const void* start, size_t length)
 } // namespace toll::arm64
 
 // ASIDs (arch/arm64/asid.h), modelled conservatively: every activation
-// empties the TLB, as a switch without ASIDs does.
+// empties the TLB, as a switch without ASIDs does, and a pmap that ran once
+// has its entries invalidated whenever they change, live or not.
 namespace toll::arm64::asid {
 
-void activate(PhysAddr l1_phys, uint64_t&)
+void activate(PhysAddr l1_phys, uint64_t& context)
 {
+    context = 1;
     set_user_table(l1_phys);
+}
+
+unsigned tlb_tag(uint64_t context)
+{
+    return context ? 1 : k_tag_none;
 }
 
 void activate_none()
 {
     set_user_table(k_empty_user_table);
-}
-
-void forget(uint64_t& context)
-{
-    context = 0;
 }
 
 void release(uint64_t& context)

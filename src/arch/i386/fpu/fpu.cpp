@@ -26,7 +26,7 @@ TOLL_COUNTER(g_restores, "fpu.restores");
 TOLL_COUNTER(g_clean_calls, "fpu.clean_calls");
 
 Config g_config;
-arch::ThreadContext* g_owner;
+PerCpuOwner g_owner;
 uint32_t g_mxcsr_mask;
 
 namespace {

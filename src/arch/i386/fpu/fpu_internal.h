@@ -2,6 +2,7 @@
 // cleaning strategies, the restore paths and the counters.
 #pragma once
 #include "kernel/kern/counters.h"
+#include "kernel/kern/cpu.h"
 #include "machine/context.h"
 #include <stdint.h>
 
@@ -111,7 +112,25 @@ void take_ownership(RestoreFn restore);
 
 extern Counter g_dna_traps, g_saves, g_restores, g_clean_calls;
 
-/// The FPU owner (fpu.cpp); nullptr when CR0.TS is set.
-extern arch::ThreadContext* g_owner;
+/// The FPU owner of the CPU that reads it (fpu.cpp); nullptr when CR0.TS is
+/// set there. One slot per CPU (by Cpu::id), read and written as if it were
+/// one pointer: a thread's registers can be live only on the CPU it runs on,
+/// since every switch saves the outgoing owner's (switch_threads), so a
+/// thread that moves to another CPU finds its state in memory, and no CPU
+/// ever needs another's registers.
+struct PerCpuOwner {
+    arch::ThreadContext* slot[k_max_cpus];
+    static unsigned here()
+    {
+        return static_cast<unsigned>(arch::cpu_local_word<offsetof(Cpu, id)>());
+    }
+    operator arch::ThreadContext*() const { return slot[here()]; }
+    PerCpuOwner& operator=(arch::ThreadContext* owner)
+    {
+        slot[here()] = owner;
+        return *this;
+    }
+};
+extern PerCpuOwner g_owner;
 
 } // namespace toll::i386::fpu

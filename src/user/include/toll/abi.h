@@ -14,6 +14,7 @@ enum {
     TOLL_SYS_check_isolation = 1003, /**< i386: check every user directory's isolation */
     TOLL_SYS_tlb_reach = 1004,       /**< TLB entries the caller's mappings need */
     TOLL_SYS_fail_alloc = 1005,      /**< steer the memory fault injector */
+    TOLL_SYS_profile = 1006,         /**< start (1) or stop (0) the kernel's sampling profiler */
 };
 
 #endif

@@ -50,4 +50,15 @@ static inline long fail_alloc(unsigned long every, unsigned long seed)
     return syscall(TOLL_SYS_fail_alloc, every, seed);
 }
 
+/**
+ * Start (@p on non-zero) or stop the kernel's sampling profiler: stopping
+ * prints the program counters sampled since the start on the console, as
+ * PROFILE records (tools/bench --profile). Returns 0, or -1 with errno ENODEV
+ * when the kernel was booted without profile.us=, ENOSYS on Linux.
+ */
+static inline long profile(int on)
+{
+    return syscall(TOLL_SYS_profile, on);
+}
+
 #endif /* TOLL_TOLL_H */
