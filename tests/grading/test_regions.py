@@ -171,7 +171,7 @@ def held(rel, lab, edit):
 
 MACRO_END = '    "fildl %[dummy]\\n\\t"   /* FOP, FIP, FDP now name this kernel instruction and datum */'
 BODY = "    g_owner = &me;\n"
-ASM_LINE = "    movl %eax, %ss:SCRATCH\n"
+ASM_LINE = "    pushl %ss:\\depth - 20(%eax)         # eip\n"
 
 
 class RegionKinds(unittest.TestCase):

@@ -24,7 +24,7 @@
 /* offsetof(toll::Cpu, port_word) (kernel/kern/cpu.h), read as %fs:CPU_PORT_WORD. */
 #define CPU_PORT_WORD 8
 /* offsetof(toll::Counter, value) (kernel/kern/counters.h). */
-#define COUNTER_VALUE 4
+#define COUNTER_VALUE 8
 /* Trap vectors (trap.h): the page fault (Intel SDM Vol. 3, 6.15) and the
    system-call gate, int $0x80. */
 #define VEC_PAGE_FAULT 14

@@ -91,7 +91,7 @@ long sys_set_thread_area(const SyscallArgs& a)
         return -k_efault;
     proc::Thread* t = proc::current();
     t->context.tls = tls;
-    t->exit_work |= proc::k_exit_check_frame; // a saved selector may name what just went
+    proc::exit_work_set(*t, proc::k_exit_check_frame); // a saved selector may name what just went
     gdt_set_user_tls(tls);
     // A segment register of this thread may hold the TLS selector of a slot
     // just emptied: the check of every frame on its way back to user mode

@@ -37,9 +37,13 @@
 # Adds one to a 64-bit kernel counter (only while the kernel's CR3 is loaded).
 # Through %ss, which in kernel mode always holds the kernel's flat data
 # segment: the counter may be bumped while %ds still holds the user's.
+# Each half's add is locked, so that another CPU's add between them is not
+# lost; the pair is not one atomic step, but each CPU's carry goes into the
+# high half with its own ADC, so the sum comes out whole (a reader between
+# the two may see the low half's wrap without its carry, once in 2^32).
 .macro count counter
-    addl $1, %ss:\counter + COUNTER_VALUE
-    adcl $0, %ss:\counter + COUNTER_VALUE + 4
+    lock addl $1, %ss:\counter + COUNTER_VALUE
+    lock adcl $0, %ss:\counter + COUNTER_VALUE + 4
 .endm
 
 # Saves the registers below the hardware frame and loads the kernel's data

@@ -1,7 +1,16 @@
 // Event counters: named 64-bit counts of the things that cost cycles on real
 // hardware (CR3 loads, TLB flushes, traps, FPU saves, ...). Code that pays a
 // toll bumps its counter at the place it pays.
+//
+// On several CPUs two of them may bump one counter at once, and an
+// interrupt may bump it between a thread's load and store on one: a plain
+// `value += n` (a load, an add, a store) would lose one of the two. Every
+// update is the port's counter_add instead (machine/counter_add.h): two
+// locked adds on i386, one atomic add on arm64. The hottest counts, bumped
+// on every trap or switch, are each CPU's own instead (TOLL_CPU_COUNTER,
+// summed when read), which needs no atomic at all.
 #pragma once
+#include "kernel/arch/counter_add.h"
 #include "kernel/kern/section.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -15,16 +24,23 @@ struct Counter {
     /// spell it.
     const char* name;
     /// The events counted since boot (for a gauge: the amount it holds now).
-    uint64_t value;
+    /// Aligned to its size: i386 aligns a uint64_t member to 4 bytes only,
+    /// and LOCK CMPXCHG8B across a cache line would be one bus lock each.
+    alignas(8) uint64_t value;
     /// For a gauge computed when read: the function that computes it; nullptr
     /// for everything else.
     uint64_t (*compute)() = nullptr;
 
-    /// Counts @p n more events.
-    void add(uint64_t n = 1) { value += n; }
+    /// Counts @p n more events, atomically (no concurrent add is lost).
+    void add(uint64_t n = 1) { arch::counter_add(&value, n); }
 
     /// What the counter says now: its count, or a computed gauge's amount.
-    uint64_t read() const { return compute ? compute() : value; }
+    /// (One atomic load: i386 reads the two halves of a 64-bit word apart,
+    /// and another CPU's add between them would show a value never held.)
+    uint64_t read() const
+    {
+        return compute ? compute() : __atomic_load_n(&value, __ATOMIC_RELAXED);
+    }
 };
 
 /// A gauge: a present amount (page tables in use, pages free) or a setting,
@@ -36,11 +52,11 @@ struct Counter {
 /// vm.reserv.fullpop), so that no bookkeeping can drift from the truth.
 struct Gauge : Counter {
     /// Says the level is now @p amount (a size just measured).
-    void set(uint64_t amount) { value = amount; }
+    void set(uint64_t amount) { __atomic_store_n(&value, amount, __ATOMIC_RELAXED); }
     /// The level went up by @p n (a page reserved, an object allocated).
-    void raise(uint64_t n = 1) { value += n; }
+    void raise(uint64_t n = 1) { arch::counter_add(&value, n); }
     /// The level went down by @p n; it must not fall below zero.
-    void lower(uint64_t n = 1) { value -= n; }
+    void lower(uint64_t n = 1) { arch::counter_add(&value, -n); } // mod 2^64, as the sum wraps
     /// Deleted: a gauge counts no events, so Counter::add would mislead.
     void add(uint64_t) = delete;
 };

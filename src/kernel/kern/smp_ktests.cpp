@@ -1,6 +1,8 @@
 // The CPUs a port started: inter-processor interrupts reach the CPU they are
-// sent to and are counted on both ends, and every CPU's own clock ticks.
+// sent to and are counted on both ends, every CPU's own clock ticks, and
+// the event counters lose no add when every CPU bumps one at once.
 #include "kernel/arch/cpu.h"
+#include "kernel/kern/counters.h"
 #include "kernel/kern/cpu.h"
 #include "kernel/kern/ipi.h"
 #include "kernel/kern/ktest.h"
@@ -92,6 +94,80 @@ KTEST("kern.cpu.every_cpu_counts_its_own_clock_ticks")
     arch::interrupts_restore(were);
     for (unsigned i = 0; i < online; ++i)
         KEXPECT(event_of(cpu_by_id(i), CpuEvent::clock_ticks) > before[i]);
+}
+
+namespace {
+
+// Every online CPU adds to one Counter and to one plain word at once: the
+// Counter's adds are atomic and must all arrive; the plain word's are a
+// load and a store with a window between them, the race the Counter's
+// atomic closes, and its losses show that the CPUs really ran together.
+constexpr unsigned k_counter_rounds = 100000;
+constexpr int k_plain_window = 4; // relaxes between the plain load and store
+
+struct CounterRace {
+    Counter counter{"ktest.counter_race", 0};
+    unsigned long plain = 0; // bumped without an atomic, on purpose
+    unsigned cpus = 0;       // CPUs taking part
+    unsigned ready = 0;      // CPUs at the start line
+    unsigned done = 0;       // CPUs finished
+};
+
+void counter_race(void* arg)
+{
+    auto* race = static_cast<CounterRace*>(arg);
+    // All start together (an IPI may take a while to arrive: without the
+    // start line the first CPU could be done before the last begins).
+    __atomic_fetch_add(&race->ready, 1u, __ATOMIC_ACQ_REL);
+    for (uint64_t s = 0;
+         __atomic_load_n(&race->ready, __ATOMIC_ACQUIRE) < race->cpus && s < 40 * k_ipi_wait_spins;
+         ++s)
+        arch::cpu_relax();
+    for (unsigned i = 0; i < k_counter_rounds; ++i) {
+        race->counter.add();
+        // Each add is its own read-modify-write in memory: the compiler may
+        // not merge the loop's adds into one, which no CPU could race.
+        asm volatile("" ::: "memory");
+        unsigned long v = __atomic_load_n(&race->plain, __ATOMIC_RELAXED);
+        for (int k = 0; k < k_plain_window; ++k)
+            arch::cpu_relax();
+        __atomic_store_n(&race->plain, v + 1, __ATOMIC_RELAXED);
+    }
+    __atomic_fetch_add(&race->done, 1u, __ATOMIC_RELEASE);
+}
+
+} // namespace
+
+KTEST("kern.cpu.counters_lose_no_add_on_every_cpu")
+{
+    static CounterRace race; // the other CPUs write it after this frame could be gone
+    race = CounterRace{};
+    unsigned self = this_cpu().id, cpus = 0;
+    for (unsigned i = 0; i < k_max_cpus; ++i)
+        cpus += cpu_by_id(i).online ? 1 : 0;
+    race.cpus = cpus;
+    for (unsigned i = 0; i < k_max_cpus; ++i)
+        if (cpu_by_id(i).online && i != self)
+            ipi_call(i, counter_race, &race);
+    {
+        arch::InterruptsOff off; // this CPU's share, like theirs, from an interrupt-free loop
+        counter_race(&race);
+    }
+    for (uint64_t s = 0;
+         __atomic_load_n(&race.done, __ATOMIC_ACQUIRE) < cpus && s < 40 * k_ipi_wait_spins; ++s)
+        arch::cpu_relax();
+    KEXPECT_EQ(__atomic_load_n(&race.done, __ATOMIC_ACQUIRE), cpus);
+    KEXPECT_EQ(race.counter.read(), uint64_t(k_counter_rounds) * cpus);
+    // The plain word can only come out short, never long; alone it is exact.
+    uint64_t lost = uint64_t(k_counter_rounds) * cpus - race.plain;
+    KEXPECT(race.plain <= uint64_t(k_counter_rounds) * cpus);
+    // Alone it is exact; with others, its losses show the CPUs overlapped,
+    // which is what makes the Counter's exact sum mean something.
+    if (cpus == 1)
+        KEXPECT_EQ(lost, 0u);
+    else
+        KEXPECT(lost > 0);
+    ktest::metric("kern.counters.plain_adds_lost", lost, "count");
 }
 
 } // namespace toll

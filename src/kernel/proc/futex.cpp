@@ -4,15 +4,25 @@
 // shared futexes (no FUTEX_PRIVATE_FLAG) are keyed the same way; a port to
 // shared mappings would key those by the physical page instead.
 //
-// Locking: the whole of each operation runs with interrupts off on one CPU
-// today. Where several CPUs run threads, each bucket gets a spinlock (the
-// "futex.bucket" lock below): a waiter takes it before reading the user's
-// word and holds it until it is queued, and a waker holds it over its walk
-// of the bucket, so that a wake between the read and the queueing cannot
-// be lost. A requeue holds both buckets' locks, the lower-addressed first.
+// Locking: each bucket has a spinlock ("futex.bucket"). A waiter takes it
+// before reading the user's word and holds it until it is queued and asleep
+// (sleep_on releases it then), and a waker holds it over its walk of the
+// bucket, so that a wake between the read and the queueing cannot be lost:
+// the user's store to the word comes before its futex_wake, and that wake
+// either finds the waiter queued or comes before the waiter's read, which
+// then sees the new value. A requeue holds both buckets' locks, the
+// lower-addressed first (two locks of one class, always in one order). A
+// requeued waiter's bucket changes under it, so a waiter that wakes on its
+// own (a timeout, a signal) finds its bucket again under the lock
+// (lock_bucket_of), as Linux's futex_q.lock_ptr is rechecked.
+//
+// The read of the word may fault with the lock held: the fault takes its
+// address space's lock (vm.space, below futex.bucket in the order) and
+// maps an anonymous page or fails; it never sleeps.
 #include "kernel/proc/futex.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/kern/counters.h"
+#include "kernel/kern/spinlock.h"
 #include "kernel/proc/thread.h"
 #include "kernel/sys/uaccess.h"
 
@@ -26,17 +36,21 @@ TOLL_COUNTER(g_requeues, "futex.requeues");
 
 // One sleeping thread, on the stack of its futex_wait: it sleeps on its own
 // record, so a wake reaches exactly the threads it picks.
+struct Bucket;
+
 struct Waiter {
     vm::VmSpace* space;
     uintptr_t uaddr;
     uint32_t bitset;
+    Bucket* bucket = nullptr; // the bucket it is queued on (a requeue moves it)
     bool woken = false;
     Waiter* next = nullptr;
 };
 
 // A bucket: a FIFO list of waiters whose keys hash to it (several keys
-// may share one). futex.bucket lock: one per bucket, here.
+// may share one), under its lock.
 struct Bucket {
+    Spinlock lock{"futex.bucket"};
     Waiter* head = nullptr;
     Waiter* tail = nullptr;
 };
@@ -57,6 +71,7 @@ static_assert(k_buckets == 1u << 6, "bucket_of keeps the top 6 bits");
 void enqueue(Bucket& b, Waiter* w)
 {
     w->next = nullptr;
+    __atomic_store_n(&w->bucket, &b, __ATOMIC_RELAXED);
     if (b.tail)
         b.tail->next = w;
     else
@@ -107,6 +122,20 @@ void wake_one(Waiter* w)
     wakeup(w);
 }
 
+// Takes the lock of the bucket @p w is queued on, which a requeue on another
+// CPU may change until we hold the lock of the bucket it names: then it is
+// ours, and stays. Returns that bucket, locked.
+Bucket& lock_bucket_of(Waiter& w)
+{
+    for (;;) {
+        Bucket* b = __atomic_load_n(&w.bucket, __ATOMIC_RELAXED);
+        b->lock.lock();
+        if (__atomic_load_n(&w.bucket, __ATOMIC_RELAXED) == b)
+            return *b;
+        b->lock.unlock();
+    }
+}
+
 Errno check_address(uintptr_t uaddr)
 {
     if (uaddr % sizeof(uint32_t))
@@ -116,47 +145,86 @@ Errno check_address(uintptr_t uaddr)
     return k_ok;
 }
 
+// Holds two buckets' locks (one, if they are the same bucket), the
+// lower-addressed first, for a requeue's lifetime.
+class BucketPair {
+  public:
+    BucketPair(Bucket& a, Bucket& b) : m_first(&a < &b ? a : b), m_second(&a < &b ? b : a)
+    {
+        m_first.lock.lock();
+        if (&m_second != &m_first)
+            m_second.lock.lock();
+    }
+    ~BucketPair()
+    {
+        if (&m_second != &m_first)
+            m_second.lock.unlock();
+        m_first.lock.unlock();
+    }
+    BucketPair(const BucketPair&) = delete;
+    BucketPair& operator=(const BucketPair&) = delete;
+
+  private:
+    Bucket& m_first;
+    Bucket& m_second;
+};
+
 } // namespace
 
 Result<int> futex_wait(vm::VmSpace* space, uintptr_t uaddr, uint32_t expected, uint64_t deadline,
                        uint32_t bitset)
 {
     TRY(check_address(uaddr));
-    arch::InterruptsOff off; // a wake from another thread comes after the read, or not at all
-    Bucket& b = bucket_of(space, uaddr);
-    // futex.bucket lock of b: taken here, before the read.
+    Bucket* b = &bucket_of(space, uaddr);
+    b->lock.lock(); // a wake from another thread comes after the read, or not at all
     uint32_t value;
-    // (Under a spinlock the read may not sleep: Linux reads with page
-    // faults disabled and, on a fault, drops the lock, faults the page in
-    // and starts again.)
-    TRY(sys::copyin(&value, uaddr, sizeof value));
-    if (value != expected)
+    // (Under a spinlock the read may not sleep: see the top of the file.
+    // Linux reads with page faults disabled instead and, on a fault, drops
+    // the lock, faults the page in and starts again.)
+    if (Errno e = sys::copyin(&value, uaddr, sizeof value); e != k_ok) {
+        b->lock.unlock();
+        return e;
+    }
+    if (value != expected) {
+        b->lock.unlock();
         return k_eagain;
+    }
     g_waits.add();
     Waiter w{space, uaddr, bitset};
-    enqueue(b, &w);
-    // futex.bucket lock of b: dropped by the sleep, taken again on waking.
+    enqueue(*b, &w);
+    // The bucket's lock is dropped by the sleep and taken again on waking;
+    // a requeue may have moved the waiter to another bucket meanwhile.
+    Result<int> result = 0;
     for (;;) {
-        if (w.woken)
-            return 0;
+        if (w.woken) {
+            result = 0;
+            break;
+        }
         if (interrupted()) {
-            remove(b, &w);
-            return k_erestartsys;
+            remove(*b, &w);
+            result = k_erestartsys;
+            break;
         }
         if (deadline && ticks() >= deadline) {
-            remove(b, &w);
+            remove(*b, &w);
             g_timeouts.add();
-            return k_etimedout;
+            result = k_etimedout;
+            break;
         }
-        sleep_on(&w, deadline);
+        sleep_on(&w, b->lock, deadline);
+        if (__atomic_load_n(&w.bucket, __ATOMIC_RELAXED) != b) {
+            b->lock.unlock();
+            b = &lock_bucket_of(w);
+        }
     }
+    b->lock.unlock();
+    return result;
 }
 
 int futex_wake(vm::VmSpace* space, uintptr_t uaddr, int count, uint32_t bitset)
 {
-    arch::InterruptsOff off;
     Bucket& b = bucket_of(space, uaddr);
-    // futex.bucket lock of b: held over the walk.
+    SpinGuard g(b.lock);
     int woken = 0;
     if (count > 0)
         take_waiters(b, space, uaddr, bitset, [&](Waiter* w) {
@@ -175,10 +243,9 @@ Result<int> futex_requeue(vm::VmSpace* space, uintptr_t uaddr, int wake, int req
     TRY(check_address(uaddr2));
     if (wake == 0 && requeue == 0 && !expected)
         return 0;
-    arch::InterruptsOff off;
     Bucket& from = bucket_of(space, uaddr);
     Bucket& to = bucket_of(space, uaddr2);
-    // futex.bucket locks of from and to: both held from here, lower address first.
+    BucketPair locked(from, to);
     if (expected) {
         uint32_t value;
         TRY(sys::copyin(&value, uaddr, sizeof value));

@@ -6,6 +6,16 @@
 // ("proc.table"); a parent waiting for a child checks for one and sleeps
 // under it, and an exiting child marks itself a zombie and wakes the parent
 // under it, so that the wake-up cannot fall between the two.
+//
+// The same lock guards each process's list of threads (threads,
+// live_threads) and its group-exit state (group_exiting, group_status,
+// exec_thread), which the threads of one process change on several CPUs
+// at once: a clone adds a thread under it, so an exit_group that kills the
+// others under it either sees the new thread or is seen by the clone; an
+// exiting thread leaves the list under it, so exactly one, the last, ends
+// the process. (Linux keeps the list under tasklist_lock and the group
+// state under sighand->siglock; one lock here, the critical sections being
+// a few stores.) The signals sent to threads are under it too (signal.cpp).
 #include "kernel/proc/process.h"
 #include "kernel/arch/context.h"
 #include "kernel/arch/cpu.h"
@@ -80,18 +90,20 @@ void free_process(Process* p)
     destroy(p);
 }
 
-// Puts @p t on @p p's list of threads.
+// Puts @p t on @p p's list of threads, with the table lock held.
 void add_thread(Process* p, Thread* t)
 {
+    TOLL_ASSERT(g_table_lock.held_here());
     t->process = p;
     t->peer = p->threads;
     p->threads = t;
     ++p->live_threads;
 }
 
-// Takes @p t off its process's list.
+// Takes @p t off its process's list, with the table lock held.
 void remove_thread(Process* p, Thread* t)
 {
+    TOLL_ASSERT(g_table_lock.held_here());
     for (Thread** link = &p->threads; *link; link = &(*link)->peer)
         if (*link == t) {
             *link = t->peer;
@@ -147,6 +159,7 @@ Result<Process*> make_process_for_spawn(Thread* t, vm::VmSpace* space)
     Process* p = alloc_process(nullptr);
     if (!p)
         return k_eagain; // as fork: the table is full, or its entry cannot be had
+    SpinGuard g(g_table_lock);
     add_thread(p, t);
     p->vm = space;
     p->pgid = p->sid = p->pid; // the first process leads its own group and session
@@ -190,11 +203,12 @@ Errno check_clone_flags(uint64_t f)
 // comes (as on Linux, where the wait is killable and nothing else).
 void vfork_wait(Thread* self, int child_pid)
 {
+    // The child, on another CPU, clears the flag and wakes under the lock.
+    SpinGuard g(g_table_lock);
     while (self->vfork_waiting && !fatal_signal_pending())
-        sleep_on(&self->vfork_waiting);
+        sleep_on(&self->vfork_waiting, g_table_lock);
     if (self->vfork_waiting) { // killed first: the child must forget us
         self->vfork_waiting = false;
-        SpinGuard g(g_table_lock);
         if (Process* c = find_process(child_pid))
             c->vfork_parent = nullptr;
     }
@@ -221,7 +235,10 @@ Result<int> clone_process(arch::TrapFrame& frame, const CloneRequest& r)
         free_process(child);
         return k_enomem;
     }
-    add_thread(child, t);
+    {
+        SpinGuard g(g_table_lock); // a kill may walk the child's threads already
+        add_thread(child, t);
+    }
     t->tid = child->pid;
     t->context.tls = self->context.tls;
     t->frame = arch::context_init_fork(t->context, t->kstack_top, frame);
@@ -260,7 +277,7 @@ Result<int> clone_process(arch::TrapFrame& frame, const CloneRequest& r)
         arch::frame_set_user_sp(*t->frame, r.stack);
     if (r.flags & k_clone_child_settid) {
         t->set_child_tid = r.child_tid;
-        t->exit_work |= k_exit_child_settid;
+        exit_work_set(*t, k_exit_child_settid);
     }
     if (r.flags & k_clone_child_cleartid)
         t->clear_child_tid = r.child_tid;
@@ -269,6 +286,7 @@ Result<int> clone_process(arch::TrapFrame& frame, const CloneRequest& r)
         (void)sys::copyout(r.parent_tid, &tid, sizeof tid); // Linux ignores a bad address too
     g_forks.add();
     if (r.flags & k_clone_vfork) {
+        SpinGuard g(g_table_lock);
         self->vfork_waiting = true;
         child->vfork_parent = self;
     }
@@ -276,19 +294,6 @@ Result<int> clone_process(arch::TrapFrame& frame, const CloneRequest& r)
     if (r.flags & k_clone_vfork)
         vfork_wait(self, tid);
     return tid;
-}
-
-// The threads of one process share one CPU: the futex queues and a
-// process's thread list and group-exit fields are not under locks of their
-// own yet, so two of its threads must never run at once. A new thread and
-// its creator are bound to the CPU the creator runs on (which the creator
-// does not leave); separate processes still spread over every CPU.
-void pin_threads_together(Thread* self, Thread* t)
-{
-    arch::InterruptsOff off;
-    uint32_t here = 1u << this_cpu().id;
-    (void)sched_set_affinity(self, here);
-    (void)sched_set_affinity(t, here);
 }
 
 // clone(CLONE_THREAD): a new thread of the caller's process, which shares
@@ -300,10 +305,8 @@ Result<int> clone_thread(arch::TrapFrame& frame, const CloneRequest& r)
     Thread* self = current();
     if (r.flags & k_clone_vfork)
         return k_einval; // Toll: a thread's vfork would wait on its own process
-    if (p->group_exiting || self->must_exit || p->exec_thread)
-        return k_erestartsys; // it exits on its way out; Linux restarts the call
-    if (p->live_threads >= k_max_threads)
-        return k_eagain;
+    if (__atomic_load_n(&p->live_threads, __ATOMIC_RELAXED) >= k_max_threads)
+        return k_eagain; // (checked again under the lock, below)
     Thread* t = thread_alloc(p->name);
     if (!t)
         return k_enomem;
@@ -314,41 +317,56 @@ Result<int> clone_thread(arch::TrapFrame& frame, const CloneRequest& r)
             thread_free(t);
             return e;
         }
-    {
-        SpinGuard g(g_table_lock);
-        t->tid = g_next_pid++; // thread ids and pids are numbered together, as on Linux
-    }
     t->sig.blocked = self->sig.blocked; // a new thread's altstack is none (Linux, CLONE_VM)
     if (r.stack)
         arch::frame_set_user_sp(*t->frame, r.stack);
     if (r.flags & k_clone_child_settid) {
         t->set_child_tid = r.child_tid;
-        t->exit_work |= k_exit_child_settid;
+        exit_work_set(*t, k_exit_child_settid);
     }
     if (r.flags & k_clone_child_cleartid)
         t->clear_child_tid = r.child_tid;
-    int tid = t->tid;
+    int tid = 0;
+    Errno refused = k_ok;
+    {
+        // Checked and added under one hold of the lock: an exit_group or an
+        // execve on another CPU either comes first, and the clone fails, or
+        // finds the new thread on the list and kills it too.
+        SpinGuard g(g_table_lock);
+        if (p->group_exiting || self->must_exit || p->exec_thread)
+            refused = k_erestartsys; // it exits on its way out; Linux restarts the call
+        else if (p->live_threads >= k_max_threads)
+            refused = k_eagain;
+        else {
+            t->tid = tid = g_next_pid++; // thread and process ids are numbered together (Linux)
+            add_thread(p, t);
+        }
+    }
+    if (refused != k_ok) {
+        thread_free(t);
+        return refused;
+    }
     if (r.flags & k_clone_parent_settid)
         (void)sys::copyout(r.parent_tid, &tid, sizeof tid);
-    add_thread(p, t);
     g_threads.add();
-    pin_threads_together(self, t);
     make_runnable(t);
     return tid;
 }
 
 // Tells every thread of @p p but @p keep to exit, and wakes those asleep;
 // each goes on its way back to user mode (a thread running in user mode
-// meets that way at its next trap, the clock's at the latest).
+// meets that way at its next trap, the clock's at the latest). With the
+// table lock held.
 void kill_other_threads(Process* p, Thread* keep)
 {
+    TOLL_ASSERT(g_table_lock.held_here());
     for (Thread* t = p->threads; t; t = t->peer)
         if (t != keep) {
             // As Linux's zap_other_threads: a SIGKILL of its own, which
             // no mask holds back, ends its blocking calls (interrupted).
             t->must_exit = true;
             t->sig.pending |= sig_bit(TOLL_SIGKILL);
-            t->exit_work |= k_exit_signal;
+            exit_work_set(*t, k_exit_signal);
             thread_kick(*t);
         }
 }
@@ -409,15 +427,17 @@ Errno exec_kill_other_threads()
 {
     Process* p = current_process();
     Thread* self = current();
+    SpinGuard g(g_table_lock);
     if (p->exec_thread || p->group_exiting || self->must_exit)
         return k_eagain;
     if (p->live_threads > 1) {
         p->exec_thread = self;
         kill_other_threads(p, self);
         // Not a killable wait: each of the others exits within a clock tick,
-        // and a kill of the process tells this thread too (must_exit).
+        // and a kill of the process tells this thread too (must_exit). Each
+        // leaves the list and wakes us under the lock.
         while (p->live_threads > 1 && !self->must_exit)
-            sleep_on(&p->threads);
+            sleep_on(&p->threads, g_table_lock);
         p->exec_thread = nullptr;
         if (self->must_exit)
             return k_eagain;
@@ -457,6 +477,7 @@ Result<int> fork(arch::TrapFrame& frame)
 
 void vfork_release(Process& p)
 {
+    SpinGuard g(g_table_lock); // the parent checks and sleeps under it (vfork_wait)
     if (Thread* waiter = p.vfork_parent) {
         p.vfork_parent = nullptr;
         waiter->vfork_waiting = false;
@@ -474,11 +495,14 @@ void exit_current(int wait_status)
 {
     Process* p = current_process();
     TOLL_ASSERT(p);
-    if (!p->group_exiting) { // the first group exit's status is the process's
-        p->group_exiting = true;
-        p->group_status = wait_status;
+    {
+        SpinGuard g(g_table_lock);
+        if (!p->group_exiting) { // the first group exit's status is the process's
+            p->group_exiting = true;
+            p->group_status = wait_status;
+        }
+        kill_other_threads(p, current());
     }
-    kill_other_threads(p, current());
     exit_thread(wait_status);
 }
 
@@ -487,15 +511,23 @@ void exit_thread(int wait_status)
     Thread* t = current();
     Process* p = t->process;
     TOLL_ASSERT(p);
-    if (p->group_exiting)
-        wait_status = p->group_status;
     // The word is cleared only for someone else to see: not when the
     // address space goes with this thread (Linux checks mm_users too).
-    if (p->live_threads > 1 || p->vm->processes > 1)
+    // (The count is read without the lock: another thread exiting at once
+    // may make this a wake nobody hears. The address space stays while this
+    // thread is on the list, since only the last thread ends the process.)
+    if (__atomic_load_n(&p->live_threads, __ATOMIC_RELAXED) > 1 || p->vm->processes > 1)
         clear_child_tid(*t, p->vm);
-    remove_thread(p, t);
-    wakeup(&p->threads); // an execve waiting for the others to go
-    if (!p->threads)
+    bool last;
+    {
+        SpinGuard g(g_table_lock);
+        if (p->group_exiting)
+            wait_status = p->group_status;
+        remove_thread(p, t);
+        wakeup(&p->threads); // an execve waiting for the others to go
+        last = !p->threads;
+    }
+    if (last)
         end_process(p, wait_status);
     g_thread_exits.add();
     thread_exit(); // the scheduler frees the thread once it is off its stack

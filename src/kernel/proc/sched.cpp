@@ -181,7 +181,11 @@ Thread* dequeue(RunQueue& rq)
 }
 
 // Takes off @p rq the last queued thread (the one that would wait longest)
-// that may run on @p cpu; nullptr if none.
+// that may run on @p cpu; nullptr if none. A queued thread may still be on
+// its CPU: woken between queueing itself on a wait queue and its switch
+// away (block), it was queued on the CPU it runs on, which has not switched
+// yet; that CPU picks it up, or clears its on_cpu once it is off it. Taken
+// to another CPU now, it would run on two CPUs at once, on one stack.
 Thread* take_for(RunQueue& rq, unsigned cpu)
 {
     for (unsigned level = k_mlfq_levels; level-- > 0;) {
@@ -189,7 +193,7 @@ Thread* take_for(RunQueue& rq, unsigned cpu)
         Thread* found_before = nullptr;
         Thread* before = nullptr;
         for (Thread* t = rq.head[level]; t; before = t, t = t->next)
-            if (allowed_on(t, cpu)) {
+            if (allowed_on(t, cpu) && !__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE)) {
                 found = t;
                 found_before = before;
             }
@@ -561,8 +565,10 @@ Errno sched_set_affinity(Thread* t, uint32_t mask)
                 continue; // it moved before the lock was ours
             t->affinity = mask;
             if (!allowed_on(t, where)) {
-                if (t->queued) {
+                if (t->queued && !t->on_cpu) {
                     // Queued where it may no longer run: take it off, place it below.
+                    // (Queued and still on its CPU, it is going to sleep and was
+                    // woken first: it stays, as take_for says, and moves below.)
                     RunQueue& rq = g_rq[where];
                     for (unsigned level = 0; level < k_mlfq_levels && !moved; ++level) {
                         Thread* before = nullptr;

@@ -17,12 +17,18 @@ struct PingPong {
     bool done = false;
 };
 
+// The ping-pong's turn, tested and slept on under one lock: the ponger may
+// run on another CPU, whose wakeup could otherwise fall between the test of
+// the turn and the sleep, and both ends would wait for each other forever.
+Spinlock g_ping_turn("ktest.ping_turn");
+
 void ponger(void* arg)
 {
     auto* pp = static_cast<PingPong*>(arg);
+    SpinGuard g(g_ping_turn);
     while (pp->value < 10) {
         while (pp->value % 2 == 0)
-            sleep_on(&pp->value);
+            sleep_on(&pp->value, g_ping_turn);
         ++pp->value;
         wakeup(&pp->value);
     }
@@ -63,14 +69,17 @@ KTEST("sched.sleep_wakeup_ping_pong")
 {
     PingPong pp;
     KEXPECT(thread_create_kernel("ponger", ponger, &pp, false) != nullptr);
-    while (pp.value < 10) {
-        ++pp.value; // odd: the ponger's turn
-        wakeup(&pp.value);
-        while (pp.value % 2 == 1)
-            sleep_on(&pp.value);
+    {
+        SpinGuard g(g_ping_turn);
+        while (pp.value < 10) {
+            ++pp.value; // odd: the ponger's turn
+            wakeup(&pp.value);
+            while (pp.value % 2 == 1)
+                sleep_on(&pp.value, g_ping_turn);
+        }
+        while (!pp.done)
+            sleep_on(&pp.done, g_ping_turn);
     }
-    while (!pp.done)
-        sleep_on(&pp.done);
     KEXPECT_EQ(pp.value, 10);
 }
 

@@ -2,6 +2,18 @@
 // default actions Linux gives each signal, and delivery on the way back to
 // user mode. The architecture writes and reads the signal frame itself
 // (arch::signal_frame_push/pop); the system calls are in sys/sys_signal.cpp.
+//
+// Locking: what is pending (the process's and each thread's), the stop
+// state, and the thread lists walked to send are under the process table's
+// lock (proc.table), as Linux keeps them under sighand->siglock: a sender
+// on one CPU and the receiving thread taking its signal on another must
+// agree on each pending bit. A signal is sent with the lock held
+// (signal_send's callers take it); a thread takes it to pick a signal, to
+// clear its exit_work bit once nothing is pending, and to wait while its
+// process is stopped. One lock for every process costs little: the
+// critical sections are a few bit operations. The masks are each thread's
+// own and written only by it; another CPU reading one may see it a moment
+// late, which a kick (a spurious wake-up) covers.
 #include "kernel/proc/signal.h"
 #include "kernel/arch/signal.h"
 #include "kernel/kern/console.h"
@@ -66,7 +78,7 @@ void kick_threads(Process& p, int sig)
 {
     bool everyone = (sig_bit(sig) & k_unblockable) || sig == TOLL_SIGCONT;
     for (Thread* t = p.threads; t; t = t->peer) {
-        t->exit_work |= k_exit_signal;
+        exit_work_set(*t, k_exit_signal);
         if (everyone || !(t->sig.blocked & sig_bit(sig)))
             thread_kick(*t);
     }
@@ -125,9 +137,10 @@ void forget(ThreadSignals& ts, int sig)
 // SIGKILL, or it must exit).
 void wait_while_stopped(Process& p, Thread& t)
 {
+    SpinGuard g(process_table_lock()); // SIGCONT clears stopped and wakes under it
     while (p.signals.stopped && !((p.signals.pending | t.sig.pending) & sig_bit(TOLL_SIGKILL)) &&
            !t.must_exit)
-        sleep_on(&p.signals.stopped);
+        sleep_on(&p.signals.stopped, process_table_lock());
 }
 
 // Stops the running process until SIGCONT or SIGKILL arrives: its other
@@ -135,13 +148,16 @@ void wait_while_stopped(Process& p, Thread& t)
 void stop_current(Process& p, Thread& t, int sig)
 {
     g_stops.add();
-    p.signals.stopped = true;
-    p.signals.stop_report = sig;
-    for (Thread* other = p.threads; other; other = other->peer)
-        other->exit_work |= k_exit_signal;
-    if (p.parent && !(action_of(*p.parent, TOLL_SIGCHLD).flags & TOLL_SA_NOCLDSTOP))
-        signal_send(*p.parent, TOLL_SIGCHLD, SigInfo{TOLL_CLD_STOPPED, p.pid, sig, 0});
-    wakeup(p.parent); // a parent in wait4(WUNTRACED) sleeps on itself
+    {
+        SpinGuard g(process_table_lock());
+        p.signals.stopped = true;
+        p.signals.stop_report = sig;
+        for (Thread* other = p.threads; other; other = other->peer)
+            exit_work_set(*other, k_exit_signal);
+        if (p.parent && !(action_of(*p.parent, TOLL_SIGCHLD).flags & TOLL_SA_NOCLDSTOP))
+            signal_send(*p.parent, TOLL_SIGCHLD, SigInfo{TOLL_CLD_STOPPED, p.pid, sig, 0});
+        wakeup(p.parent); // a parent in wait4(WUNTRACED) sleeps on itself
+    }
     wait_while_stopped(p, t);
 }
 
@@ -210,6 +226,7 @@ bool generate(Process& p, int sig)
 
 void signal_send(Process& p, int sig, const SigInfo& info)
 {
+    TOLL_ASSERT(process_table_lock().held_here());
     if (!generate(p, sig))
         return;
     Signals& s = p.signals;
@@ -225,6 +242,7 @@ void signal_send(Process& p, int sig, const SigInfo& info)
 
 void signal_send_thread(Thread& t, int sig, const SigInfo& info)
 {
+    TOLL_ASSERT(process_table_lock().held_here());
     Process& p = *t.process;
     if (!generate(p, sig))
         return;
@@ -233,7 +251,7 @@ void signal_send_thread(Thread& t, int sig, const SigInfo& info)
     if (!(t.sig.pending & sig_bit(sig))) // the first of a kind is kept
         keep_info(p, t.sig, sig, info);
     t.sig.pending |= sig_bit(sig);
-    t.exit_work |= k_exit_signal;
+    exit_work_set(t, k_exit_signal);
     thread_kick(t);
 }
 
@@ -259,6 +277,7 @@ Errno kill_thread(int tgid, int tid, int sig)
 
 void discard_signal(Process& p, int sig)
 {
+    SpinGuard g(process_table_lock());
     p.signals.pending &= ~sig_bit(sig);
     for (Thread* t = p.threads; t; t = t->peer)
         forget(t->sig, sig);
@@ -318,10 +337,11 @@ void force_signal(int sig, int code, unsigned vector, const char* what, uintptr_
     if (!catchable)
         terminate_by_fault(sig, vector, what, pc, address);
     // A fault is the faulting thread's own signal.
-    forget(t->sig, sig); // this fault's address, not an earlier one's
+    SpinGuard g(process_table_lock()); // a sender on another CPU writes the same bits
+    forget(t->sig, sig);               // this fault's address, not an earlier one's
     keep_info(*p, t->sig, sig, SigInfo{code, 0, 0, address});
     t->sig.pending |= sig_bit(sig);
-    t->exit_work |= k_exit_signal;
+    exit_work_set(*t, k_exit_signal);
 }
 
 void terminate_by_fault(int sig, unsigned vector, const char* what, uintptr_t pc, uintptr_t address)
@@ -337,7 +357,7 @@ void suspend_mask(ThreadSignals& s, SigSet mask)
 {
     s.suspend_saved = s.blocked;
     s.suspend_active = true;
-    current()->exit_work |= k_exit_suspend;
+    exit_work_set(*current(), k_exit_suspend);
     s.blocked = mask & ~k_unblockable;
 }
 
@@ -385,7 +405,7 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
     Signals& s = p->signals;
     ThreadSignals& ts = t.sig;
     if (t.exit_work & k_exit_check_frame) {
-        t.exit_work &= ~k_exit_check_frame;
+        exit_work_clear(t, k_exit_check_frame);
         if (!arch::user_frame_vet(frame, t.context))
             force_signal(TOLL_SIGSEGV, TOLL_SI_KERNEL, 0, "frame cannot be restored", frame.pc(),
                          0);
@@ -394,22 +414,30 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
         wait_while_stopped(*p, t);
         if (t.must_exit)
             exit_thread(0); // the group's status, if it is a group exit
-        SigSet ready = (s.pending | ts.pending) & ~ts.blocked;
-        if (!ready)
-            break;
-        int sig = __builtin_ctzll(ready) + 1;
-        if (ready & sig_bit(TOLL_SIGKILL))
-            sig = TOLL_SIGKILL;
-        // The thread's own signal first (its info), then the process's.
+        // Picked under the table's lock: another thread of the process may
+        // take the same process-directed signal on another CPU, and a
+        // sender may be setting bits.
+        int sig;
         SigInfo info;
-        if (ts.pending & sig_bit(sig)) {
-            ts.pending &= ~sig_bit(sig);
-            info = take_info(*p, ts, sig);
-        } else {
-            s.pending &= ~sig_bit(sig);
-            info = s.info[sig - 1];
+        SigAction a;
+        {
+            SpinGuard g(process_table_lock());
+            SigSet ready = (s.pending | ts.pending) & ~ts.blocked;
+            if (!ready)
+                break;
+            sig = __builtin_ctzll(ready) + 1;
+            if (ready & sig_bit(TOLL_SIGKILL))
+                sig = TOLL_SIGKILL;
+            // The thread's own signal first (its info), then the process's.
+            if (ts.pending & sig_bit(sig)) {
+                ts.pending &= ~sig_bit(sig);
+                info = take_info(*p, ts, sig);
+            } else {
+                s.pending &= ~sig_bit(sig);
+                info = s.info[sig - 1];
+            }
+            a = action_of(*p, sig);
         }
-        SigAction a = action_of(*p, sig);
         if (a.handler == k_sig_ign)
             continue;
         if (a.handler == k_sig_dfl) {
@@ -428,7 +456,7 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
         // A handler. A system call it interrupted either runs again after
         // it (SA_RESTART) or returns EINTR.
         if (t.exit_work & k_exit_restart) {
-            t.exit_work &= ~k_exit_restart;
+            exit_work_clear(t, k_exit_restart);
             if (a.flags & TOLL_SA_RESTART)
                 arch::syscall_restart(frame, t.syscall_saved);
         }
@@ -455,7 +483,7 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
     }
     // Nothing ran in user mode: an interrupted call simply runs again.
     if (t.exit_work & k_exit_restart) {
-        t.exit_work &= ~k_exit_restart;
+        exit_work_clear(t, k_exit_restart);
         arch::syscall_restart(frame, t.syscall_saved);
     }
     if (ts.suspend_active) { // sigsuspend woke for a signal that needed no handler
@@ -469,17 +497,20 @@ void deliver(Process* p, Thread& t, arch::TrapFrame& frame)
 void return_to_user_work(Process& p, Thread& t, arch::TrapFrame& frame)
 {
     if (t.exit_work & k_exit_child_settid) { // the first return of a clone child
-        t.exit_work &= ~k_exit_child_settid;
+        exit_work_clear(t, k_exit_child_settid);
         int tid = t.tid;
         (void)sys::copyout(t.set_child_tid, &tid,
                            sizeof tid); // as Linux, a bad address is no error
     }
-    t.exit_work &= ~k_exit_suspend; // s.suspend_active says the rest
+    exit_work_clear(t, k_exit_suspend); // s.suspend_active says the rest
     deliver(&p, t, frame);
     // k_exit_signal stays while anything is pending, blocked signals too, so
-    // that unblocking one needs no other bookkeeping.
-    if (!(p.signals.pending | t.sig.pending) && !p.signals.stopped)
-        t.exit_work &= ~k_exit_signal;
+    // that unblocking one needs no other bookkeeping. Cleared under the
+    // table's lock, which a sender holds from its pending bit to its
+    // exit_work bit: a signal sent now is not forgotten.
+    SpinGuard g(process_table_lock());
+    if (!(p.signals.pending | t.sig.pending) && !p.signals.stopped && !t.must_exit)
+        exit_work_clear(t, k_exit_signal);
 }
 
 bool notify_parent_of_exit(Process& child, int wait_status)

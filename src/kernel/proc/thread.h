@@ -84,6 +84,20 @@ struct Thread {
     bool must_exit = false;        ///< its process ends or execs: it exits on its way to user mode
 };
 
+/// Sets @p bits in @p t's exit_work. Another CPU may set bits of a thread's
+/// exit_work (a signal sent to it) while the thread clears its own, so both
+/// are atomic read-modify-writes: a plain `|=` racing a plain `&=` loses one.
+inline void exit_work_set(Thread& t, uint8_t bits)
+{
+    __atomic_or_fetch(&t.exit_work, bits, __ATOMIC_SEQ_CST);
+}
+
+/// Clears @p bits in @p t's exit_work (exit_work_set says why atomically).
+inline void exit_work_clear(Thread& t, uint8_t bits)
+{
+    __atomic_and_fetch(&t.exit_work, static_cast<uint8_t>(~bits), __ATOMIC_SEQ_CST);
+}
+
 /// Size of every kernel stack.
 constexpr size_t k_kstack_size = 16384;
 /// The page order of a thread's kernel stack (thread_alloc): 2^order pages.

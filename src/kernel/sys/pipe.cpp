@@ -148,8 +148,10 @@ long pipe_write(File& f, uintptr_t buffer, size_t count)
     }
     // Linux: the writer also gets SIGPIPE, which ends it by default; sent
     // outside the pipe's lock, which signals know nothing of.
-    if (broken)
+    if (broken) {
+        SpinGuard g(proc::process_table_lock());
         proc::signal_send(*proc::current_process(), TOLL_SIGPIPE, SigInfo{});
+    }
     return result;
 }
 

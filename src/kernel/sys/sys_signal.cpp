@@ -55,7 +55,7 @@ long syscall_interrupted(SyscallHandler handler, uintptr_t overwritten)
     if (handler == sys_rt_sigreturn || handler == sys_sigreturn)
         return -k_erestartsys; // the restored register, whatever it holds
     proc::Thread* t = proc::current();
-    t->exit_work |= proc::k_exit_restart; // return_to_user_checks consumes it
+    proc::exit_work_set(*t, proc::k_exit_restart); // return_to_user_checks consumes it
     t->syscall_saved = overwritten;
     return -k_eintr;
 }
@@ -87,9 +87,12 @@ long sys_rt_sigaction(const SyscallArgs& a)
         // Flags Linux knows but Toll has no use for (SA_ONSTACK without an
         // alternate stack, SA_RESTORER) are kept and reported back; unknown
         // bits are kept too, as Linux does, but mean nothing.
-        SigAction& act = p->signals.actions[sig - 1];
-        act = SigAction{in.handler, in.flags & 0xFFFFFFFFu, in.restorer,
-                        set_from(in.mask) & ~k_unblockable};
+        {
+            // Under the table's lock: a signal picked on another CPU reads it.
+            SpinGuard g(proc::process_table_lock());
+            p->signals.actions[sig - 1] = SigAction{in.handler, in.flags & 0xFFFFFFFFu, in.restorer,
+                                                    set_from(in.mask) & ~k_unblockable};
+        }
         // Setting SIG_IGN (or a default that ignores) drops what is pending.
         if (in.handler == k_sig_ign ||
             (in.handler == k_sig_dfl &&
@@ -211,7 +214,7 @@ long do_sigreturn(const SyscallArgs& a, bool rt)
     if (!arch::signal_frame_pop(*a.frame, t->context, rt, &mask))
         proc::terminate_by_fault(TOLL_SIGSEGV, 0, "bad signal frame at sigreturn", a.frame->pc(),
                                  0);
-    t->exit_work |= proc::k_exit_check_frame; // every value came from the program
+    proc::exit_work_set(*t, proc::k_exit_check_frame); // every value came from the program
     t->sig.blocked = mask & ~k_unblockable;
     return arch::syscall_return_value(*a.frame); // the restored register, unchanged
 }

@@ -301,6 +301,26 @@ static void record_tid(int sig)
 
 static volatile pid_t g_worker_tid;
 
+/* Waits until a handler has run (g_handled_by), for up to two seconds. The
+ * worker may run on another CPU, which takes the signal at its next return
+ * to user mode; a count of yields bounds nothing there (a CPU with nothing
+ * else to run returns from sched_yield at once, and under QEMU's
+ * deterministic mode the other vCPU may not run at all meanwhile), so the
+ * wait is by the clock, a millisecond's sleep at a time. */
+static void wait_for_handler(void)
+{
+    struct timespec start, now, pause = {0, 1000000};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        if (g_handled_by)
+            return;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - start.tv_sec >= 2)
+            return;
+        nanosleep(&pause, NULL);
+    }
+}
+
 static void* wait_for_signal(void* arg)
 {
     (void)arg;
@@ -325,8 +345,7 @@ static void test_thread_signals(void)
 
     g_handled_by = 0;
     CHECK_EQ(syscall(SYS_tgkill, getpid(), g_worker_tid, SIGUSR1), 0);
-    for (int i = 0; i < 1000 && !g_handled_by; ++i)
-        sched_yield();
+    wait_for_handler();
     CHECK_MSG(g_handled_by == g_worker_tid, "tgkill's signal runs in the thread it names");
 
     /* The first thread blocks SIGUSR2: a kill of the process finds the other. */
@@ -336,8 +355,7 @@ static void test_thread_signals(void)
     pthread_sigmask(SIG_BLOCK, &set, &old);
     g_handled_by = 0;
     kill(getpid(), SIGUSR2);
-    for (int i = 0; i < 1000 && !g_handled_by; ++i)
-        sched_yield();
+    wait_for_handler();
     CHECK_MSG(g_handled_by == g_worker_tid,
               "a process-directed signal goes to a thread that does not block it");
     sigset_t now;
