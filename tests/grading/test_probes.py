@@ -7,11 +7,16 @@ Usage: test_probes.py BUILD"""
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from lib import probes  # noqa: E402  (tools/lib is not installed)
 BUILD = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(ROOT, "build")
 
 
@@ -38,6 +43,40 @@ class Probes(unittest.TestCase):
         self.assertEqual(s["outcome"], "done")  # the records pass ...
         self.assertFalse(s["probe"]["ok"])       # ... and the machine says otherwise
         self.assertIn("3/1", s["probe"]["detail"])
+
+    def test_a_missing_symbol_ends_the_machine_at_once(self):
+        # The kernel's ELF file without the trampoline blocks' symbol: the
+        # probe says which, and QEMU, held at its first instruction for the
+        # probe, ends now instead of at the time limit.
+        kernel = os.path.join(BUILD, "i386", "arch", "i386", "toll-i386.elf")
+        with tempfile.TemporaryDirectory() as folder:
+            other = os.path.join(folder, "stripped.elf")
+            subprocess.run([shutil.which("llvm-objcopy") or "objcopy",
+                            "--strip-symbol=trampoline_cpus", kernel, other], check=True)
+            s = probe("--probe", "isolation", "--symbols", other, "--cmdline",
+                      "vm.split=4/4 run='/bin/ut_forkexec'")
+        self.assertEqual(s["outcome"], "error")
+        self.assertFalse(s["probe"]["ok"])
+        self.assertIn("trampoline_cpus", s["probe"]["detail"])
+        self.assertLess(s["seconds"], 15)
+
+    def test_offsets_match_the_kernels_headers(self):
+        # The probe's copies of the layout the kernel's headers define.
+        raw = {}
+        for header in ("layout.h", "asm_offsets.h"):
+            with open(os.path.join(ROOT, "src", "arch", "i386", header)) as f:
+                raw.update(re.findall(r"^#define (\w+) ([^/\n]+?)\s*(?:/\*.*)?$", f.read(),
+                                      re.M))
+
+        def value(name: str) -> int:
+            expr = re.sub(r"\b[A-Z_][A-Z0-9_]*\b", lambda m: str(value(m.group(0))), raw[name])
+            self.assertRegex(expr, r"^[0-9a-fx()+\-* ]+$")
+            return eval(expr, {})
+
+        for name in ("TRAMPOLINE_CPU_SIZE", "TRAMPOLINE_CPUS", "TV_KERNEL_CR3", "TV_USER_CR3",
+                     "TC_EXIT_SP", "CPU_PORT_WORD", "TF_EIP", "TF_CS"):
+            with self.subTest(name=name):
+                self.assertEqual(getattr(probes, name), value(name))
 
     def test_memory_map_matches_the_memory_given(self):
         s = probe("--probe", "memory_map", "--boot", "disk", "--mem", "96", "--cmdline",

@@ -22,6 +22,11 @@ class StubError(Exception):
     """The stub went away or answered something this client cannot read."""
 
 
+class SymbolError(StubError):
+    """The kernel's ELF file is not one or lacks a symbol a probe reads: the
+    probe does not fit this kernel, whatever the kernel does."""
+
+
 class GdbStub:
     """One connection to a stopped (or stopping) QEMU."""
 
@@ -41,6 +46,14 @@ class GdbStub:
         self.stopped_at: Optional[int] = None  # the breakpoint the machine stands on
         self.last: Dict[str, int] = {}  # registers() where cont() stopped
         self.last_text = ""  # the monitor's text of them
+
+    def kill(self) -> None:
+        """Ends QEMU now (the `k` packet: QEMU exits) and the connection."""
+        try:
+            self._send("k")
+        except OSError:
+            pass
+        self.close()
 
     def close(self) -> None:
         try:
@@ -189,7 +202,7 @@ class GdbStub:
         try:
             self._send("D")
             self._packet(2)
-        except StubError:
+        except (StubError, OSError):
             pass
 
 
@@ -200,7 +213,7 @@ def elf32_symbols(path: str) -> Dict[str, int]:
     with open(path, "rb") as f:
         data = f.read()
     if data[:4] != b"\x7fELF" or data[4] not in (1, 2):
-        raise StubError(f"{path} is not an ELF file")
+        raise SymbolError(f"{path} is not an ELF file")
     wide = data[4] == 2
     if wide:
         shoff, = struct.unpack_from("<Q", data, 0x28)
@@ -238,5 +251,5 @@ def find_symbol(symbols: Dict[str, int], pattern: str) -> int:
     """The value of the one symbol whose (mangled) name matches @p pattern."""
     found = sorted(v for k, v in symbols.items() if re.search(pattern, k))
     if len(set(found)) != 1:
-        raise StubError(f"the kernel has {len(set(found))} symbols matching {pattern!r}")
+        raise SymbolError(f"the kernel has {len(set(found))} symbols matching {pattern!r}")
     return found[0]

@@ -16,7 +16,7 @@ import tempfile
 import threading
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from .gdbstub import GdbStub, StubError, elf32_symbols, find_symbol
+from .gdbstub import GdbStub, StubError, SymbolError, elf32_symbols, find_symbol
 
 # i386 paging without PAE (Intel SDM Vol. 3, 4.3): a PDE or PTE is present
 # with bit 0; a PDE maps a 4 MB page with bit 7 (PS) when CR4.PSE is set.
@@ -28,8 +28,15 @@ CR0_PG = 0x80000000
 # src/arch/i386/asm_offsets.h: where a TrapFrame keeps eip and cs.
 TF_EIP = 56
 TF_CS = 60
-# src/arch/i386/layout.h: the trampoline's variable block.
-TV_LAYOUT, TV_KERNEL_CR3, TV_USER_CR3 = 0, 4, 8
+# src/arch/i386/layout.h: each CPU's trampoline block (TrampolineCpu), its
+# variables at these offsets and its exit frame at TC_EXIT_SP.
+TRAMPOLINE_CPU_SIZE = 8192
+TRAMPOLINE_CPUS = 8
+TV_KERNEL_CR3, TV_USER_CR3 = 0, 4
+TC_EXIT_SP = 4096 - 24
+# src/arch/i386/asm_offsets.h: Cpu::port_word, this CPU's exit frame, read
+# through %fs (whose base is the CPU's toll::Cpu in the kernel).
+CPU_PORT_WORD = 8
 LAYOUT_NAMES = {0: "3/1", 1: "3/1-pti", 2: "4/4"}
 
 # System-call returns to user mode the isolation probe checks.
@@ -63,15 +70,37 @@ class Failed(Exception):
     """What the machine showed that contradicts the mechanism."""
 
 
+def fs_base(stub: GdbStub) -> int:
+    """The base of %fs in the registers stub.registers() last read (QEMU
+    prints a segment as `FS =selector base limit flags`)."""
+    found = re.search(r"^FS =[0-9a-fA-F]+ ([0-9a-fA-F]+) ", stub.last_text, re.M)
+    if not found:
+        raise StubError("QEMU's `info registers` shows no base of %fs")
+    return int(found.group(1), 16)
+
+
+def trampoline_block(stub: GdbStub, cpus: int) -> int:
+    """The trampoline block of the CPU stopped in the kernel: its toll::Cpu
+    (the base of %fs) names its exit frame, TC_EXIT_SP into its block of the
+    array at @p cpus."""
+    block = stub.word(fs_base(stub) + CPU_PORT_WORD) - TC_EXIT_SP
+    index, rest = divmod(block - cpus, TRAMPOLINE_CPU_SIZE)
+    if rest or not 0 <= index < TRAMPOLINE_CPUS:
+        raise Failed(f"the CPU's exit frame is not in a trampoline block (block {block:#x}, "
+                     f"blocks from {cpus:#x})")
+    return block
+
+
 def isolation(stub: GdbStub, symbols: Dict[str, int], options: Any) -> str:
     """Under vm.split=3/1-pti or 4/4: every system call the probe stops in
     runs on the kernel's page directory, and the user code it returns to runs
     on another one, where the kernel's code is not mapped (only the
     trampoline is)."""
     dispatch = find_symbol(symbols, r"16syscall_dispatchERNS_4arch9TrapFrameE$")
-    tv = find_symbol(symbols, r"^trampoline_vars$")
+    cpus = find_symbol(symbols, r"^trampoline_cpus$")
+    layout_at = find_symbol(symbols, r"^trampoline_layout$")
     stub.set_breakpoint(dispatch)
-    user_stops: Set[int] = set()
+    user_stops: Dict[int, int] = {}  # a return address: the block of the CPU that saw it
     kernel_seen = rounds = 0
     layout = ""
     for _ in range(MAX_STOPS):
@@ -81,11 +110,12 @@ def isolation(stub: GdbStub, symbols: Dict[str, int], options: Any) -> str:
         if cr4 & CR4_PAE or not regs.get("CR0", 0) & CR0_PG:
             raise Failed("paging was not the 32-bit kind the layouts use (CR0.PG, CR4.PAE)")
         if eip == dispatch and regs["CPL"] == 0:
-            layout_value = stub.word(tv + TV_LAYOUT)
+            layout_value = stub.word(layout_at)
             layout = LAYOUT_NAMES.get(layout_value, str(layout_value))
-            kcr3, ucr3 = stub.word(tv + TV_KERNEL_CR3), stub.word(tv + TV_USER_CR3)
             if layout_value == 0:
                 raise Failed("the trampoline says the layout is 3/1, not the isolated one asked")
+            tv = trampoline_block(stub, cpus)
+            kcr3, ucr3 = stub.word(tv + TV_KERNEL_CR3), stub.word(tv + TV_USER_CR3)
             if cr3 != kcr3 or kcr3 == ucr3:
                 raise Failed(f"a system call ran on CR3 {cr3:#x}; the kernel's page directory "
                              f"is {kcr3:#x} and the user's {ucr3:#x}")
@@ -95,11 +125,11 @@ def isolation(stub: GdbStub, symbols: Dict[str, int], options: Any) -> str:
                 back = stub.word(frame + TF_EIP)
                 if back not in user_stops and back != dispatch:
                     stub.set_breakpoint(back)
-                    user_stops.add(back)
+                    user_stops[back] = tv
             continue
         if eip in user_stops and regs["CPL"] == 3:
             stub.clear_breakpoint(eip)
-            user_stops.discard(eip)
+            tv = user_stops.pop(eip)
             kcr3 = stub.word(tv + TV_KERNEL_CR3) if translate(stub, cr3, cr4, tv) else 0
             if cr3 == kcr3:
                 raise Failed(f"user code at {eip:#x} ran with the kernel's page directory "
@@ -431,8 +461,8 @@ class Probe:
     def _run(self) -> None:
         stub = None
         try:
-            symbols = elf32_symbols(self.kernel)
             stub = GdbStub(self.socket, 20)
+            symbols = elf32_symbols(self.kernel)
             self.connected = True
             detail = PROBES[self.name](stub, symbols, self.options)
             stub.detach()
@@ -441,8 +471,27 @@ class Probe:
             self.verdict = (False, str(e))
             if stub:
                 stub.detach()
+        except (SymbolError, ValueError, OSError) as e:
+            if self.connected and not isinstance(e, SymbolError):
+                self.verdict = (False, f"the machine ended before the probe could look: {e}")
+            else:
+                # The probe does not fit this kernel's ELF file: end the
+                # machine (stopped at its first instruction, waiting for the
+                # probe) at once, and let tools/run call it the grader's
+                # error, not the kernel's.
+                self.verdict = (False, f"the probe cannot read {self.kernel}: {e}")
+                self.connected = False
+                if stub:
+                    stub.kill()
         except (StubError, OSError, ValueError, KeyError, IndexError) as e:
             self.verdict = (False, f"the machine ended before the probe could look: {e}")
+            if stub:
+                stub.detach()  # a machine still stopped runs on
+        except Exception as e:  # a fault of the probe's own: end the machine now
+            self.verdict = (False, f"the probe {self.name} failed: {type(e).__name__}: {e}")
+            self.connected = False
+            if stub:
+                stub.kill()
         finally:
             if stub:
                 stub.close()
