@@ -532,7 +532,7 @@ Received socket_receive(Socket* s, File& f, const UserVector& v, size_t room, in
             return r;
         }
         ++s->sleepers;
-        proc::sleep_on(&s->head, s->lock);
+        proc::sleep_on_interruptible(&s->head, s->lock);
         --s->sleepers;
     }
     Datagram* d = s->head;

@@ -211,7 +211,7 @@ Result<int> futex_wait(vm::VmSpace* space, uintptr_t uaddr, uint32_t expected, u
             result = k_etimedout;
             break;
         }
-        sleep_on(&w, b->lock, deadline);
+        sleep_on_interruptible(&w, b->lock, deadline);
         if (__atomic_load_n(&w.bucket, __ATOMIC_RELAXED) != b) {
             b->lock.unlock();
             b = &lock_bucket_of(w);

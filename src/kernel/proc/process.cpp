@@ -419,6 +419,10 @@ Result<int> clone(arch::TrapFrame& frame, const CloneRequest& request)
 
 void thread_kick(Thread& t)
 {
+    // The signal is posted; now look at the thread. Paired with the fence
+    // of an interruptible sleep (waitqueue.cpp): if the thread is not yet
+    // seen asleep here, it sees the signal there.
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (t.state == ThreadState::sleeping && t.wait_channel)
         wakeup(t.wait_channel);
 }

@@ -28,27 +28,51 @@ static_assert(k_channel_queues == 1u << (32 - 27), "the hash's shift picks one o
 
 } // namespace
 
-void sleep_on(const void* channel, uint64_t wake_tick)
+namespace {
+
+void sleep_alone(const void* channel, uint64_t wake_tick, bool interruptible)
 {
     WaitQueue& q = queue_of(channel);
     if (wake_tick)
         __atomic_add_fetch(&g_timed, 1, __ATOMIC_RELAXED);
     {
         SpinGuard g(q.lock());
-        q.sleep_locked(channel, wake_tick);
+        q.sleep_locked(channel, wake_tick, interruptible);
     }
     if (wake_tick)
         __atomic_sub_fetch(&g_timed, 1, __ATOMIC_RELAXED);
 }
 
-void sleep_on(const void* channel, Spinlock& held, uint64_t wake_tick)
+void sleep_held(const void* channel, Spinlock& held, uint64_t wake_tick, bool interruptible)
 {
     WaitQueue& q = queue_of(channel);
     if (wake_tick)
         __atomic_add_fetch(&g_timed, 1, __ATOMIC_RELAXED);
-    q.wait(held, channel, wake_tick);
+    q.wait(held, channel, wake_tick, interruptible);
     if (wake_tick)
         __atomic_sub_fetch(&g_timed, 1, __ATOMIC_RELAXED);
+}
+
+} // namespace
+
+void sleep_on(const void* channel, uint64_t wake_tick)
+{
+    sleep_alone(channel, wake_tick, false);
+}
+
+void sleep_on(const void* channel, Spinlock& held, uint64_t wake_tick)
+{
+    sleep_held(channel, held, wake_tick, false);
+}
+
+void sleep_on_interruptible(const void* channel, uint64_t wake_tick)
+{
+    sleep_alone(channel, wake_tick, true);
+}
+
+void sleep_on_interruptible(const void* channel, Spinlock& held, uint64_t wake_tick)
+{
+    sleep_held(channel, held, wake_tick, true);
 }
 
 void wakeup(const void* channel)

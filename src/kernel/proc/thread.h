@@ -165,6 +165,13 @@ void sleep_on(const void* channel, uint64_t wake_tick = 0);
 /// @p held cannot slip its wakeup in before the sleep (the lost wake-up).
 void sleep_on(const void* channel, Spinlock& held, uint64_t wake_tick = 0);
 
+/// The two sleeps for callers that give up on a signal (they check
+/// interrupted() before sleeping and after): a signal sent from another CPU
+/// while the caller gets ready to sleep is not lost, the sleep then returns
+/// at once.
+void sleep_on_interruptible(const void* channel, uint64_t wake_tick = 0);
+void sleep_on_interruptible(const void* channel, Spinlock& held, uint64_t wake_tick = 0);
+
 /// Wakes every thread sleeping on @p channel.
 void wakeup(const void* channel);
 

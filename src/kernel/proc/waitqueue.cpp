@@ -4,6 +4,7 @@
 #include "kernel/proc/waitqueue.h"
 #include "kernel/kern/cpu.h"
 #include "kernel/kern/panic.h"
+#include "kernel/proc/signal.h"
 #include "kernel/proc/thread.h"
 
 namespace toll::proc {
@@ -47,7 +48,29 @@ void WaitQueue::wake_entry(WaitEntry& e)
     make_runnable(t);
 }
 
-void WaitQueue::sleep_locked(const void* channel, uint64_t deadline)
+// An interruptible sleeper looks for a signal once more after it is on the
+// queue and marked asleep. Its caller looked before, but a signal sent from
+// another CPU between that look and the mark found the thread still running,
+// so the sender's kick (thread_kick) woke nobody, and the thread would sleep
+// with the signal pending, perhaps for ever. The fence here and the one in
+// thread_kick make sure that one side sees the other: either the sender sees
+// the thread asleep and wakes it, or the thread sees the signal here.
+bool WaitQueue::signalled_before_sleep(WaitEntry& e, bool interruptible)
+{
+    if (!interruptible)
+        return false;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (!interrupted())
+        return false;
+    Thread* t = e.thread;
+    remove(e);
+    t->state = ThreadState::running;
+    t->wait_channel = nullptr;
+    t->wake_tick = 0;
+    return true;
+}
+
+void WaitQueue::sleep_locked(const void* channel, uint64_t deadline, bool interruptible)
 {
     if (!m_lock.held_here())
         panic("wait queue %s: sleep_locked without its lock", m_lock.name());
@@ -66,6 +89,10 @@ void WaitQueue::sleep_locked(const void* channel, uint64_t deadline)
     t->state = ThreadState::sleeping;
     t->wait_channel = channel;
     t->wake_tick = deadline;
+    if (signalled_before_sleep(e, interruptible)) {
+        this_cpu().spin_interrupts_were = were;
+        return;
+    }
     m_lock.unlock();
     block();
     m_lock.lock();
@@ -74,7 +101,7 @@ void WaitQueue::sleep_locked(const void* channel, uint64_t deadline)
         remove(e);
 }
 
-void WaitQueue::wait(Spinlock& held, const void* channel, uint64_t deadline)
+void WaitQueue::wait(Spinlock& held, const void* channel, uint64_t deadline, bool interruptible)
 {
     if (!held.held_here())
         panic("wait queue %s: wait without %s held", m_lock.name(), held.name());
@@ -91,6 +118,11 @@ void WaitQueue::wait(Spinlock& held, const void* channel, uint64_t deadline)
     t->state = ThreadState::sleeping;
     t->wait_channel = channel;
     t->wake_tick = deadline;
+    if (signalled_before_sleep(e, interruptible)) {
+        this_cpu().spin_interrupts_were = were;
+        m_lock.unlock();
+        return;
+    }
     held.unlock();
     m_lock.unlock();
     block();

@@ -52,12 +52,14 @@ class WaitQueue {
 
     /// With the queue's lock held: sleeps once, with the lock released while
     /// asleep and held again on return. The caller rechecks its condition.
-    void sleep_locked(const void* channel = nullptr, uint64_t deadline = 0);
+    void sleep_locked(const void* channel = nullptr, uint64_t deadline = 0,
+                      bool interruptible = false);
 
     /// With @p held (a lock guarding the caller's condition) held, and not
     /// the queue's: sleeps once, releasing @p held while asleep, and takes
     /// it again before returning.
-    void wait(Spinlock& held, const void* channel = nullptr, uint64_t deadline = 0);
+    void wait(Spinlock& held, const void* channel = nullptr, uint64_t deadline = 0,
+              bool interruptible = false);
 
     /// Wakes the first waiter; false when there was none.
     bool wake_one();
@@ -81,6 +83,9 @@ class WaitQueue {
   private:
     void enqueue(WaitEntry& e);
     void remove(WaitEntry& e);
+    /// For an interruptible sleep: a signal that came while the thread was
+    /// getting ready to sleep takes it off the queue again (true).
+    bool signalled_before_sleep(WaitEntry& e, bool interruptible);
     void wake_entry(WaitEntry& e);
 
     Spinlock m_lock;

@@ -112,7 +112,7 @@ long console_read(File&, uintptr_t buffer, size_t count)
     while (g_ready_length == 0 && !g_eof_pending) {
         if (proc::interrupted())
             return -k_erestartsys;
-        proc::sleep_on(&g_ready_length);
+        proc::sleep_on_interruptible(&g_ready_length);
     }
     if (g_ready_length == 0) {
         g_eof_pending = false; // Ctrl-D on an empty line: end of file, once

@@ -49,7 +49,7 @@ struct Pipe {
 void sleep_counted(Pipe* p, const void* channel, unsigned& waiting)
 {
     ++waiting;
-    proc::sleep_on(channel, p->lock);
+    proc::sleep_on_interruptible(channel, p->lock);
     --waiting;
 }
 

@@ -124,7 +124,7 @@ bool poll_sleep(uint64_t seen, uint64_t deadline)
         return false;
     SpinGuard g(g_poll_lock);
     if (__atomic_load_n(&g_poll_generation, __ATOMIC_SEQ_CST) == seen)
-        proc::sleep_on(&g_poll_generation, g_poll_lock, deadline);
+        proc::sleep_on_interruptible(&g_poll_generation, g_poll_lock, deadline);
     return true;
 }
 
@@ -138,7 +138,7 @@ long wait_for(int64_t timeout_ns)
     while (wake == 0 || proc::ticks() < wake) {
         if (proc::interrupted())
             return -k_eintr;
-        proc::sleep_on(channel, wake);
+        proc::sleep_on_interruptible(channel, wake);
     }
     return 0;
 }

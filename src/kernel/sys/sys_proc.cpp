@@ -293,7 +293,7 @@ Errno sleep_until(uint64_t wake)
     while (wake == 0 || proc::ticks() < wake) {
         if (proc::interrupted())
             return k_eintr;
-        proc::sleep_on(channel, wake);
+        proc::sleep_on_interruptible(channel, wake);
     }
     return k_ok;
 }

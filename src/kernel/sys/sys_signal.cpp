@@ -150,7 +150,7 @@ long sys_rt_sigsuspend(const SyscallArgs& a)
     proc::ThreadSignals& s = proc::current()->sig;
     proc::suspend_mask(s, set);
     while (!proc::interrupted())
-        proc::sleep_on(&s);
+        proc::sleep_on_interruptible(&s);
     return -k_eintr; // the handler's frame saves the old mask (mask_to_save)
 }
 
@@ -200,7 +200,7 @@ long sys_pause(const SyscallArgs&)
 {
     proc::ThreadSignals& s = proc::current()->sig;
     while (!proc::interrupted())
-        proc::sleep_on(&s);
+        proc::sleep_on_interruptible(&s);
     return -k_eintr;
 }
 
