@@ -17,7 +17,8 @@ add_test(NAME grading.sandbox
 # where it is not.
 add_test(NAME grading.probes
   COMMAND ${TOLL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/grading/test_probes.py ${CMAKE_BINARY_DIR})
-set_tests_properties(grading.probes PROPERTIES TIMEOUT 120)
+set_tests_properties(grading.probes PROPERTIES TIMEOUT 120
+  ENVIRONMENT PYTHONPATH=${CMAKE_SOURCE_DIR}/tools)
 # The grader's compiler cache outlives the scratch folders, which each run
 # empties, and this build: like the build's own ccache it serves every
 # checkout of this user, so that a clean clone finds the reference's objects

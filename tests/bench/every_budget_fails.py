@@ -44,7 +44,6 @@ def at_bounds(budgets: list[dict]) -> dict[tuple[str, str], int]:
 
 def load_bench() -> types.ModuleType:
     """tools/bench as a module, for its check_budgets (one process for all rows)."""
-    sys.path.insert(0, os.path.dirname(BENCH))
     loader = importlib.machinery.SourceFileLoader("toll_bench", BENCH)
     module = types.ModuleType(loader.name)
     module.__file__ = BENCH

@@ -15,8 +15,7 @@ import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-from lib import probes  # noqa: E402  (tools/lib is not installed)
+from lib import probes  # noqa: E402  (PYTHONPATH=tools: tools/lib is not installed)
 BUILD = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(ROOT, "build")
 
 

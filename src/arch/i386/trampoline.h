@@ -11,7 +11,7 @@ namespace toll::i386 {
 /// what its entry and exit code reads, its trampoline stack and its copy
 /// buffer. Every CPU's block is mapped in every address space (supervisor
 /// only), as Linux's cpu_entry_area is; a CPU reaches its own through its
-/// stack pointer on entry and through Cpu::port_word in the kernel, so no
+/// stack pointer on entry and through the CPU record's ``port_word`` in the kernel, so no
 /// CPU's trap or fast copy can land in another's block.
 struct TrampolineCpu {
     uint32_t kernel_cr3;              ///< loaded on entry from user mode (isolated layouts)
