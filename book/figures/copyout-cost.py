@@ -34,8 +34,10 @@ zoom.set_xlim(0, 520)
 zoom.set_ylim(300, max(fast[s] for s in sizes if s <= 512) * 1.05)
 zoom.set_title("the decision region, 0-512 bytes")
 if cross:
-    zoom.text(cross, zoom.get_ylim()[1] * 0.97, f" crossover\n about {cross:.0f} bytes",
-              va="top", fontsize=8, color=COLOURS["4/4 fast"])
+    # Labelled in the panel whose x range holds it, so that no text leaves the figure.
+    where = zoom if cross <= zoom.get_xlim()[1] else ax
+    where.text(cross, where.get_ylim()[1] * 0.80, f" crossover\n about {cross:.0f} bytes",
+               va="top", fontsize=8, color=COLOURS["4/4 fast"])
 ax.legend(frameon=False)
 fig.tight_layout()
 save(fig)

@@ -47,7 +47,7 @@ void report_skip(const char* name, const char* reason);
 /// runs only when the glob itself starts with "destructive." (tests/system
 /// checks the PANIC with `tools/run --expect-panic`).
 /// A test named "device.*" needs a device the default machine lacks (the
-/// network card of tools/run --net) and likewise runs only when the glob
+/// network card of `tools/run --net`) and likewise runs only when the glob
 /// starts with "device.".
 #define KTEST(name) TOLL_KTEST_IMPL(name, TOLL_KTEST_CAT(ktest_body_, __LINE__))
 #define TOLL_KTEST_IMPL(name, body)                                                                \
