@@ -126,3 +126,31 @@ toll_system_test(arm64.qemu.smp.cpus4.vm --arch arm64 --cpus 4 --timeout 90
                  --cmdline "arm64.asid_bits=2 arm64.asid_check=1 run=/bin/ut_smp_vm,/bin/ut_forkexec")
 toll_system_test(arm64.qemu.16k.smp.cpus4.vm --arch arm64 --granule 16K --cpus 4 --timeout 90
                  --cmdline "arm64.asid_bits=2 run=/bin/ut_smp_vm,/bin/ut_forkexec")
+
+# Every user test program in one boot, with their processes and threads free
+# to run on every CPU: i386 at 4 CPUs under 3/1-pti (two directories per
+# process, per-CPU trampolines, shootdowns by IPI) and arm64 at 2. A signal
+# sent to a thread on another CPU just as it goes to sleep, a child's last
+# pages freed by another CPU after waitpid: the races of several CPUs that a
+# one-CPU boot of the same programs never meets.
+file(GLOB toll_smp_suite_sources RELATIVE ${CMAKE_SOURCE_DIR}/src/user/tests
+     ${CMAKE_SOURCE_DIR}/src/user/tests/ut_*.c)
+set(toll_smp_suite)
+# Not ut_superpages_regions: it counts the machine's free pages around each
+# step, and here the other CPUs are still freeing the pages of the programs
+# before it while it counts. It runs alone on several CPUs instead, below.
+foreach(src ${toll_smp_suite_sources})
+  get_filename_component(prog ${src} NAME_WE)
+  if(NOT prog STREQUAL "ut_superpages_regions")
+    list(APPEND toll_smp_suite ${prog})
+  endif()
+endforeach()
+list(JOIN toll_smp_suite "," toll_smp_suite)
+toll_system_test(i386.qemu.smp.cpus4.3_1-pti.user.suite --arch i386 --cpus 4 --timeout 100
+                 --cmdline "vm.split=3/1-pti run=${toll_smp_suite}")
+toll_system_test(arm64.qemu.smp.cpus2.user.suite --arch arm64 --cpus 2 --timeout 100
+                 --cmdline "run=${toll_smp_suite}")
+toll_system_test(i386.qemu.smp.cpus4.superpages_regions --arch i386 --cpus 4 --timeout 60
+                 --cmdline "run=/bin/ut_superpages_regions")
+toll_system_test(arm64.qemu.smp.cpus2.superpages_regions --arch arm64 --cpus 2 --timeout 60
+                 --cmdline "run=/bin/ut_superpages_regions")
