@@ -81,3 +81,20 @@ foreach(rubric ${TOLL_LAB_RUBRICS})
       ENVIRONMENT PYTHONPATH=${CMAKE_SOURCE_DIR}/tools)
   endif()
 endforeach()
+
+# The sandbox test counts the processes left under the sandbox's user after
+# a step, and every grading run uses that user: it must not run beside one.
+# Each grading run holds a lock of its own (so they still run side by side);
+# the sandbox test holds them all.
+set(toll_sandbox_users grading.hostile_batch grading.gradescope)
+foreach(lab 4x4 files fpu locks measure net superpages vm86)
+  if(TEST grading.meaningful.${lab})
+    list(APPEND toll_sandbox_users grading.meaningful.${lab})
+  endif()
+endforeach()
+set(toll_sandbox_locks)
+foreach(t ${toll_sandbox_users})
+  set_property(TEST ${t} APPEND PROPERTY RESOURCE_LOCK sandbox-user.${t})
+  list(APPEND toll_sandbox_locks sandbox-user.${t})
+endforeach()
+set_property(TEST grading.sandbox APPEND PROPERTY RESOURCE_LOCK ${toll_sandbox_locks})
