@@ -48,8 +48,13 @@ LAUNCHER := $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_NOHASHDIR ?= 1
 
+# A configure that fails leaves a CMakeCache.txt behind; it is removed, so
+# that the next make configures again instead of failing in the build with
+# no build.ninja.
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) $(GENERATOR) $(LAUNCHER) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+	@cmake -S . -B $(BUILD) $(GENERATOR) $(LAUNCHER) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS) || \
+	  { rm -f $(BUILD)/CMakeCache.txt; \
+	    echo "make: configuring $(BUILD) failed (a missing package? make deps installs them)" >&2; exit 1; }
 
 configure: $(BUILD)/CMakeCache.txt
 
