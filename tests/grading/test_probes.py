@@ -120,6 +120,21 @@ class Probes(unittest.TestCase):
         self.assertFalse(s["probe"]["ok"])
         self.assertIn("0 contiguous run(s) and 0 block(s)", s["probe"]["detail"])
 
+    def test_superpages_off_sees_no_run_and_no_block(self):
+        s = probe("--arch", "arm64", "--probe", "superpages_off", "--cmdline",
+                  "vm.superpages=0 run='ut_superpages off'")
+        self.assertEqual(s["outcome"], "done")
+        self.assertTrue(s["probe"]["ok"], s["probe"])
+        self.assertIn("no contiguous run and no block", s["probe"]["detail"])
+
+    def test_superpages_off_fails_where_the_kernel_promotes(self):
+        # The kernel promotes (superpages on) while the probe was told they
+        # are off: the first look that finds a run or a block says so.
+        s = probe("--arch", "arm64", "--probe", "superpages_off", "--cmdline", "run='ut_superpages'")
+        self.assertEqual(s["outcome"], "done")
+        self.assertFalse(s["probe"]["ok"])
+        self.assertIn("superpages are off, yet", s["probe"]["detail"])
+
 
 if __name__ == "__main__":
     unittest.main()

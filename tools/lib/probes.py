@@ -374,16 +374,17 @@ def user_mappings(stub: GdbStub) -> Tuple[int, int, List[str]]:
     return runs, blocks, problems
 
 
-def superpages(stub: GdbStub, symbols: Dict[str, int], options: Any) -> str:
-    """With ut_superpages running on arm64: each time it reads
-    vm.pmap.l3c.promotions (the counters it judges promotions by), the probe
-    walks the program's page tables itself. Every contiguous run they hold
-    must be well formed, and before the program ends they must have shown
-    a level-3 contiguous run and a block, which its checks say it made (a
-    kernel can count a promotion it never made)."""
+def superpage_looks(stub: GdbStub, symbols: Dict[str, int], options: Any,
+                    enough: Callable[[int, int], bool]) -> Tuple[int, int, int, List[str]]:
+    """Each time the running program reads vm.pmap.l3c.promotions (the
+    counter its checks judge promotions by), walks its page tables: until
+    enough(runs, blocks) says so, the machine ends or a walk finds a run
+    that is not well formed. Returns (looks, most runs, most blocks seen at
+    one look, the problems of the first bad walk)."""
     at = find_symbol(symbols, r"15sys_counter_getERKNS0_11SyscallArgsE$")
     stub.set_breakpoint(at)
     walks = most_runs = most_blocks = 0
+    problems: List[str] = []
     try:
         for _ in range(SUPERPAGE_MAX_STOPS):
             if stub.cont(options.timeout) != at:
@@ -399,10 +400,8 @@ def superpages(stub: GdbStub, symbols: Dict[str, int], options: Any) -> str:
             except StubError as e:
                 raise Failed(f"the probe could not walk the page tables: {e}")
             walks += 1
-            if problems:
-                raise Failed("; ".join(problems[:3]))
             most_runs, most_blocks = max(most_runs, runs), max(most_blocks, blocks)
-            if most_runs and most_blocks:
+            if problems or enough(most_runs, most_blocks):
                 break
     except (StubError, OSError):
         pass  # the machine ended: what it showed until then is the verdict
@@ -412,6 +411,19 @@ def superpages(stub: GdbStub, symbols: Dict[str, int], options: Any) -> str:
         pass
     if not walks:
         raise Failed("the program never read vm.pmap.l3c.promotions, so the probe never looked")
+    return walks, most_runs, most_blocks, problems
+
+
+def superpages(stub: GdbStub, symbols: Dict[str, int], options: Any) -> str:
+    """With ut_superpages running on arm64: every contiguous run its page
+    tables hold when it reads its promotion counters must be well formed,
+    and before the program ends they must have shown a level-3 contiguous
+    run and a block, which its checks say it made (a kernel can count a
+    promotion it never made)."""
+    walks, most_runs, most_blocks, problems = superpage_looks(
+        stub, symbols, options, lambda runs, blocks: bool(runs and blocks))
+    if problems:
+        raise Failed("; ".join(problems[:3]))
     if not most_runs or not most_blocks:
         raise Failed(f"in {walks} look(s) at the page tables while the program read its "
                      f"promotion counters, they held {most_runs} contiguous run(s) and "
@@ -420,12 +432,26 @@ def superpages(stub: GdbStub, symbols: Dict[str, int], options: Any) -> str:
             f"block(s) ({walks} look(s))")
 
 
+def superpages_off(stub: GdbStub, symbols: Dict[str, int], options: Any) -> str:
+    """With ut_superpages off running on an arm64 kernel booted with
+    vm.superpages=0: at every look the program's page tables must hold no
+    contiguous run and no block at all (a kernel can promote while its
+    counters say it did not)."""
+    walks, most_runs, most_blocks, problems = superpage_looks(
+        stub, symbols, options, lambda runs, blocks: bool(runs or blocks))
+    if problems or most_runs or most_blocks:
+        raise Failed(f"superpages are off, yet the page tables held {most_runs} contiguous "
+                     f"run(s) and {most_blocks} block(s)"
+                     + (f" ({'; '.join(problems[:2])})" if problems else ""))
+    return f"the page tables held no contiguous run and no block ({walks} look(s))"
+
+
 PROBES: Dict[str, Callable[[GdbStub, Dict[str, int], Any], str]] = {
     "isolation": isolation, "memory_map": memory_map, "fpu_lazy": fpu_lazy,
-    "superpages": superpages}
+    "superpages": superpages, "superpages_off": superpages_off}
 # The architecture each probe reads (tools/run refuses it on the other).
 PROBE_ARCH = {"isolation": "i386", "memory_map": "i386", "fpu_lazy": "i386",
-              "superpages": "arm64"}
+              "superpages": "arm64", "superpages_off": "arm64"}
 
 
 # The longest path a Unix socket may have (sun_path is 108 bytes on Linux,
