@@ -3,6 +3,7 @@
 absence, path tidying, kernel-only builds, and the launcher reaching the
 kernel's own CMake build through the top-level CMakeLists.txt."""
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -32,6 +33,54 @@ class Slots(unittest.TestCase):
             b.release()
             c.release()
             self.assertFalse(os.path.exists(c.path))
+
+
+class Prune(unittest.TestCase):
+    def make_version(self, folder: str, version: str, age: int) -> None:
+        scans = os.path.join(folder, f"toll-grade-reference-{version}.json")
+        for path in (scans, scans + ".lock"):
+            with open(path, "w") as f:
+                f.write("{}")
+        os.makedirs(os.path.join(folder, f"lab-net-initrd-{version}", "deep"))
+        os.utime(scans, (1_000_000 + age, 1_000_000 + age))
+
+    def test_old_versions_go_and_the_current_and_newest_stay(self):
+        with tempfile.TemporaryDirectory() as folder:
+            for age, version in enumerate("abcde"):
+                self.make_version(folder, version * 16, age)  # e is the newest
+            os.makedirs(os.path.join(folder, "lab-net"))  # the lab's cache: never touched
+            removed = lab_build.prune_versions(folder, "a" * 16, keep=3)
+            self.assertEqual(sorted(removed), ["b" * 16, "c" * 16])
+            left = sorted(os.listdir(folder))
+            for version in ("a", "d", "e"):
+                self.assertIn(f"toll-grade-reference-{version * 16}.json", left)
+                self.assertIn(f"lab-net-initrd-{version * 16}", left)
+            for version in ("b", "c"):
+                self.assertFalse([n for n in left if version * 16 in n], left)
+            self.assertIn("lab-net", left)
+
+    def test_a_version_being_graded_is_kept(self):
+        with tempfile.TemporaryDirectory() as folder:
+            for age, version in enumerate("abc"):
+                self.make_version(folder, version * 16, age)
+            lock = os.path.join(folder, f"toll-grade-reference-{'a' * 16}.json.lock")
+            with open(lock) as held:
+                fcntl.flock(held, fcntl.LOCK_EX)
+                removed = lab_build.prune_versions(folder, "c" * 16, keep=1)
+            self.assertEqual(removed, ["b" * 16])
+            self.assertTrue(os.path.exists(os.path.join(folder, f"lab-net-initrd-{'a' * 16}")))
+
+    def test_a_link_is_removed_never_followed(self):
+        with tempfile.TemporaryDirectory() as folder, tempfile.TemporaryDirectory() as elsewhere:
+            victim = os.path.join(elsewhere, "precious")
+            with open(victim, "w") as f:
+                f.write("not the grader's")
+            for age, version in enumerate("ab"):
+                self.make_version(folder, version * 16, age)
+            os.symlink(elsewhere, os.path.join(folder, f"lab-fpu-initrd-{'a' * 16}"))
+            lab_build.prune_versions(folder, "b" * 16, keep=1)
+            self.assertTrue(os.path.exists(victim))
+            self.assertFalse(os.path.lexists(os.path.join(folder, f"lab-fpu-initrd-{'a' * 16}")))
 
 
 class Tools(unittest.TestCase):

@@ -26,6 +26,55 @@ SLOT_PREFIX = "toll-grade-slot"
 # one cache per lab, filled from the lab's starter, which students read.
 REFERENCE_LOCAL = "reference"
 REFERENCE_STORE = "reference-store"
+# The versions of the checkout whose reference scans and starter ramdisks a
+# cache folder keeps: every commit makes a new version, and each holds a few
+# MB that no later grading reads.
+KEEP_VERSIONS = 3
+REFERENCE_SCANS = "toll-grade-reference-"
+
+
+def prune_versions(folder: str, current: str, keep: int = KEEP_VERSIONS) -> list:
+    """Removes from @p folder the reference scans and lab ramdisks of all but
+    the @p keep most recently used versions of the checkout (@p current is
+    always kept). A version another grader holds the lock of is left alone,
+    and nothing is followed through a link. Returns the versions removed."""
+    versions: Dict[str, float] = {}
+    for name in os.listdir(folder):
+        if name.startswith(REFERENCE_SCANS) and name.endswith(".json"):
+            st = os.lstat(os.path.join(folder, name))
+            versions[name[len(REFERENCE_SCANS):-len(".json")]] = st.st_mtime
+    newest = sorted(versions, key=lambda v: versions[v], reverse=True)
+    old = [v for v in newest if v != current][max(keep - 1, 0):]
+    removed = []
+    for version in old:
+        scans = os.path.join(folder, f"{REFERENCE_SCANS}{version}.json")
+        try:
+            fd = os.open(scans + ".lock", os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            fd = -1  # no lock file (or a link): nobody can be holding it
+        try:
+            if fd >= 0:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    continue  # a grading of that version is running
+            for name in os.listdir(folder):
+                path = os.path.join(folder, name)
+                if name.startswith("lab-") and name.endswith(f"-initrd-{version}"):
+                    if os.path.isdir(path) and not os.path.islink(path):
+                        shutil.rmtree(path)
+                    else:
+                        os.unlink(path)
+            for path in (scans, scans + ".lock"):
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    pass
+            removed.append(version)
+        finally:
+            if fd >= 0:
+                os.close(fd)
+    return removed
 
 
 class BuildTools:
