@@ -5,18 +5,19 @@
 // segments (text, read-only data) mapped from its page-cache pages, not
 // copied: a second exec of it reads nothing, copies nothing, and on arm64
 // syncs no instruction cache (the pages are known clean).
+// The ELF headers are read in elf.cpp, the segments loaded in exec_load.cpp.
 #include "kernel/arch/context.h"
 #include "kernel/arch/cpu.h"
 #include "kernel/arch/signal.h"
 #include "kernel/fs/mount.h"
 #include "kernel/kern/counters.h"
+#include "kernel/proc/exec_image.h"
 #include "kernel/proc/initrd.h"
 #include "kernel/proc/process.h"
 #include "kernel/sys/file.h"
 #include "kernel/vm/kmalloc.h"
 #include "kernel/vm/phys.h"
 #include "kernel/vm/vmobject.h"
-#include "lib/checked.h"
 #include "lib/format.h"
 #include "lib/string.h"
 
@@ -24,34 +25,6 @@ namespace toll::proc {
 namespace {
 
 TOLL_COUNTER(g_execs, "proc.execs");
-TOLL_COUNTER(g_exec_pages_mapped, "proc.exec.file_pages_mapped");
-TOLL_COUNTER(g_exec_bytes_copied, "proc.exec.bytes_copied");
-
-// ELF header fields (System V gABI, chapter 4), for both classes.
-struct Elf32Header {
-    uint8_t ident[16];
-    uint16_t type, machine;
-    uint32_t version, entry, phoff, shoff, flags;
-    uint16_t ehsize, phentsize, phnum, shentsize, shnum, shstrndx;
-};
-struct Elf32Phdr {
-    uint32_t type, offset, vaddr, paddr, filesz, memsz, flags, align;
-};
-struct Elf64Header {
-    uint8_t ident[16];
-    uint16_t type, machine;
-    uint32_t version;
-    uint64_t entry, phoff, shoff;
-    uint32_t flags;
-    uint16_t ehsize, phentsize, phnum, shentsize, shnum, shstrndx;
-};
-struct Elf64Phdr {
-    uint32_t type, flags;
-    uint64_t offset, vaddr, paddr, filesz, memsz, align;
-};
-constexpr uint32_t k_pt_load = 1;
-constexpr uint32_t k_pf_x = 1, k_pf_w = 2, k_pf_r = 4;
-constexpr uint16_t k_et_exec = 2;
 
 // Auxiliary vector types (System V ABI; Linux's numbering).
 enum : uintptr_t {
@@ -83,227 +56,6 @@ struct ArgBlock {
     const char* envp[k_max_args + 1];
     size_t argc = 0, envc = 0;
 };
-
-// The program's bytes: contiguous (the ramdisk's), or a disk file's pages.
-struct ExecFile {
-    const uint8_t* data = nullptr;  ///< the ramdisk's bytes, or nullptr
-    vm::VmObject* object = nullptr; ///< the disk's pages, or nullptr
-    size_t size = 0;
-
-    // Copies [offset, offset+n) of the file to @p to; false past the end.
-    bool read(uint64_t offset, void* to, size_t n) const
-    {
-        if (!range_within<uint64_t>(offset, n, size))
-            return false;
-        auto* out = static_cast<uint8_t*>(to);
-        while (n) {
-            size_t chunk = n;
-            const uint8_t* from = piece(offset, &chunk);
-            memcpy(out, from, chunk);
-            out += chunk;
-            offset += chunk;
-            n -= chunk;
-        }
-        return true;
-    }
-
-    // Where byte @p offset is in memory; *n is cut to what lies contiguous there.
-    const uint8_t* piece(uint64_t offset, size_t* n) const
-    {
-        if (data)
-            return data + offset;
-        size_t within = static_cast<size_t>(offset % arch::k_page_size);
-        if (*n > arch::k_page_size - within)
-            *n = arch::k_page_size - within;
-        arch::PhysAddr pa = object->pages[offset / arch::k_page_size];
-        return static_cast<const uint8_t*>(arch::phys_to_virt(pa)) + within;
-    }
-};
-
-struct Segment {
-    uint64_t offset, vaddr, filesz, memsz;
-    uint32_t flags;
-};
-
-struct Image {
-    uintptr_t entry = 0;
-    uintptr_t phdr = 0;
-    size_t phnum = 0, phent = 0;
-    Segment segments[16];
-    size_t count = 0;
-};
-
-// Every size and address below comes from the file: each sum is checked
-// before it is compared, so a field near the top of its type cannot wrap a
-// bound check into passing (checked_add, lib/checked.h).
-template <typename Header, typename Phdr>
-Errno parse(const ExecFile& file, Image& image)
-{
-    Header header;
-    if (!file.read(0, &header, sizeof header))
-        return k_enoexec;
-    const Header* h = &header;
-    uint64_t table_size = uint64_t(h->phnum) * sizeof(Phdr);
-    if (h->type != k_et_exec || h->phentsize != sizeof(Phdr) ||
-        !range_within<uint64_t>(h->phoff, table_size, file.size))
-        return k_enoexec;
-    image.entry = static_cast<uintptr_t>(h->entry);
-    image.phnum = h->phnum;
-    image.phent = sizeof(Phdr);
-    // Segments must end below the stack, with room to round up to a page.
-    const uint64_t top = arch::user_space_limit() - vm::k_user_stack_size - arch::k_page_size;
-    for (size_t i = 0; i < h->phnum; ++i) {
-        Phdr p;
-        if (!file.read(h->phoff + i * sizeof(Phdr), &p, sizeof p))
-            return k_enoexec;
-        const Phdr* ph = &p;
-        if (ph->type != k_pt_load)
-            continue;
-        uint64_t offset = ph->offset, filesz = ph->filesz, vaddr = ph->vaddr, memsz = ph->memsz;
-        if (image.count == sizeof image.segments / sizeof image.segments[0] ||
-            !range_within<uint64_t>(offset, filesz, file.size) || filesz > memsz ||
-            !range_within<uint64_t>(vaddr, memsz, top))
-            return k_enoexec;
-        if (vaddr < vm::k_user_space_floor)
-            return k_eperm; // below mmap_min_addr, as Linux refuses it
-        image.segments[image.count++] = {offset, vaddr, filesz, memsz, ph->flags};
-        if (h->phoff >= offset && h->phoff - offset < filesz)
-            image.phdr = static_cast<uintptr_t>(vaddr + (h->phoff - offset));
-    }
-    return image.count ? k_ok : k_enoexec;
-}
-
-unsigned prot_of(uint32_t flags)
-{
-    return ((flags & k_pf_r) ? arch::k_prot_read : 0) |
-           ((flags & k_pf_w) ? arch::k_prot_write : 0) | ((flags & k_pf_x) ? arch::k_prot_exec : 0);
-}
-
-// Returns the kernel address of user page @p va in @p space, faulting it in.
-uint8_t* user_page(vm::VmSpace* space, uintptr_t va)
-{
-    Optional<arch::Mapping> m = arch::pmap_extract(space->pmap, va);
-    if (!m) {
-        vm::Region* r = vm::vmspace_find(space, va);
-        if (!r)
-            return nullptr;
-        unsigned saved = r->prot;
-        r->prot = arch::k_prot_read | arch::k_prot_write; // the kernel fills it
-        // The region is there and writable now: the only failure left is
-        // k_enomem, which is what load_segments reports for a nullptr.
-        bool ok = vm::vmspace_fault(space, va, true) == k_ok;
-        r->prot = saved;
-        // The page stays writable until load_segments gives each region
-        // its rights in one pass: whole superpages keep their size, and an
-        // executable one has its instruction cache synced once.
-        if (!ok || !(m = arch::pmap_extract(space->pmap, va)))
-            return nullptr;
-    }
-    arch::PhysAddr pa = m.value().pa;
-    return static_cast<uint8_t*>(arch::phys_to_virt(pa & ~arch::PhysAddr(arch::k_page_size - 1)));
-}
-
-// Copies @p length bytes to user address @p to of @p space (not active).
-bool write_user(vm::VmSpace* space, uintptr_t to, const void* from, size_t length)
-{
-    auto* src = static_cast<const uint8_t*>(from);
-    while (length) {
-        uintptr_t page = to & ~uintptr_t(arch::k_page_size - 1);
-        size_t offset = to - page;
-        size_t n = arch::k_page_size - offset < length ? arch::k_page_size - offset : length;
-        uint8_t* k = user_page(space, page);
-        if (!k)
-            return false;
-        memcpy(k + offset, src, n);
-        src += n;
-        to += n;
-        length -= n;
-    }
-    return true;
-}
-
-// Copies file bytes [offset, offset+length) to user address @p to of @p space.
-bool copy_segment(vm::VmSpace* space, uintptr_t to, const ExecFile& file, uint64_t offset,
-                  size_t length)
-{
-    g_exec_bytes_copied.add(length);
-    while (length) {
-        size_t n = length;
-        const uint8_t* from = file.piece(offset, &n);
-        if (!write_user(space, to, from, n))
-            return false;
-        to += n;
-        offset += n;
-        length -= n;
-    }
-    return true;
-}
-
-constexpr uintptr_t k_page_mask = arch::k_page_size - 1;
-
-// Whether segment @p i can be mapped from the file's pages: a read-only
-// segment of a disk file, at the same offset within its page in the file
-// as in memory, with no zero-filled tail, sharing no page with any other
-// segment (a shared page takes both segments' bytes and rights, so it is
-// the program's own copy).
-bool mappable(const ExecFile& file, const Image& image, size_t i)
-{
-    const Segment& s = image.segments[i];
-    if (!file.object || (s.flags & k_pf_w) || s.filesz != s.memsz || s.filesz == 0 ||
-        (s.offset & k_page_mask) != (s.vaddr & k_page_mask))
-        return false;
-    uint64_t start = s.vaddr & ~uint64_t(k_page_mask),
-             end = (s.vaddr + s.memsz + k_page_mask) & ~uint64_t(k_page_mask);
-    for (size_t j = 0; j < image.count; ++j) {
-        const Segment& o = image.segments[j];
-        uint64_t o_start = o.vaddr & ~uint64_t(k_page_mask),
-                 o_end = (o.vaddr + o.memsz + k_page_mask) & ~uint64_t(k_page_mask);
-        if (j != i && o_start < end && start < o_end)
-            return false;
-    }
-    uint64_t last_page = (s.offset + s.filesz - 1) / arch::k_page_size;
-    return last_page < file.object->count;
-}
-
-Errno load_segments(vm::VmSpace* space, const ExecFile& file, const Image& image)
-{
-    constexpr uintptr_t k_mask = k_page_mask;
-    uintptr_t highest = 0;
-    for (size_t i = 0; i < image.count; ++i) {
-        const Segment& s = image.segments[i];
-        uintptr_t start = static_cast<uintptr_t>(s.vaddr) & ~k_mask;
-        uintptr_t end = static_cast<uintptr_t>(s.vaddr + s.memsz + k_mask) & ~k_mask;
-        if (mappable(file, image, i)) {
-            // The file's pages themselves, entered at the first touch of each.
-            TRY(vm::vmspace_map_object(space, start, end - start, prot_of(s.flags), false,
-                                       file.object,
-                                       static_cast<size_t>(s.offset / arch::k_page_size)));
-            g_exec_pages_mapped.add((end - start) / arch::k_page_size);
-            if (end > highest)
-                highest = end;
-            continue;
-        }
-        // A page shared with the previous segment keeps its contents and gets
-        // the union of both segments' rights.
-        for (vm::Region* r = space->regions.first(); r; r = r->next)
-            if (r->end > start && r->start < end) {
-                r->prot |= prot_of(s.flags);
-                arch::pmap_protect(space->pmap, start, start + arch::k_page_size, r->prot);
-                start = r->end;
-            }
-        if (end > start)
-            TRY(vm::vmspace_map(space, start, end - start, prot_of(s.flags)));
-        if (!copy_segment(space, static_cast<uintptr_t>(s.vaddr), file, s.offset,
-                          static_cast<size_t>(s.filesz)))
-            return k_enomem;
-        if (end > highest)
-            highest = end;
-    }
-    for (vm::Region* r = space->regions.first(); r; r = r->next)
-        TRY(arch::pmap_protect(space->pmap, r->start, r->end, r->prot));
-    space->brk_start = space->brk = highest;
-    return k_ok;
-}
 
 // Builds argc/argv/envp/auxv at the top of the new stack; returns the stack pointer.
 uintptr_t build_stack(vm::VmSpace* space, const ArgBlock& args, const Image& image)
@@ -431,24 +183,10 @@ Errno open_program(const char* path, ExecFile* file, sys::NodeRef* hold)
 Errno load_file(const ExecFile& file, const ArgBlock& args, vm::VmSpace** out_space, uintptr_t* pc,
                 uintptr_t* sp)
 {
-    uint8_t ident[20];
-    if (!file.read(0, ident, sizeof ident) || memcmp(ident,
-                                                     "\x7f"
-                                                     "ELF",
-                                                     4) != 0)
-        return k_enoexec;
     Image image;
-    unsigned cls = ident[4];
-    if (cls != arch::elf_class())
-        return k_enoexec;
-    Errno e = cls == 1 ? parse<Elf32Header, Elf32Phdr>(file, image)
-                       : parse<Elf64Header, Elf64Phdr>(file, image);
+    Errno e = elf_read(file, image);
     if (e != k_ok)
         return e;
-    uint16_t machine =
-        static_cast<uint16_t>(ident[18] | (ident[19] << 8)); // e_machine, little-endian
-    if (machine != arch::elf_machine())
-        return k_enoexec;
     vm::VmSpace* space = vm::vmspace_create();
     if (!space)
         return k_enomem;

@@ -33,7 +33,7 @@ struct FileOps {
 constexpr int k_pollin = 0x1, k_pollpri = 0x2, k_pollout = 0x4, k_pollerr = 0x8, k_pollhup = 0x10,
               k_pollnval = 0x20, k_pollrdnorm = 0x40, k_pollwrnorm = 0x100;
 
-/// Threads in poll or select now (atomic; sys_misc.cpp).
+/// Threads in poll or select now (atomic; sys_poll.cpp).
 extern unsigned g_poll_pollers;
 /// poll_notify's work when someone polls: wakes them to look again.
 void poll_notify_slow();
@@ -43,7 +43,7 @@ void poll_notify_slow();
 /// made under a lock that the file's poll operation takes too. When nobody
 /// polls it costs a fence and a load; safe from an interrupt handler and
 /// under any lock above `poll` in kernel/README.md's order. The fence pairs
-/// with the pollers' count (sys_misc.cpp): either this sees the poller, or
+/// with the pollers' count (sys_poll.cpp): either this sees the poller, or
 /// the poller's look comes after the change.
 inline void poll_notify()
 {

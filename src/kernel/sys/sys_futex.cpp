@@ -4,6 +4,7 @@
 #include "kernel/arch/cpu.h"
 #include "kernel/proc/futex.h"
 #include "kernel/proc/process.h"
+#include "kernel/sys/clock.h"
 #include "kernel/sys/syscalls.h"
 #include "kernel/sys/uaccess.h"
 
@@ -15,30 +16,13 @@ constexpr int k_futex_wait = 0, k_futex_wake = 1, k_futex_requeue = 3, k_futex_c
               k_futex_wait_bitset = 9, k_futex_wake_bitset = 10;
 constexpr int k_futex_private_flag = 128, k_futex_clock_realtime = 256;
 
-constexpr uint64_t k_ns_per_s = 1000000000;
-
 // Reads a timeout at @p user (a struct timespec of two longs, or of two
 // 64-bit fields for i386's futex_time64) as clock ticks, rounded up;
 // k_einval for a negative or unnormalised one.
 Result<uint64_t> timeout_ticks(uintptr_t user, bool time64)
 {
-    int64_t seconds, nanoseconds;
-    if (time64) {
-        int64_t ts[2];
-        TRY(copyin(ts, user, sizeof ts));
-        seconds = ts[0];
-        nanoseconds = ts[1];
-    } else {
-        long ts[2];
-        TRY(copyin(ts, user, sizeof ts));
-        seconds = ts[0];
-        nanoseconds = ts[1];
-    }
-    if (seconds < 0 || nanoseconds < 0 || nanoseconds >= static_cast<int64_t>(k_ns_per_s))
-        return k_einval;
-    uint64_t hz = arch::clock_hz();
-    return static_cast<uint64_t>(seconds) * hz +
-           (static_cast<uint64_t>(nanoseconds) * hz + k_ns_per_s - 1) / k_ns_per_s;
+    Timespec ts = TRY(copyin_timespec(user, time64));
+    return ticks_of(ts);
 }
 
 long futex(const SyscallArgs& a, bool time64)

@@ -1,5 +1,5 @@
-// System calls on processes and time: fork, execve, exit, wait, kill, the
-// identity calls, yield, sleep and the clock.
+// System calls on processes: fork, execve, exit, wait, kill, the identity
+// calls and yield.
 #include "kernel/arch/cpu.h"
 #include "kernel/kern/console.h"
 #include "kernel/kern/counters.h"
@@ -53,13 +53,6 @@ long copy_vector(ExecArgs& ea, uintptr_t user_vector, const char** out)
     out[i] = nullptr;
     return 0;
 }
-
-struct LinuxTimespec {
-    long seconds;
-    long nanoseconds;
-};
-
-constexpr long k_ns_per_s = 1000000000;
 
 } // namespace
 
@@ -258,77 +251,6 @@ long sys_set_tid_address(const SyscallArgs& a)
 long sys_getuid(const SyscallArgs&)
 {
     return 0; // Toll has one user, root
-}
-
-namespace {
-
-// Reads the timespec at @p user into a number of clock ticks, rounded up;
-// EINVAL for a negative or unnormalised one.
-Result<uint64_t> timespec_ticks(uintptr_t user)
-{
-    LinuxTimespec ts;
-    if (Errno e = copyin(&ts, user, sizeof ts); e != k_ok)
-        return e;
-    if (ts.seconds < 0 || ts.nanoseconds < 0 || ts.nanoseconds >= k_ns_per_s)
-        return k_einval;
-    uint64_t hz = arch::clock_hz();
-    return static_cast<uint64_t>(ts.seconds) * hz +
-           (static_cast<uint64_t>(ts.nanoseconds) * hz + k_ns_per_s - 1) / k_ns_per_s;
-}
-
-// Writes @p ticks as a timespec to @p user.
-Errno ticks_timespec(uintptr_t user, uint64_t ticks)
-{
-    uint64_t hz = arch::clock_hz();
-    LinuxTimespec ts{static_cast<long>(ticks / hz),
-                     static_cast<long>((ticks % hz) * (k_ns_per_s / hz))};
-    return copyout(user, &ts, sizeof ts);
-}
-
-// Sleeps until the tick @p wake (0: until a signal). k_ok when it came,
-// k_eintr when a signal that is not blocked is pending first.
-Errno sleep_until(uint64_t wake)
-{
-    const void* channel = proc::current();
-    while (wake == 0 || proc::ticks() < wake) {
-        if (proc::interrupted())
-            return k_eintr;
-        proc::sleep_on_interruptible(channel, wake);
-    }
-    return k_ok;
-}
-
-} // namespace
-
-long sys_nanosleep(const SyscallArgs& a)
-{
-    Result<uint64_t> ticks = timespec_ticks(a.a[0]);
-    if (!ticks)
-        return -ticks.error();
-    uint64_t wake = proc::ticks() + ticks.value();
-    if (sleep_until(wake) == k_ok)
-        return 0;
-    // Interrupted: the time left goes to rem (Linux writes it only then).
-    uint64_t now = proc::ticks();
-    if (a.a[1])
-        if (Errno e = ticks_timespec(a.a[1], wake > now ? wake - now : 0); e != k_ok)
-            return -e;
-    return -k_eintr;
-}
-
-long sys_clock_gettime(const SyscallArgs& a)
-{
-    constexpr uintptr_t k_realtime = 0, k_monotonic = 1, k_process_cputime = 2,
-                        k_thread_cputime = 3, k_monotonic_raw = 4, k_boottime = 7;
-    uintptr_t clock = a.a[0];
-    if (clock != k_realtime && clock != k_monotonic && clock != k_process_cputime &&
-        clock != k_thread_cputime && clock != k_monotonic_raw && clock != k_boottime)
-        return -k_einval;
-    // Every clock counts from boot in clock ticks (Toll keeps no wall time).
-    uint64_t hz = arch::clock_hz();
-    uint64_t t = proc::ticks();
-    LinuxTimespec ts{static_cast<long>(t / hz), static_cast<long>((t % hz) * (k_ns_per_s / hz))};
-    return -copyout(a.a[1], &ts, sizeof ts); // 0, or -errno
 }
 
 } // namespace toll::sys

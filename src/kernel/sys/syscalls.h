@@ -114,20 +114,9 @@ long sys_getrandom(const SyscallArgs&);
 long sys_getrlimit(const SyscallArgs&); ///< the native struct rlimit (i386: ugetrlimit)
 long sys_setrlimit(const SyscallArgs&);
 long sys_prlimit64(const SyscallArgs&);
-long sys_gettimeofday(const SyscallArgs&);
-long sys_clock_gettime64(const SyscallArgs&);
-long sys_clock_getres(const SyscallArgs&);
-long sys_clock_getres_time64(const SyscallArgs&);
-long sys_clock_nanosleep(const SyscallArgs&);
-long sys_clock_nanosleep_time64(const SyscallArgs&);
 long sys_getgroups(const SyscallArgs&);   ///< 32-bit group ids (i386: getgroups32)
 long sys_getgroups16(const SyscallArgs&); ///< i386's old getgroups, 16-bit ids
 long sys_setgroups(const SyscallArgs&);
-long sys_poll(const SyscallArgs&);
-long sys_select(const SyscallArgs&);   ///< the native timeval
-long sys_pselect6(const SyscallArgs&); ///< the native timespec
-long sys_pselect6_time64(const SyscallArgs&);
-long sys_ppoll_time64(const SyscallArgs&);
 long sys_sendfile(const SyscallArgs&);   ///< the offset a native long
 long sys_sendfile64(const SyscallArgs&); ///< the offset 64 bits
 long sys_getrusage(const SyscallArgs&);
@@ -173,7 +162,6 @@ long sys_rt_sigpending(const SyscallArgs&);
 long sys_rt_sigsuspend(const SyscallArgs&);
 long sys_pause(const SyscallArgs&);
 long sys_sigaltstack(const SyscallArgs&);
-long sys_ppoll(const SyscallArgs&); ///< with no descriptors only: musl's pause on arm64
 long sys_rt_sigreturn(const SyscallArgs&);
 long sys_sigreturn(const SyscallArgs&); ///< i386's frame for handlers without SA_SIGINFO
 
@@ -184,9 +172,23 @@ long sys_sigreturn(const SyscallArgs&); ///< i386's frame for handlers without S
 /// ran). sigreturn's result is the restored register and passes untouched.
 long syscall_interrupted(SyscallHandler handler, uintptr_t overwritten);
 
-// Time (sys_proc.cpp)
+// Time (sys_time.cpp)
 long sys_nanosleep(const SyscallArgs&);
-long sys_clock_gettime(const SyscallArgs&);
+long sys_clock_gettime(const SyscallArgs&); ///< the native struct timespec
+long sys_clock_gettime64(const SyscallArgs&);
+long sys_gettimeofday(const SyscallArgs&);
+long sys_clock_getres(const SyscallArgs&);
+long sys_clock_getres_time64(const SyscallArgs&);
+long sys_clock_nanosleep(const SyscallArgs&);
+long sys_clock_nanosleep_time64(const SyscallArgs&);
+
+// Waiting on descriptors (sys_poll.cpp)
+long sys_poll(const SyscallArgs&);
+long sys_ppoll(const SyscallArgs&); ///< the native timespec (musl's pause on arm64: no descriptors)
+long sys_ppoll_time64(const SyscallArgs&);
+long sys_select(const SyscallArgs&);   ///< the native timeval
+long sys_pselect6(const SyscallArgs&); ///< the native timespec
+long sys_pselect6_time64(const SyscallArgs&);
 
 // Memory (sys_mem.cpp)
 long sys_brk(const SyscallArgs&);

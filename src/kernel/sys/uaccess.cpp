@@ -75,4 +75,32 @@ Result<size_t> copyinstr(char* to, uintptr_t from, size_t size)
     return n;
 }
 
+Result<Timespec> copyin_timespec(uintptr_t user, bool time64)
+{
+    Timespec ts;
+    if (time64) {
+        int64_t fields[2];
+        TRY(copyin(fields, user, sizeof fields));
+        ts = {fields[0], fields[1]};
+    } else {
+        long fields[2];
+        TRY(copyin(fields, user, sizeof fields));
+        ts = {fields[0], fields[1]};
+    }
+    constexpr int64_t k_ns_per_s = 1000000000;
+    if (ts.seconds < 0 || ts.nanoseconds < 0 || ts.nanoseconds >= k_ns_per_s)
+        return k_einval;
+    return ts;
+}
+
+Errno copyout_timespec(uintptr_t to, const Timespec& ts, bool time64)
+{
+    if (time64) {
+        int64_t fields[2] = {ts.seconds, ts.nanoseconds};
+        return copyout(to, fields, sizeof fields);
+    }
+    long fields[2] = {static_cast<long>(ts.seconds), static_cast<long>(ts.nanoseconds)};
+    return copyout(to, fields, sizeof fields);
+}
+
 } // namespace toll::sys

@@ -23,6 +23,22 @@ Errno copyin(void* to, uintptr_t from, size_t length);
 /// shared copy-on-write cannot be copied, a demand-zero page not filled).
 Errno copyout(uintptr_t to, const void* from, size_t length);
 
+/// A struct timespec as a program passes it: seconds and nanoseconds.
+struct Timespec {
+    int64_t seconds = 0;
+    int64_t nanoseconds = 0;
+};
+
+/// Reads the struct timespec at user address @p user: two longs, the native
+/// layout, or two 64-bit fields when @p time64 (i386's *_time64 calls; on
+/// arm64 the two layouts are one). Returns it; k_efault or k_enomem as
+/// copyin; k_einval for a negative time or nanoseconds outside [0, 1e9).
+Result<Timespec> copyin_timespec(uintptr_t user, bool time64);
+
+/// Writes @p ts to user address @p to in copyin_timespec's layout for
+/// @p time64 (natively, the seconds cut to a long). k_ok, or as copyout.
+Errno copyout_timespec(uintptr_t to, const Timespec& ts, bool time64);
+
 /// Copies a NUL-terminated string of at most @p size bytes (NUL included)
 /// from user space. Returns its length (without the NUL), k_efault,
 /// k_enomem (as copyin), or k_enametoolong.

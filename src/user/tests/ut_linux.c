@@ -1,12 +1,12 @@
 /* ut_linux: calls where Linux gives one exact answer, checked against it:
  * process groups and sessions (setpgid, getpgrp, getpgid, setsid, getsid,
  * kill and waitpid of a group), kill of a zombie, pause, nanosleep's time
- * left, writev's clamped total and getdents64 with room for exactly one
- * entry here; the si_code of kill, tkill and raise, sigaltstack and
- * SA_ONSTACK delivery, and what sigreturn does with a frame a program may
- * not resume (segment selectors and MXCSR on i386, PSTATE on arm64) in
- * linux_signals.c. The i386 build runs on an x86-64 Linux host too, and
- * gives the same answers there. */
+ * left, the clocks each form of clock_gettime knows, writev's clamped total
+ * and getdents64 with room for exactly one entry here; the si_code of kill,
+ * tkill and raise, sigaltstack and SA_ONSTACK delivery, and what sigreturn
+ * does with a frame a program may not resume (segment selectors and MXCSR
+ * on i386, PSTATE on arm64) in linux_signals.c. The i386 build runs on an
+ * x86-64 Linux host too, and gives the same answers there. */
 #include "install_info.h"
 #include "toll/utest.h"
 #include "ut_linux.h"
@@ -412,6 +412,45 @@ static void test_nanosleep(void)
     signal(SIGUSR1, SIG_DFL);
 }
 
+/* --- the clocks ------------------------------------------------------------ */
+
+/* Every clock id Linux's clock_gettime knows up to CLOCK_BOOTTIME (0 to 7:
+ * REALTIME, MONOTONIC, PROCESS_CPUTIME_ID, THREAD_CPUTIME_ID, MONOTONIC_RAW,
+ * REALTIME_COARSE, MONOTONIC_COARSE, BOOTTIME) reads in the native form
+ * (two longs) and, on i386, in the 64-bit one, with normalised nanoseconds;
+ * an id Linux lacks is EINVAL in both. */
+static void test_clocks(void)
+{
+#ifdef SYS_clock_gettime64
+    const long native = SYS_clock_gettime32;
+#else
+    const long native = SYS_clock_gettime;
+#endif
+    for (int clock = 0; clock <= 7; ++clock) {
+        struct ktimespec ts = {-1, -1};
+        CHECK_EQ(syscall(native, clock, &ts), 0);
+        CHECK_MSG(ts.tv_sec >= 0 && ts.tv_nsec >= 0 && ts.tv_nsec < 1000000000,
+                  "every clock reads as a normalised native timespec");
+#ifdef SYS_clock_gettime64
+        int64_t wide[2] = {-1, -1};
+        CHECK_EQ(syscall(SYS_clock_gettime64, clock, wide), 0);
+        CHECK_MSG(wide[0] >= 0 && wide[1] >= 0 && wide[1] < 1000000000,
+                  "every clock reads as a normalised 64-bit timespec");
+#endif
+    }
+    struct ktimespec ts;
+    CHECK_ERR(syscall(native, 100, &ts), EINVAL);
+#ifdef SYS_clock_gettime64
+    int64_t wide[2];
+    CHECK_ERR(syscall(SYS_clock_gettime64, 100, wide), EINVAL);
+#endif
+    /* A time to sleep must be normalised: nanoseconds in [0, 1e9), no
+     * negative seconds. */
+    struct ktimespec too_many_ns = {0, 1000000000}, negative = {-1, 0};
+    CHECK_ERR(syscall(SYS_nanosleep, &too_many_ns, NULL), EINVAL);
+    CHECK_ERR(syscall(SYS_nanosleep, &negative, NULL), EINVAL);
+}
+
 /* --- writev's total, getdents64 -------------------------------------------- */
 
 /* Low in the address space (the program's data), so that 2 GB past it is
@@ -483,6 +522,7 @@ int main(int argc, char** argv)
     test_sigaltstack();
     test_pause();
     test_nanosleep();
+    test_clocks();
     test_writev();
     test_getdents_one_entry();
     test_bad_sigreturn();
