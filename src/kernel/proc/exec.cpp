@@ -268,11 +268,13 @@ bool mappable(const ExecFile& file, const Image& image, size_t i)
 Errno load_segments(vm::VmSpace* space, const ExecFile& file, const Image& image)
 {
     constexpr uintptr_t k_mask = k_page_mask;
-    uintptr_t highest = 0;
+    uintptr_t highest = 0, lowest = UINTPTR_MAX;
     for (size_t i = 0; i < image.count; ++i) {
         const Segment& s = image.segments[i];
         uintptr_t start = static_cast<uintptr_t>(s.vaddr) & ~k_mask;
         uintptr_t end = static_cast<uintptr_t>(s.vaddr + s.memsz + k_mask) & ~k_mask;
+        if (start < lowest)
+            lowest = start;
         if (mappable(file, image, i)) {
             // The file's pages themselves, entered at the first touch of each.
             TRY(vm::vmspace_map_object(space, start, end - start, prot_of(s.flags), false,
@@ -302,6 +304,7 @@ Errno load_segments(vm::VmSpace* space, const ExecFile& file, const Image& image
     for (vm::Region* r = space->regions.first(); r; r = r->next)
         TRY(arch::pmap_protect(space->pmap, r->start, r->end, r->prot));
     space->brk_start = space->brk = highest;
+    space->image_start = lowest < highest ? lowest : highest;
     return k_ok;
 }
 
@@ -556,7 +559,11 @@ Errno exec(const char* path, const char* const* argv, const char* const* envp)
     Process* p = current_process();
     clear_child_tid(*current(), p->vm);
     vm::VmSpace* old = p->vm;
-    p->vm = space;
+    {
+        // Under the table's lock, as /proc reads another process's space.
+        SpinGuard g(process_table_lock());
+        p->vm = space;
+    }
     arch::pmap_activate(space->pmap);
     vm_drop(old);
     vfork_release(*p); // a vfork parent has its address space to itself again
