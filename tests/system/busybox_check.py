@@ -3,8 +3,9 @@
 busybox's own testsuite, and this harness checks what they printed.
 
 --applets: a busybox sh script (busybox_applets.sh) runs ls, cat, wc,
-sha256sum, dd, mkdir, touch, rm, mv, ln, pipes with $?, redirection, ps,
-free, df, mount, uname and id and prints one "R name value" line each; the
+sha256sum, dd, mkdir, touch, rm, mv, ln, pipes with $?, redirection, ps
+(with -o: its own pid, parent, size and state), /proc/self/maps and fd,
+top, free, df, mount, uname and id and prints one "R name value" line each; the
 values it must print are computed here on the host (the sha256 of a file
 this harness writes, its size and line count) or are Linux's (uname, id).
 
@@ -73,6 +74,10 @@ def applets(args: argparse.Namespace) -> int:
         "pipe_status": "0 1 7",
         "pipe_three": "3",
         "ps": "1",
+        "ps_o": "1",
+        "maps": "1 1",
+        "fd": "1 /dev/console",
+        "top": "1",
         "free": "1",
         "df": "/",
         "mount": "tmpfs on / type tmpfs (rw)",

@@ -294,7 +294,11 @@ Errno exec(const char* path, const char* const* argv, const char* const* envp)
     Process* p = current_process();
     clear_child_tid(*current(), p->vm);
     vm::VmSpace* old = p->vm;
-    p->vm = space;
+    {
+        // Under the table's lock, as /proc reads another process's space.
+        SpinGuard g(process_table_lock());
+        p->vm = space;
+    }
     arch::pmap_activate(space->pmap);
     vm_drop(old);
     vfork_release(*p); // a vfork parent has its address space to itself again

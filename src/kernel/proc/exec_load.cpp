@@ -113,11 +113,13 @@ bool mappable(const ExecFile& file, const Image& image, size_t i)
 Errno load_segments(vm::VmSpace* space, const ExecFile& file, const Image& image)
 {
     constexpr uintptr_t k_mask = k_page_mask;
-    uintptr_t highest = 0;
+    uintptr_t highest = 0, lowest = UINTPTR_MAX;
     for (size_t i = 0; i < image.count; ++i) {
         const Segment& s = image.segments[i];
         uintptr_t start = static_cast<uintptr_t>(s.vaddr) & ~k_mask;
         uintptr_t end = static_cast<uintptr_t>(s.vaddr + s.memsz + k_mask) & ~k_mask;
+        if (start < lowest)
+            lowest = start;
         if (mappable(file, image, i)) {
             // The file's pages themselves, entered at the first touch of each.
             TRY(vm::vmspace_map_object(space, start, end - start, prot_of(s.flags), false,
@@ -147,6 +149,7 @@ Errno load_segments(vm::VmSpace* space, const ExecFile& file, const Image& image
     for (vm::Region* r = space->regions.first(); r; r = r->next)
         TRY(arch::pmap_protect(space->pmap, r->start, r->end, r->prot));
     space->brk_start = space->brk = highest;
+    space->image_start = lowest < highest ? lowest : highest;
     return k_ok;
 }
 

@@ -53,7 +53,11 @@ void kill_other_threads(Process* p, Thread* keep)
     p->cwd.reset();
     arch::pmap_activate(nullptr); // leave the address space before freeing it
     vm::VmSpace* space = p->vm;
-    p->vm = nullptr;
+    {
+        // Under the table's lock: /proc reads another process's space under it.
+        SpinGuard g(g_table_lock);
+        p->vm = nullptr;
+    }
     vm_drop(space);
     vfork_release(*p);
     // Orphans go to the kernel (parent nullptr): their zombies are reaped

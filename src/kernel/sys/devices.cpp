@@ -233,6 +233,19 @@ const FileOps* device_lookup(const char* path)
     return nullptr;
 }
 
+const char* device_name(const FileOps* ops)
+{
+    if (ops == &k_console_ops)
+        return "/dev/console";
+    if (ops == &k_zero_ops)
+        return "/dev/zero";
+    if (ops == &k_null_ops)
+        return "/dev/null";
+    if (ops == &k_full_ops)
+        return "/dev/full";
+    return ops == &k_random_ops ? "/dev/urandom" : nullptr;
+}
+
 FileRef console_open()
 {
     return file_new(&k_console_ops, k_o_rdwr);

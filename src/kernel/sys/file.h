@@ -62,6 +62,15 @@ struct File {
     void* object = nullptr; ///< pipes: the pipe
 };
 
+/// The number fstat reports as st_ino for a file outside the tree (a pipe,
+/// a socket, a device opened at boot), which /proc/PID/fd shows too
+/// (pipe:[N]): both ends of one pipe, which share its object, share it.
+inline uint64_t file_made_up_ino(const File& file)
+{
+    const void* identity = file.object ? file.object : &file;
+    return reinterpret_cast<uintptr_t>(identity) >> 4;
+}
+
 // Linux open flags and the access modes.
 constexpr int k_o_rdonly = 0, k_o_wronly = 1, k_o_rdwr = 2, k_o_accmode = 3;
 constexpr int k_o_creat = 0100, k_o_trunc = 01000, k_o_append = 02000, k_o_nonblock = 04000,

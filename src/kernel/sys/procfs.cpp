@@ -1,19 +1,18 @@
 // /proc: the kernel's state as files, made on each look-up and each open
 // (nothing is stored). /proc/self names the caller's /proc/PID; /proc/PID
-// holds stat, status and cmdline (what busybox ps reads) and exe; /proc
+// holds stat, status and cmdline (what busybox ps reads), exe, and maps and
+// fd/ (procfs_pid.cpp: what pmap and ls -l /proc/PID/fd read); /proc
 // itself meminfo, uptime, loadavg, mounts and version (free, uptime, df,
 // mount); /proc/net the network stack's counters (snmp, dev: netstat's) and
 // its neighbour table (arp).
 #include "kernel/arch/cpu.h"
 #include "kernel/fs/mount.h"
+#include "kernel/kern/cpu.h"
 #include "kernel/kern/spinlock.h"
 #include "kernel/proc/process.h"
 #include "kernel/proc/thread.h"
-#include "kernel/sys/vfs.h"
-#include "kernel/vm/kmalloc.h"
+#include "kernel/sys/procfs_internal.h"
 #include "kernel/vm/phys.h"
-#include "lib/format.h"
-#include "lib/string.h"
 
 namespace toll::sys {
 namespace {
@@ -27,9 +26,11 @@ enum ProcFile : uint8_t {
     k_loadavg,
     k_mounts,
     k_version,
+    k_stat,
     k_pid_stat,
     k_pid_status,
     k_pid_cmdline,
+    k_pid_maps,
     k_net_snmp,
     k_net_dev,
     k_net_arp,
@@ -37,34 +38,25 @@ enum ProcFile : uint8_t {
 
 struct Name {
     const char* name;
-    uint8_t file; ///< a ProcFile, or 0 for a symbolic link
+    uint8_t file; ///< a ProcFile, 0 for a symbolic link, k_fd_dir for /proc/PID/fd
 };
 
-constexpr Name k_root_files[] = {{"self", 0},
-                                 {"meminfo", k_meminfo},
-                                 {"uptime", k_uptime},
-                                 {"loadavg", k_loadavg},
-                                 {"mounts", k_mounts},
-                                 {"version", k_version},
-                                 {"net", 0}};
+constexpr uint8_t k_fd_dir = 0xFF;
+
+constexpr Name k_root_files[] = {
+    {"self", 0},          {"meminfo", k_meminfo}, {"uptime", k_uptime}, {"loadavg", k_loadavg},
+    {"mounts", k_mounts}, {"version", k_version}, {"stat", k_stat},     {"net", 0}};
 constexpr Name k_net_files[] = {{"snmp", k_net_snmp}, {"dev", k_net_dev}, {"arp", k_net_arp}};
-constexpr Name k_pid_files[] = {
-    {"exe", 0}, {"stat", k_pid_stat}, {"status", k_pid_status}, {"cmdline", k_pid_cmdline}};
+constexpr Name k_pid_files[] = {{"exe", 0},
+                                {"stat", k_pid_stat},
+                                {"status", k_pid_status},
+                                {"cmdline", k_pid_cmdline},
+                                {"maps", k_pid_maps},
+                                {"fd", k_fd_dir}};
 
 bool same(const char* a, const char* name, size_t length)
 {
     return strlen(a) == length && memcmp(a, name, length) == 0;
-}
-
-// A symbolic link to @p target, made now and named by nobody.
-NodeRef make_link(const char* target)
-{
-    NodeRef n = node_new(k_s_iflnk | 0777);
-    size_t length = strlen(target);
-    if (!n || node_truncate(n.get(), length) != k_ok)
-        return NodeRef{};
-    memcpy(n->data, target, length);
-    return n;
 }
 
 NodeRef make_file(uint8_t file, int pid)
@@ -78,55 +70,11 @@ NodeRef make_file(uint8_t file, int pid)
     return n;
 }
 
-// A growing text buffer for the files' contents.
-struct Text {
-    char* bytes = nullptr;
-    size_t used = 0, capacity = 0;
-    bool failed = false;
-
-    /// Makes room for @p n more bytes and a NUL; false when memory is short.
-    bool reserve(size_t n)
-    {
-        if (used + n < capacity)
-            return true;
-        size_t bigger = capacity ? capacity * 2 : 1024;
-        while (bigger < used + n + 1)
-            bigger *= 2;
-        char* grown = static_cast<char*>(vm::kmalloc(bigger));
-        if (!grown) {
-            failed = true;
-            return false;
-        }
-        memcpy(grown, bytes, used);
-        vm::kfree(bytes);
-        bytes = grown;
-        capacity = bigger;
-        return true;
-    }
-
-    void append(const char* from, size_t n)
-    {
-        if (reserve(n)) {
-            memcpy(bytes + used, from, n);
-            used += n;
-        }
-    }
-
-    void add(const char* fmt, ...) __attribute__((format(printf, 2, 3)))
-    {
-        va_list args;
-        va_start(args, fmt);
-        char line[256];
-        size_t n = lib::vsnformat(line, sizeof line, fmt, args);
-        va_end(args);
-        append(line, n < sizeof line ? n : sizeof line - 1);
-    }
-};
-
 // What /proc/PID shows of a process, copied under the table's lock.
 struct Snapshot {
-    int pid = 0, parent_pid = 0, pgid = 0, sid = 0;
+    int pid = 0, parent_pid = 0, pgid = 0, sid = 0, threads = 0;
     bool zombie = false, running = false;
+    uint64_t vm_bytes = 0, resident_pages = 0;
     char name[sizeof proc::Process{}.name] = {};
     char cmdline[sizeof proc::Process{}.cmdline] = {};
     size_t cmdline_length = 0;
@@ -142,10 +90,14 @@ char state_letter(const Snapshot& p)
 void pid_stat(Text& t, const Snapshot& p)
 {
     // Linux, Documentation/filesystems/proc.rst, table 1-4: 52 fields; Toll
-    // keeps no times or fault counts, which read 0.
+    // keeps no times or fault counts, which read 0. Field 7, tty_nr, is the
+    // console's device (5, 1) for every process, all of which share it;
+    // 20 is num_threads, 23 vsize in bytes, 24 rss in pages.
+    constexpr int k_console_tty = (5 << 8) | 1;
     int ppid = p.parent_pid;
-    t.add("%d (%s) %c %d %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 0 0 0 ", p.pid, p.name,
-          state_letter(p), ppid, p.pgid, p.sid);
+    t.add("%d (%s) %c %d %d %d %d -1 0 0 0 0 0 0 0 0 0 20 0 %d 0 0 %llu %llu ", p.pid, p.name,
+          state_letter(p), ppid, p.pgid, p.sid, k_console_tty, p.threads,
+          (unsigned long long)p.vm_bytes, (unsigned long long)p.resident_pages);
     t.add("18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
 }
 
@@ -154,7 +106,11 @@ void pid_status(Text& t, const Snapshot& p)
     int ppid = p.parent_pid;
     t.add("Name:\t%s\nState:\t%c\nTgid:\t%d\nPid:\t%d\nPPid:\t%d\n", p.name, state_letter(p), p.pid,
           p.pid, ppid);
-    t.add("Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nThreads:\t1\n");
+    t.add("Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n");
+    if (!p.zombie) // Linux shows no memory of a zombie
+        t.add("VmSize:\t%8llu kB\nVmRSS:\t%8llu kB\n", (unsigned long long)(p.vm_bytes / 1024),
+              (unsigned long long)(p.resident_pages * (vm::k_page_size / 1024)));
+    t.add("Threads:\t%d\n", p.threads);
 }
 
 struct Counted {
@@ -209,6 +165,24 @@ void generate(Text& t, const Node* n, const Snapshot* p)
     case k_version:
         t.add("Toll version 1 (a teaching kernel)\n");
         break;
+    case k_stat: {
+        // Linux, Documentation/filesystems/proc.rst 1.7: CPU time in
+        // USER_HZ (100) ticks by mode, then event counts (what top reads).
+        // Toll keeps no CPU time by mode: every CPU's time since boot reads
+        // as idle, so top shows 0% busy; the counts are the kernel's own.
+        Counted c;
+        proc::for_each_process(count_process, &c);
+        uint64_t idle = ticks * 100 / hz;
+        t.add("cpu  0 0 0 %llu 0 0 0 0 0 0\n", (unsigned long long)(idle * cpus_online()));
+        for (unsigned i = 0; i < cpus_online(); ++i)
+            t.add("cpu%u 0 0 0 %llu 0 0 0 0 0 0\n", i, (unsigned long long)idle);
+        t.add("intr %llu\nctxt %llu\nbtime 0\nprocesses %d\nprocs_running %d\n",
+              (unsigned long long)cpu_counter_sum(CpuEvent::interrupts),
+              (unsigned long long)cpu_counter_sum(CpuEvent::context_switches), c.processes,
+              c.running);
+        t.add("procs_blocked 0\n");
+        break;
+    }
     case k_pid_stat:
         pid_stat(t, *p);
         break;
@@ -218,6 +192,9 @@ void generate(Text& t, const Node* n, const Snapshot* p)
     case k_pid_cmdline:
         // The arguments, each NUL-terminated, as exec recorded them.
         t.append(p->cmdline, p->cmdline_length);
+        break;
+    case k_pid_maps:
+        proc_pid_maps(t, p->pid);
         break;
     case k_net_snmp:
     case k_net_dev:
@@ -265,6 +242,16 @@ void find_nth(proc::Process& p, void* context)
 
 } // namespace
 
+NodeRef proc_make_link(const char* target, uint32_t mode)
+{
+    NodeRef n = node_new(k_s_iflnk | mode);
+    size_t length = strlen(target);
+    if (!n || node_truncate(n.get(), length) != k_ok)
+        return NodeRef{};
+    memcpy(n->data, target, length);
+    return n;
+}
+
 NodeRef proc_make_root()
 {
     NodeRef root = node_new(k_s_ifdir | 0555);
@@ -275,6 +262,15 @@ NodeRef proc_make_root()
 
 NodeRef proc_find(Node* dir, const char* name, size_t length)
 {
+    if (dir->proc == ProcKind::fd_dir) {
+        if (same("..", name, length)) { // made anew: the fd directory keeps no parent
+            char pid[16];
+            lib::snformat(pid, sizeof pid, "%d", dir->proc_pid);
+            NodeRef root = dir_find(vfs_root(), "proc", 4);
+            return root ? proc_find(root.get(), pid, strlen(pid)) : NodeRef{};
+        }
+        return proc_fd_find(dir, name, length);
+    }
     if (dir->proc == ProcKind::root) {
         for (const Name& f : k_root_files)
             if (same(f.name, name, length)) {
@@ -291,7 +287,7 @@ NodeRef proc_find(Node* dir, const char* name, size_t length)
                 char pid[16];
                 proc::Process* me = proc::current_process();
                 lib::snformat(pid, sizeof pid, "%d", me ? me->pid : 0);
-                return make_link(pid);
+                return proc_make_link(pid);
             }
         int pid = parse_pid(name, length);
         bool exists;
@@ -326,9 +322,18 @@ NodeRef proc_find(Node* dir, const char* name, size_t length)
         memcpy(exe, p->exe, sizeof exe);
     }
     exe[sizeof exe - 1] = '\0';
-    for (const Name& f : k_pid_files)
-        if (same(f.name, name, length))
-            return f.file ? make_file(f.file, dir->proc_pid) : make_link(exe);
+    for (const Name& f : k_pid_files) {
+        if (!same(f.name, name, length))
+            continue;
+        if (f.file != k_fd_dir)
+            return f.file ? make_file(f.file, dir->proc_pid) : proc_make_link(exe);
+        NodeRef d = node_new(k_s_ifdir | 0500);
+        if (d) {
+            d->proc = ProcKind::fd_dir;
+            d->proc_pid = dir->proc_pid;
+        }
+        return d;
+    }
     return NodeRef{};
 }
 
@@ -342,12 +347,15 @@ bool proc_entry(const Node* dir, size_t index, char* name, size_t size, uint8_t*
         *type = k_dt_reg;
         return true;
     }
+    if (dir->proc == ProcKind::fd_dir)
+        return proc_fd_entry(dir, index, name, size, type);
     if (dir->proc == ProcKind::pid_dir) {
         constexpr size_t k_count = sizeof k_pid_files / sizeof k_pid_files[0];
         if (index >= k_count)
             return false;
         lib::snformat(name, size, "%s", k_pid_files[index].name);
-        *type = k_pid_files[index].file ? k_dt_reg : k_dt_lnk;
+        uint8_t file = k_pid_files[index].file;
+        *type = file == k_fd_dir ? k_dt_dir : file ? k_dt_reg : k_dt_lnk;
         return true;
     }
     constexpr size_t k_count = sizeof k_root_files / sizeof k_root_files[0];
@@ -389,6 +397,8 @@ Result<size_t> proc_generate(const Node* node, char** text)
                 memcpy(copy->name, live->name, sizeof copy->name);
                 memcpy(copy->cmdline, live->cmdline, sizeof copy->cmdline);
                 copy->cmdline_length = live->cmdline_length;
+                copy->threads = live->live_threads;
+                proc_pid_memory(*live, &copy->vm_bytes, &copy->resident_pages);
                 found = true;
             }
         }

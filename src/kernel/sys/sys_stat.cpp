@@ -83,7 +83,7 @@ Errno stat_fd(uintptr_t fd, FileStat* out)
     // A pipe, or a device opened at boot: its type and a made-up number.
     *out = FileStat{};
     out->dev = k_dev_other;
-    out->ino = reinterpret_cast<uintptr_t>(f) >> 4;
+    out->ino = file_made_up_ino(*f);
     out->mode = static_cast<uint32_t>(f->ops->mode) | 0600;
     out->nlink = 1;
     out->blksize = k_block_size;

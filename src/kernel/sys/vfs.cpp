@@ -287,8 +287,8 @@ NodeRef dir_find(Node* dir, const char* name, size_t length)
 {
     if (length == 1 && name[0] == '.')
         return NodeRef{dir};
-    if (length == 2 && name[0] == '.' && name[1] == '.')
-        return NodeRef{dir->parent ? dir->parent : dir};
+    if (length == 2 && name[0] == '.' && name[1] == '.' && dir->proc != ProcKind::fd_dir)
+        return NodeRef{dir->parent ? dir->parent : dir}; // (/proc's fd: proc_find)
     if (dir->proc != ProcKind::none)
         return proc_find(dir, name, length);
     // lock: vfs

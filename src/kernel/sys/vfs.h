@@ -26,7 +26,7 @@ constexpr size_t k_name_max = 255, k_path_max = 4096;
 constexpr int k_max_symlinks = 40;
 
 /// What /proc makes a node from (procfs.cpp).
-enum class ProcKind : uint8_t { none, root, pid_dir, file, net_dir };
+enum class ProcKind : uint8_t { none, root, pid_dir, file, net_dir, fd_dir };
 
 /// Seconds and nanoseconds, as a stat time.
 struct Timestamp {

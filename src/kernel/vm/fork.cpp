@@ -153,6 +153,7 @@ VmSpace* vmspace_fork(VmSpace* parent)
     // Only where reservations exist can a mapping be a superpage: without
     // them the size lookup is skipped.
     bool superpages = share && reserv_enabled();
+    child->image_start = parent->image_start;
     child->brk_start = parent->brk_start;
     child->brk = parent->brk;
     // Where the last superpage fork_superpage shared ends: its pages are

@@ -24,6 +24,7 @@ struct VmSpace {
     Spinlock lock{"vm.space"}; ///< guards everything below
     Pmap* pmap = nullptr;      ///< its page tables (what is mapped now)
     RegionTree regions;        ///< what may be mapped: the regions, with their rights
+    uintptr_t image_start = 0; ///< the lowest page of the program's segments (/proc/PID/maps)
     uintptr_t brk_start = 0;   ///< end of the program's data: where the heap starts
     uintptr_t brk = 0;         ///< current program break (page-rounded up in regions)
     size_t resident_pages = 0; ///< pages mapped now (counted once per mapping)
