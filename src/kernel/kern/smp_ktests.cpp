@@ -11,8 +11,11 @@ namespace toll {
 namespace {
 
 // How long the sender waits for the other CPU's handler, in spins: QEMU's
-// -icount runs the vCPUs in turn, so the other one may need a time slice.
-constexpr uint64_t k_ipi_wait_spins = 50'000'000;
+// -icount runs the vCPUs in turn, so the other one may need a time slice,
+// and without it a loaded host may not run the other vCPU's thread for a
+// good part of a second. The wait ends when the handler has run; only an
+// IPI that never arrives spins this long (seconds).
+constexpr uint64_t k_ipi_wait_spins = 500'000'000;
 
 uint64_t event_of(const Cpu& cpu, CpuEvent event)
 {
@@ -79,15 +82,23 @@ KTEST("kern.cpu.ipi_reaches_its_target")
 
 KTEST("kern.cpu.every_cpu_counts_its_own_clock_ticks")
 {
-    // A few of the boot CPU's ticks: each other CPU's timer must have fired
-    // in that time too, and counted on that CPU.
-    constexpr unsigned k_boot_ticks = 4;
+    // Each other CPU's timer must fire and count on that CPU while this one
+    // takes interrupts: at least one of this CPU's ticks, and at most many
+    // (a loaded host may not run another vCPU's thread for a good part of
+    // a second; a CPU whose clock is dead never ticks at all).
+    constexpr unsigned k_min_ticks = 4, k_max_ticks = 1000;
     unsigned online = cpus_online();
     uint64_t before[k_max_cpus];
     for (unsigned i = 0; i < online; ++i)
         before[i] = event_of(cpu_by_id(i), CpuEvent::clock_ticks);
+    auto all_ticked = [&] {
+        for (unsigned i = 0; i < online; ++i)
+            if (event_of(cpu_by_id(i), CpuEvent::clock_ticks) <= before[i])
+                return false;
+        return true;
+    };
     bool were = arch::interrupts_disable();
-    for (unsigned t = 0; t < k_boot_ticks; ++t) {
+    for (unsigned t = 0; t < k_max_ticks && (t < k_min_ticks || !all_ticked()); ++t) {
         arch::wait_for_interrupt(); // returns with interrupts on, after one
         arch::interrupts_disable();
     }
@@ -120,7 +131,7 @@ void counter_race(void* arg)
     // start line the first CPU could be done before the last begins).
     __atomic_fetch_add(&race->ready, 1u, __ATOMIC_ACQ_REL);
     for (uint64_t s = 0;
-         __atomic_load_n(&race->ready, __ATOMIC_ACQUIRE) < race->cpus && s < 40 * k_ipi_wait_spins;
+         __atomic_load_n(&race->ready, __ATOMIC_ACQUIRE) < race->cpus && s < 4 * k_ipi_wait_spins;
          ++s)
         arch::cpu_relax();
     for (unsigned i = 0; i < k_counter_rounds; ++i) {
@@ -156,7 +167,7 @@ bool run_counter_race(CounterRace& race, unsigned cpus)
         counter_race(&race);
     }
     for (uint64_t s = 0;
-         __atomic_load_n(&race.done, __ATOMIC_ACQUIRE) < cpus && s < 40 * k_ipi_wait_spins; ++s)
+         __atomic_load_n(&race.done, __ATOMIC_ACQUIRE) < cpus && s < 4 * k_ipi_wait_spins; ++s)
         arch::cpu_relax();
     return __atomic_load_n(&race.done, __ATOMIC_ACQUIRE) == cpus;
 }

@@ -44,13 +44,31 @@ struct Spinner {
     volatile bool done = false;
 };
 
-// Waits (up to 100 ticks) for a thread to say it is finished, so that no
-// thread outlives the test's stack frame it points into.
+// How long a test waits for another thread to get somewhere before it
+// calls the wait a failure. Without --deterministic a tick is host time,
+// and a loaded host may leave a vCPU's thread unscheduled for many of
+// them: a test waits for what it wants to see, a tick at a time, and only
+// a thread that never gets there runs into this bound.
+constexpr uint64_t k_patience_ticks = 1000;
+
+// Sleeps a tick at a time until @p ready() holds or k_patience_ticks have
+// passed; returns whether it held.
+template <typename Ready>
+bool wait_until(Ready ready)
+{
+    uint64_t deadline = ticks() + k_patience_ticks;
+    while (!ready() && ticks() < deadline) {
+        static char s_channel; // nobody wakes it: the clock does
+        sleep_on(&s_channel, ticks() + 1);
+    }
+    return ready();
+}
+
+// Waits for a thread to say it is finished, so that no thread outlives the
+// test's stack frame it points into.
 void wait_done(volatile bool& done)
 {
-    uint64_t deadline = ticks() + 100;
-    while (!done && ticks() < deadline)
-        sleep_on(const_cast<bool*>(&done), ticks() + 1);
+    wait_until([&] { return done; });
 }
 
 void spin(void* arg)
@@ -152,10 +170,13 @@ KTEST("sched.policy_levels")
 
 namespace {
 
-// A thread that notes every CPU it runs on until told to stop.
+// A thread that notes every CPU it runs on until told to stop: how many
+// turns it took on each, and (published after the count) the CPU of its
+// latest turn.
 struct Roamer {
     volatile uint32_t seen = 0;
-    volatile unsigned last = ~0u;
+    uint32_t turns[k_max_cpus] = {};
+    unsigned last = ~0u;
     volatile bool stop = false;
     volatile bool done = false;
 };
@@ -167,11 +188,35 @@ void roam(void* arg)
     while (!r->stop) {
         unsigned cpu = sched_this_cpu();
         r->seen = r->seen | (1u << cpu);
-        r->last = cpu;
+        __atomic_add_fetch(&r->turns[cpu], 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&r->last, cpu, __ATOMIC_RELEASE);
         yield();
     }
     arch::interrupts_disable();
     r->done = true;
+}
+
+uint32_t turns_on(const Roamer& r, unsigned cpu)
+{
+    return __atomic_load_n(&r.turns[cpu], __ATOMIC_RELAXED);
+}
+
+// Waits until @p r has taken a turn on @p cpu, then until it has taken two
+// more there, and checks it took none anywhere else in between: once a
+// pinned thread has run where it is pinned, it runs nowhere else.
+bool runs_only_on(const Roamer& r, unsigned cpu)
+{
+    if (!wait_until([&] { return __atomic_load_n(&r.last, __ATOMIC_ACQUIRE) == cpu; }))
+        return false;
+    uint32_t before[k_max_cpus];
+    for (unsigned i = 0; i < k_max_cpus; ++i)
+        before[i] = turns_on(r, i);
+    if (!wait_until([&] { return turns_on(r, cpu) >= before[cpu] + 2; }))
+        return false;
+    for (unsigned i = 0; i < k_max_cpus; ++i)
+        if (i != cpu && turns_on(r, i) != before[i])
+            return false;
+    return true;
 }
 
 unsigned bits(uint32_t mask)
@@ -187,13 +232,19 @@ KTEST("sched.smp.threads_spread_over_cpus")
 {
     // (With one CPU online: they all run there, and nowhere else.)
     unsigned n = bits(sched_online_mask());
-    Roamer r[k_max_cpus];
+    static Roamer r[k_max_cpus]; // written by the roamers until they are done
+    for (unsigned i = 0; i < n; ++i)
+        r[i] = Roamer{};
     for (unsigned i = 0; i < n; ++i)
         KEXPECT(thread_create_kernel("roamer", roam, &r[i], true) != nullptr);
-    sleep_on(&r, ticks() + 10);
-    uint32_t seen = 0;
-    for (unsigned i = 0; i < n; ++i)
-        seen |= r[i].seen;
+    auto seen_by_all = [&] {
+        uint32_t seen = 0;
+        for (unsigned i = 0; i < n; ++i)
+            seen |= r[i].seen;
+        return seen;
+    };
+    wait_until([&] { return seen_by_all() == sched_online_mask(); });
+    uint32_t seen = seen_by_all();
     for (unsigned i = 0; i < n; ++i)
         r[i].stop = true;
     for (unsigned i = 0; i < n; ++i)
@@ -203,27 +254,25 @@ KTEST("sched.smp.threads_spread_over_cpus")
 }
 
 // A thread pinned to the boot CPU, then to the last CPU, then to the boot
-// CPU again, runs where it is told each time.
+// CPU again, runs where it is told each time, and nowhere else once it got
+// there. (Each step waits for the thread to get there, not a fixed number
+// of ticks: on a loaded host the other CPU may not run at all for a while.)
 KTEST("sched.smp.affinity_moves_a_thread")
 {
     uint32_t online = sched_online_mask();
     // (With one CPU online "the last CPU" is the boot CPU.)
     unsigned last = 31 - static_cast<unsigned>(__builtin_clz(online));
-    Roamer r;
+    static Roamer r; // the roamer writes it until it is done, a wait that may give up
+    r = Roamer{};
     Thread* t = thread_create_kernel_on("pinned", roam, &r, true, 1u);
     KEXPECT(t != nullptr);
-    sleep_on(&r, ticks() + 3);
+    KEXPECT(runs_only_on(r, 0));
     KEXPECT_EQ(r.seen, 1u);
     KEXPECT(sched_set_affinity(t, 1u << last) == k_ok);
     KEXPECT_EQ(sched_get_affinity(t), 1u << last);
-    r.seen = 0;
-    sleep_on(&r, ticks() + 3);
-    unsigned there = r.last;
-    KEXPECT_EQ(there, last);
+    KEXPECT(runs_only_on(r, last));
     KEXPECT(sched_set_affinity(t, 1u) == k_ok);
-    sleep_on(&r, ticks() + 3);
-    unsigned back = r.last;
-    KEXPECT_EQ(back, 0u);
+    KEXPECT(runs_only_on(r, 0));
     r.stop = true;
     wait_done(r.done);
     KEXPECT(r.done);

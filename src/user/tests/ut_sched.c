@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <toll/utest.h>
@@ -19,6 +20,7 @@
 enum {
     k_spin_rounds = 400, /* sched_getcpu calls per spinning child */
     k_spin_work = 20000, /* loop turns between two of them */
+    k_spin_patience = 20, /* how many times k_spin_rounds a child waits for company */
 };
 
 static long raw_getaffinity(pid_t pid, size_t len, void* mask)
@@ -123,16 +125,25 @@ static void test_inherited(unsigned long allowed)
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-/* A child that spins and notes each CPU it finds itself on; the exit
- * status is the mask of them. */
-static void spinner(void)
+/* A child that spins and notes each CPU it finds itself on, in its own
+ * mask (its exit status) and in the mask all the children share; the exit
+ * status is its own. It spins k_spin_rounds, then on until the children
+ * together have seen two CPUs, up to k_spin_patience times as long: a
+ * loaded host may not run a vCPU for a while, and the others must not
+ * finish (and an idle CPU take every child) before it runs at all. */
+static void spinner(unsigned* shared_seen)
 {
     unsigned seen = 0;
     volatile unsigned sink = 0;
-    for (int r = 0; r < k_spin_rounds; ++r) {
+    for (int r = 0; r < k_spin_rounds * k_spin_patience; ++r) {
         int cpu = sched_getcpu();
-        if (cpu >= 0 && cpu < 8)
+        if (cpu >= 0 && cpu < 8) {
             seen |= 1u << cpu;
+            __atomic_or_fetch(shared_seen, 1u << cpu, __ATOMIC_RELAXED);
+        }
+        if (r >= k_spin_rounds &&
+            __builtin_popcount(__atomic_load_n(shared_seen, __ATOMIC_RELAXED)) >= 2)
+            break;
         for (int i = 0; i < k_spin_work; ++i)
             sink = sink + 1;
     }
@@ -151,10 +162,15 @@ static void test_spread(unsigned long allowed, int children)
     pid_t pids[8];
     if (children > 8)
         children = 8;
+    unsigned* shared_seen =
+        mmap(NULL, sizeof *shared_seen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (!CHECK(shared_seen != MAP_FAILED))
+        return;
+    *shared_seen = 0;
     for (int i = 0; i < children; ++i) {
         pids[i] = fork();
         if (pids[i] == 0)
-            spinner();
+            spinner(shared_seen);
     }
     unsigned seen = 0;
     for (int i = 0; i < children; ++i) {
@@ -166,6 +182,7 @@ static void test_spread(unsigned long allowed, int children)
                __builtin_popcount(seen), seen);
     CHECK(__builtin_popcount(seen) >= 2);
     CHECK_EQ(seen & ~(unsigned)allowed, 0u);
+    munmap(shared_seen, sizeof *shared_seen);
 }
 
 int main(int argc, char** argv)
